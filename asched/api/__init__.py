@@ -1,0 +1,1 @@
+"""The I/O seam to the Kubernetes API (kubernetes-asyncio, raw JSON only)."""

@@ -1,0 +1,1 @@
+"""A genuine kube-apiserver (+ etcd, kube-scheduler) built from Debian packages, and its launcher."""

@@ -1,0 +1,1 @@
+"""Benchmarks: the core decision benchmark and scheduler_perf-style workloads."""

@@ -1,0 +1,90 @@
+"""The ``asched`` command line: argument parsing, logging setup and exit codes.
+
+Each subcommand lives in its own module exposing ``configure(parser)`` and
+``run(args) -> int``; this module only wires them together. It is the one place that
+turns exceptions into exit codes: an :class:`~asched.errors.InputError` is a one-line
+message and exit status 2, anything else propagates as a traceback (a bug).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Protocol, cast
+
+from asched import __version__
+from asched.errors import InputError
+
+logger = logging.getLogger(__name__)
+
+#: subcommand -> (module, one-line help). A module that is not installed is skipped.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("asched.explain.command", "explain where a pod would go, or why nowhere"),
+    "sim": ("asched.sim.command", "serve a simulated Kubernetes API (hollow nodes)"),
+    "kube-apiserver": (
+        "asched.backends.command",
+        "build, start or stop a genuine kube-apiserver v1.20.2 for tests and benchmarks",
+    ),
+    "run": ("asched.app.command", "schedule pods in a cluster"),
+    "bench": ("asched.benchmark.command", "run benchmarks (core, workloads)"),
+    "tune": ("asched.benchmark.tune_command", "tune percentageOfNodesToScore on a workload"),
+}
+
+
+class Command(Protocol):
+    """What a subcommand module provides."""
+
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _available(module_name: str) -> bool:
+    try:
+        return importlib.util.find_spec(module_name) is not None
+    except ModuleNotFoundError:  # the parent package is not there yet
+        return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the top-level parser with every available subcommand registered."""
+    parser = argparse.ArgumentParser(prog="asched", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"asched {__version__}")
+    parser.add_argument(
+        "--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR (default WARNING)"
+    )
+    parser.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="log line format"
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        if not _available(module_name):
+            continue
+        module = cast("Command", importlib.import_module(module_name))
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        module.configure(sub)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_run", None) is None:
+        parser.print_help()
+        return 2
+    from asched import logs
+
+    logs.configure(level=args.log_level, fmt=args.log_format)
+    try:
+        return int(args._run(args))
+    except InputError as exc:
+        print(f"asched {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,1 @@
+"""The cluster model: quantities, decoded pod and node records, the columnar NodeTable."""

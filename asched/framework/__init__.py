@@ -1,0 +1,1 @@
+"""The scheduling framework: extension points, status codes, the runtime and its plugins."""

@@ -1,0 +1,1 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pods (upstream semantics)."""

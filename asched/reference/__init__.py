@@ -1,0 +1,5 @@
+"""A scalar, per-node reference implementation of the default plugins.
+
+Written straight from the semantics document, node by node, for differential tests and
+for the core benchmark's vectorised-vs-scalar comparison. Never used to schedule.
+"""

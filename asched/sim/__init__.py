@@ -1,0 +1,1 @@
+"""``asched sim``: an embedded simulated Kubernetes API server with hollow nodes."""
