@@ -1,0 +1,385 @@
+"""Decode raw Kubernetes JSON (dicts as the API serves them) into records.
+
+This is the validation boundary of the cluster model: every quantity, selector and
+enum is checked here, and a problem raises :class:`~asched.errors.DecodeError` naming
+the object (``Pod default/web-1``), the field path and the value. Code past this point
+trusts the records.
+
+Two pieces of API-server defaulting are reproduced, because snapshots and simulated
+objects may not have been through a real server: a container's request defaults to its
+limit for each resource with a limit and no request, and a Node's allocatable defaults
+to its capacity when unset. Host-network pods get ``hostPort = containerPort``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from asched.cluster import quantity
+from asched.cluster.records import (
+    TAINT_EFFECTS,
+    HostPort,
+    ImageState,
+    NodeAffinity,
+    NodeInfo,
+    NodeSelectorTerm,
+    PodInfo,
+    PreferredTerm,
+    Requirement,
+    Taint,
+    Toleration,
+    parse_int64,
+)
+from asched.cluster.requests import ContainerRequests, nonzero_requests, pod_requests
+from asched.errors import DecodeError
+
+NODE_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_LABEL_NAME: Final = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+
+Raw = Mapping[str, Any]
+
+
+class _Ctx:
+    """The object being decoded, for error messages."""
+
+    def __init__(self, kind: str, raw: Any) -> None:
+        meta = raw.get("metadata") if isinstance(raw, Mapping) else None
+        meta = meta if isinstance(meta, Mapping) else {}
+        name = meta.get("name") or meta.get("generateName") or "<unnamed>"
+        namespace = meta.get("namespace")
+        self.obj = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+    def fail(self, path: str, message: str) -> DecodeError:
+        return DecodeError(self.obj, path, message)
+
+    def mapping(self, value: Any, path: str) -> Raw:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"must be an object, got {type(value).__name__}")
+        return value
+
+    def items(self, value: Any, path: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, f"must be a list, got {type(value).__name__}")
+        return value
+
+    def string(self, value: Any, path: str, default: str = "") -> str:
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise self.fail(path, f"must be a string, got {value!r}")
+        return value
+
+    def integer(self, value: Any, path: str, default: int = 0) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(path, f"must be an integer, got {value!r}")
+        return value
+
+    def labels(self, value: Any, path: str) -> dict[str, str]:
+        labels = self.mapping(value, path)
+        for key, val in labels.items():
+            if not isinstance(val, str):
+                raise self.fail(f"{path}.{key}", f"label values must be strings, got {val!r}")
+        return dict(labels)
+
+    def quantities(self, value: Any, path: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name, text in self.mapping(value, path).items():
+            if isinstance(text, int | float) and not isinstance(text, bool):
+                text = str(text)
+            if not isinstance(text, str):
+                raise self.fail(f"{path}.{name}", f"must be a quantity string, got {text!r}")
+            try:
+                out[name] = quantity.canonical(name, text)
+            except quantity.QuantityError as exc:
+                raise self.fail(f"{path}.{name}", str(exc)) from None
+            if out[name] < 0:
+                raise self.fail(
+                    f"{path}.{name}", f"must be greater than or equal to 0, got {text!r}"
+                )
+        return out
+
+
+def decode_node(raw: Raw) -> NodeInfo:
+    """Decode a Node. Allocatable falls back to capacity, as the API server defaults it."""
+    ctx = _Ctx("Node", raw)
+    meta = ctx.mapping(raw.get("metadata"), "metadata")
+    name = ctx.string(meta.get("name"), "metadata.name")
+    if not name:
+        raise ctx.fail("metadata.name", "Required value: name is required")
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    taints = []
+    for index, item in enumerate(ctx.items(spec.get("taints"), "spec.taints")):
+        path = f"spec.taints[{index}]"
+        item = ctx.mapping(item, path)
+        effect = ctx.string(item.get("effect"), f"{path}.effect")
+        if effect not in TAINT_EFFECTS:
+            raise ctx.fail(f"{path}.effect", f"Unsupported value: {effect!r}")
+        key = ctx.string(item.get("key"), f"{path}.key")
+        if not key:
+            raise ctx.fail(f"{path}.key", "Required value")
+        taints.append(Taint(key, ctx.string(item.get("value"), f"{path}.value"), effect))
+    if status.get("allocatable") is not None:
+        allocatable = ctx.quantities(status.get("allocatable"), "status.allocatable")
+    else:
+        allocatable = ctx.quantities(status.get("capacity"), "status.capacity")
+    images = []
+    for index, item in enumerate(ctx.items(status.get("images"), "status.images")):
+        path = f"status.images[{index}]"
+        item = ctx.mapping(item, path)
+        names = tuple(
+            ctx.string(n, f"{path}.names[{i}]")
+            for i, n in enumerate(ctx.items(item.get("names"), f"{path}.names"))
+        )
+        images.append(ImageState(names, ctx.integer(item.get("sizeBytes"), f"{path}.sizeBytes")))
+    return NodeInfo(
+        name=name,
+        uid=ctx.string(meta.get("uid"), "metadata.uid"),
+        labels=ctx.labels(meta.get("labels"), "metadata.labels"),
+        taints=tuple(taints),
+        unschedulable=bool(spec.get("unschedulable", False)),
+        allocatable=allocatable,
+        images=tuple(images),
+    )
+
+
+def _requirements(ctx: _Ctx, raw: Any, path: str, *, fields: bool) -> tuple[Requirement, ...]:
+    out = []
+    for index, item in enumerate(ctx.items(raw, path)):
+        here = f"{path}[{index}]"
+        item = ctx.mapping(item, here)
+        key = ctx.string(item.get("key"), f"{here}.key")
+        op = ctx.string(item.get("operator"), f"{here}.operator")
+        values = tuple(
+            ctx.string(v, f"{here}.values[{i}]")
+            for i, v in enumerate(ctx.items(item.get("values"), f"{here}.values"))
+        )
+        if not key:
+            raise ctx.fail(f"{here}.key", "Required value")
+        if fields:
+            if key != "metadata.name":
+                raise ctx.fail(
+                    f"{here}.key", f"Invalid value: {key!r}: not a valid field selector key"
+                )
+            if op not in ("In", "NotIn") or len(values) != 1:
+                raise ctx.fail(
+                    here, "matchFields on metadata.name must use In or NotIn with exactly one value"
+                )
+        elif op not in NODE_OPERATORS:
+            raise ctx.fail(
+                f"{here}.operator",
+                f"Unsupported value: {op!r}: supported values: {', '.join(NODE_OPERATORS)}",
+            )
+        elif op in ("In", "NotIn") and not values:
+            raise ctx.fail(
+                f"{here}.values",
+                "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            )
+        elif op in ("Exists", "DoesNotExist") and values:
+            raise ctx.fail(
+                f"{here}.values",
+                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )
+        elif op in ("Gt", "Lt") and (len(values) != 1 or parse_int64(values[0]) is None):
+            raise ctx.fail(
+                f"{here}.values",
+                "must be specified single value when `operator` is 'Lt' or 'Gt' and be an integer",
+            )
+        out.append(Requirement(key, op, values))
+    return tuple(out)
+
+
+def decode_node_selector_term(ctx: _Ctx, raw: Any, path: str) -> NodeSelectorTerm:
+    """Decode one ``nodeSelectorTerm`` (expressions and fields)."""
+    raw = ctx.mapping(raw, path)
+    return NodeSelectorTerm(
+        _requirements(ctx, raw.get("matchExpressions"), f"{path}.matchExpressions", fields=False),
+        _requirements(ctx, raw.get("matchFields"), f"{path}.matchFields", fields=True),
+    )
+
+
+def decode_node_affinity(ctx: _Ctx, raw: Any, path: str) -> NodeAffinity | None:
+    """Decode a ``NodeAffinity`` (also used for NodeAffinityArgs.addedAffinity)."""
+    if raw is None:
+        return None
+    raw = ctx.mapping(raw, path)
+    required = None
+    req_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    if raw.get("requiredDuringSchedulingIgnoredDuringExecution") is not None:
+        selector = ctx.mapping(raw["requiredDuringSchedulingIgnoredDuringExecution"], req_path)
+        terms = ctx.items(selector.get("nodeSelectorTerms"), f"{req_path}.nodeSelectorTerms")
+        required = tuple(
+            decode_node_selector_term(ctx, term, f"{req_path}.nodeSelectorTerms[{i}]")
+            for i, term in enumerate(terms)
+        )
+    preferred = []
+    pref_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    for index, item in enumerate(
+        ctx.items(raw.get("preferredDuringSchedulingIgnoredDuringExecution"), pref_path)
+    ):
+        here = f"{pref_path}[{index}]"
+        item = ctx.mapping(item, here)
+        weight = ctx.integer(item.get("weight"), f"{here}.weight")
+        if not 0 <= weight <= 100:
+            raise ctx.fail(f"{here}.weight", f"Invalid value: {weight}: must be in the range 1-100")
+        term = decode_node_selector_term(ctx, item.get("preference"), f"{here}.preference")
+        preferred.append(PreferredTerm(weight, term))
+    return NodeAffinity(required, tuple(preferred))
+
+
+def _container_requests(ctx: _Ctx, raw: Raw, path: str) -> dict[str, int]:
+    resources = ctx.mapping(raw.get("resources"), f"{path}.resources")
+    requests = ctx.quantities(resources.get("requests"), f"{path}.resources.requests")
+    limits = ctx.quantities(resources.get("limits"), f"{path}.resources.limits")
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)  # API defaulting: request = limit when unset
+    return requests
+
+
+def _host_ports(ctx: _Ctx, raw: Raw, path: str, *, host_network: bool) -> list[HostPort]:
+    out = []
+    for index, port in enumerate(ctx.items(raw.get("ports"), f"{path}.ports")):
+        here = f"{path}.ports[{index}]"
+        port = ctx.mapping(port, here)
+        container_port = ctx.integer(port.get("containerPort"), f"{here}.containerPort")
+        host_port = ctx.integer(port.get("hostPort"), f"{here}.hostPort")
+        if host_network and host_port == 0:
+            host_port = container_port
+        if not 0 <= host_port <= 65535:
+            raise ctx.fail(
+                f"{here}.hostPort",
+                f"Invalid value: {host_port}: must be between 1 and 65535, inclusive",
+            )
+        if host_port > 0:
+            ip = ctx.string(port.get("hostIP"), f"{here}.hostIP") or "0.0.0.0"
+            protocol = ctx.string(port.get("protocol"), f"{here}.protocol") or "TCP"
+            out.append(HostPort(ip, protocol, host_port))
+    return out
+
+
+def decode_pod(raw: Raw) -> PodInfo:
+    """Decode a Pod into a :class:`PodInfo`, computing its effective requests."""
+    ctx = _Ctx("Pod", raw)
+    if not isinstance(raw, Mapping):
+        raise ctx.fail("", "a Pod must be an object")
+    meta = ctx.mapping(raw.get("metadata"), "metadata")
+    name = ctx.string(meta.get("name"), "metadata.name")
+    if not name:
+        raise ctx.fail("metadata.name", "Required value: name or generateName is required")
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    host_network = bool(spec.get("hostNetwork", False))
+
+    containers: list[ContainerRequests] = []
+    inits: list[ContainerRequests] = []
+    images: list[str] = []
+    ports: list[HostPort] = []
+    init_raw = ctx.items(spec.get("initContainers"), "spec.initContainers")
+    for index, item in enumerate(init_raw):
+        path = f"spec.initContainers[{index}]"
+        item = ctx.mapping(item, path)
+        restartable = ctx.string(item.get("restartPolicy"), f"{path}.restartPolicy") == "Always"
+        inits.append(ContainerRequests(_container_requests(ctx, item, path), restartable))
+        images.append(ctx.string(item.get("image"), f"{path}.image"))
+        if restartable:
+            ports.extend(_host_ports(ctx, item, path, host_network=host_network))
+    for index, item in enumerate(ctx.items(spec.get("containers"), "spec.containers")):
+        path = f"spec.containers[{index}]"
+        item = ctx.mapping(item, path)
+        containers.append(ContainerRequests(_container_requests(ctx, item, path)))
+        images.append(ctx.string(item.get("image"), f"{path}.image"))
+        ports.extend(_host_ports(ctx, item, path, host_network=host_network))
+    overhead = ctx.quantities(spec.get("overhead"), "spec.overhead")
+    nonzero_cpu, nonzero_memory = nonzero_requests(containers, inits, overhead)
+
+    tolerations = []
+    for index, item in enumerate(ctx.items(spec.get("tolerations"), "spec.tolerations")):
+        path = f"spec.tolerations[{index}]"
+        item = ctx.mapping(item, path)
+        operator = ctx.string(item.get("operator"), f"{path}.operator") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            raise ctx.fail(
+                f"{path}.operator",
+                f'Unsupported value: {operator!r}: supported values: "Equal", "Exists"',
+            )
+        effect = ctx.string(item.get("effect"), f"{path}.effect")
+        if effect and effect not in TAINT_EFFECTS:
+            raise ctx.fail(f"{path}.effect", f"Unsupported value: {effect!r}")
+        tolerations.append(
+            Toleration(
+                ctx.string(item.get("key"), f"{path}.key"),
+                operator,
+                ctx.string(item.get("value"), f"{path}.value"),
+                effect,
+            )
+        )
+
+    affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
+    pvcs = []
+    for index, volume in enumerate(ctx.items(spec.get("volumes"), "spec.volumes")):
+        volume = ctx.mapping(volume, f"spec.volumes[{index}]")
+        claim = volume.get("persistentVolumeClaim")
+        if claim is not None:
+            claim = ctx.mapping(claim, f"spec.volumes[{index}].persistentVolumeClaim")
+            pvcs.append(
+                ctx.string(
+                    claim.get("claimName"), f"spec.volumes[{index}].persistentVolumeClaim.claimName"
+                )
+            )
+        elif volume.get("ephemeral") is not None:
+            pvcs.append(f"{name}-{ctx.string(volume.get('name'), f'spec.volumes[{index}].name')}")
+
+    priority = ctx.integer(spec.get("priority"), "spec.priority")
+    spread = tuple(
+        ctx.mapping(c, f"spec.topologySpreadConstraints[{i}]")
+        for i, c in enumerate(
+            ctx.items(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")
+        )
+    )
+    return PodInfo(
+        namespace=ctx.string(meta.get("namespace"), "metadata.namespace") or "default",
+        name=name,
+        uid=ctx.string(meta.get("uid"), "metadata.uid"),
+        labels=ctx.labels(meta.get("labels"), "metadata.labels"),
+        scheduler_name=ctx.string(spec.get("schedulerName"), "spec.schedulerName")
+        or "default-scheduler",
+        node_name=ctx.string(spec.get("nodeName"), "spec.nodeName"),
+        priority=priority,
+        preemption_policy=ctx.string(spec.get("preemptionPolicy"), "spec.preemptionPolicy")
+        or "PreemptLowerPriority",
+        deleting=meta.get("deletionTimestamp") is not None,
+        nominated_node_name=ctx.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        phase=ctx.string(status.get("phase"), "status.phase"),
+        requests=pod_requests(containers, inits, overhead),
+        nonzero_cpu=nonzero_cpu,
+        nonzero_memory=nonzero_memory,
+        host_ports=tuple(ports),
+        tolerations=tuple(tolerations),
+        node_selector=ctx.labels(spec.get("nodeSelector"), "spec.nodeSelector"),
+        node_affinity=decode_node_affinity(
+            ctx, affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity"
+        ),
+        images=tuple(images),
+        pvc_names=tuple(pvcs),
+        has_restartable_init=any(c.restartable for c in inits),
+        pod_affinity=ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None,
+        pod_anti_affinity=ctx.mapping(
+            affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity"
+        )
+        or None,
+        topology_spread_constraints=spread,
+        creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+    )
+
+
+def object_context(kind: str, raw: Any) -> _Ctx:
+    """A decoding context for another decoder (e.g. config args reusing node affinity)."""
+    return _Ctx(kind, raw)

@@ -1,0 +1,209 @@
+"""Compact, immutable records of what the scheduler reads from Pods and Nodes.
+
+They are decoded once from raw Kubernetes JSON (:mod:`asched.cluster.decode`) and hold
+quantities already in canonical integer units. No kubernetes-asyncio model appears here.
+The scalar matching helpers (``tolerates``, ``Requirement.matches``) are the reference
+semantics (sections 8.1 and 9.1 of the semantics document); the vectorised plugins
+reproduce them over whole columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+NO_SCHEDULE: Final = "NoSchedule"
+PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
+NO_EXECUTE: Final = "NoExecute"
+TAINT_EFFECTS: Final = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """A node taint."""
+
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """A pod toleration; ``operator`` is ``Equal`` or ``Exists`` (empty means Equal)."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Section 8.1: effect, key and operator all match."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return False
+
+
+def tolerates(tolerations: tuple[Toleration, ...], taint: Taint) -> bool:
+    """True when any toleration tolerates ``taint``."""
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """A node selector requirement (``key operator values``)."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Section 9.1 operator semantics against one node's labels."""
+        present = self.key in labels
+        op = self.operator
+        if op == "In":
+            return present and labels[self.key] in self.values
+        if op == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if op == "Exists":
+            return present
+        if op == "DoesNotExist":
+            return not present
+        if op in ("Gt", "Lt"):
+            if not present or len(self.values) != 1:
+                return False
+            mine, theirs = parse_int64(labels[self.key]), parse_int64(self.values[0])
+            if mine is None or theirs is None:
+                return False
+            return mine > theirs if op == "Gt" else mine < theirs
+        return False
+
+
+def parse_int64(text: str) -> int | None:
+    """Parse a base-10 int64 the way Go's ``strconv.ParseInt(s, 10, 64)`` does, else None."""
+    body = text[1:] if text[:1] in "+-" else text
+    if not body or not body.isascii() or not body.isdigit():
+        return None
+    number = int(text)
+    return number if -(2**63) <= number < 2**63 else None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    """ANDed expressions (on labels) and fields (``metadata.name`` only)."""
+
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """A term with neither expressions nor fields matches nothing."""
+        return not self.match_expressions and not self.match_fields
+
+    def matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        """True when every expression and every field requirement holds."""
+        if self.empty:
+            return False
+        fields = {"metadata.name": name}
+        return all(r.matches(labels) for r in self.match_expressions) and all(
+            r.matches(fields) for r in self.match_fields
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerm:
+    """A weighted preferred node selector term."""
+
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinity:
+    """``required`` is None when unset; an empty tuple means "no usable term"."""
+
+    required: tuple[NodeSelectorTerm, ...] | None = None
+    preferred: tuple[PreferredTerm, ...] = ()
+
+    def required_matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        """OR over terms; no usable term matches nothing."""
+        if self.required is None:
+            return True
+        return any(term.matches(name, labels) for term in self.required)
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A host port a container asks for; empty ip is 0.0.0.0, empty protocol is TCP."""
+
+    ip: str
+    protocol: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImageState:
+    """An image a node reports, under all of its names, with its size in bytes."""
+
+    names: tuple[str, ...]
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """What the scheduler reads of a Node. Quantities in canonical units."""
+
+    name: str
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    allocatable: Mapping[str, int] = field(default_factory=dict)
+    images: tuple[ImageState, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PodInfo:
+    """What the scheduler reads of a Pod. Quantities in canonical units.
+
+    ``requests`` is the pod's effective request per resource (section 5.1, overhead
+    included, zero entries omitted); ``nonzero_cpu``/``nonzero_memory`` are the scoring
+    requests with the 100m / 200Mi defaults (section 5.2).
+    """
+
+    namespace: str
+    name: str
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    scheduler_name: str = "default-scheduler"
+    node_name: str = ""
+    priority: int = 0
+    preemption_policy: str = "PreemptLowerPriority"
+    deleting: bool = False
+    nominated_node_name: str = ""
+    phase: str = ""
+    requests: Mapping[str, int] = field(default_factory=dict)
+    nonzero_cpu: int = 0
+    nonzero_memory: int = 0
+    host_ports: tuple[HostPort, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    node_affinity: NodeAffinity | None = None
+    images: tuple[str, ...] = ()
+    pvc_names: tuple[str, ...] = ()
+    has_restartable_init: bool = False
+    pod_affinity: Mapping[str, Any] | None = None
+    pod_anti_affinity: Mapping[str, Any] | None = None
+    topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
+    creation_timestamp: str = ""
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, the pod's identity in messages and maps."""
+        return f"{self.namespace}/{self.name}"

@@ -1,0 +1,99 @@
+"""A decoded point-in-time view of a cluster, and the loader for snapshot files.
+
+A snapshot file is what ``kubectl get nodes,pods,... -A -o yaml`` prints (a ``kind:
+List`` with ``items``), or a multi-document YAML stream, or the JSON equivalents. Nodes
+and bound pods are decoded; unbound pods are ignored; Namespaces, Services,
+ReplicaSets, StatefulSets, ReplicationControllers and PodDisruptionBudgets are kept raw
+for the plugins that read them. Other kinds are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.records import NodeInfo, PodInfo
+from asched.errors import DecodeError, InputError
+
+KEPT_RAW_KINDS = (
+    "Namespace",
+    "Service",
+    "ReplicaSet",
+    "StatefulSet",
+    "ReplicationController",
+    "PodDisruptionBudget",
+)
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """Nodes in the order they were listed, the pods bound to them, and raw extras."""
+
+    nodes: list[NodeInfo] = field(default_factory=list)
+    pods: list[PodInfo] = field(default_factory=list)
+    extras: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
+
+
+def _documents(text: str, source: str) -> Iterable[Any]:
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        yield from yaml.load_all(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{source}: not valid YAML or JSON: {exc}") from None
+
+
+def objects_of(text: str, source: str) -> list[Mapping[str, Any]]:
+    """Flatten a List / multi-document stream into its objects (in order)."""
+    out: list[Mapping[str, Any]] = []
+    for index, doc in enumerate(_documents(text, source)):
+        if doc is None:
+            continue
+        if not isinstance(doc, Mapping):
+            raise InputError(f"{source}: document {index} is not an object")
+        if str(doc.get("kind", "")).endswith("List") and "items" in doc:
+            items = doc.get("items") or []
+            if not isinstance(items, list):
+                raise InputError(f"{source}: document {index}: items must be a list")
+            for item_index, item in enumerate(items):
+                if not isinstance(item, Mapping):
+                    raise InputError(f"{source}: items[{item_index}] is not an object")
+                out.append(item)
+        else:
+            out.append(doc)
+    return out
+
+
+def build_snapshot(objects: Iterable[Mapping[str, Any]], source: str = "") -> Snapshot:
+    """Decode the objects of a snapshot. Errors name the source file and the object."""
+    snapshot = Snapshot()
+    for obj in objects:
+        kind = obj.get("kind")
+        try:
+            if kind == "Node":
+                snapshot.nodes.append(decode_node(obj))
+            elif kind == "Pod":
+                pod = decode_pod(obj)
+                if pod.node_name:
+                    snapshot.pods.append(pod)
+            elif kind in KEPT_RAW_KINDS:
+                snapshot.extras.setdefault(str(kind), []).append(obj)
+        except DecodeError as exc:
+            raise DecodeError(
+                f"{source}: {exc.obj}" if source else exc.obj, exc.path, exc.message
+            ) from None
+    return snapshot
+
+
+def load_snapshot(path: str | Path) -> Snapshot:
+    """Read and decode a snapshot file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror}") from None
+    return build_snapshot(objects_of(text, str(path)), str(path))
