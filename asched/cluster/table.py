@@ -1,0 +1,376 @@
+"""The NodeTable: one row per node, NumPy columns, O(1) updates.
+
+Why columns: every filter and score plugin is a handful of whole-column operations, so
+one scheduling decision costs a few dozen NumPy calls whatever the node count.
+
+Layout (``cap`` = capacity, doubled when full; rows of deleted nodes go to a free list):
+
+* ``alive``, ``unschedulable``: ``bool[cap]``
+* per resource axis ``r`` (``axes``; cpu in millicores, memory/storage in bytes, pods a
+  count, extended resources in units): ``allocatable[r]``, ``requested[r]`` and
+  ``free[r] = allocatable[r] - requested[r]``, each ``int64[cap]``. ``requested`` of the
+  ``pods`` axis is the number of pods on the node.
+* ``nonzero_cpu``, ``nonzero_memory``: ``int64[cap]``, the scoring requests (section 5.2)
+* ``zone``: ``int32[cap]`` zone id; ``seq``: ``int64[cap]`` insertion order within its zone
+* labels, taints, host ports and images in :mod:`labels`, :mod:`taints`, :mod:`ports`,
+  :mod:`images`.
+
+Invariants:
+
+* Single writer. Only the ingest path (watch events) and the framework's assume/forget
+  call the mutators; plugins read. Python's asyncio runs one thing at a time, so a
+  scheduling cycle with no ``await`` sees a consistent table and needs no snapshot copy.
+* Removing a pod subtracts exactly what adding it added (kept per pod), so assume +
+  forget returns a row to its previous values bit for bit.
+* ``changes`` logs every row touched; ``epoch`` bumps on structural changes (rows added
+  or removed, capacity, new resource axes). Caches keyed by (epoch, change position)
+  recompute only the rows touched since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from asched.cluster.columns import grown, new_column
+from asched.cluster.images import ImageIndex
+from asched.cluster.labels import LabelColumns
+from asched.cluster.ports import PortColumns
+from asched.cluster.records import HostPort, NodeInfo, PodInfo
+from asched.cluster.resources import BASE_RESOURCES, PODS
+from asched.cluster.taints import TaintColumns
+
+REGION_LABEL: Final = "topology.kubernetes.io/region"
+ZONE_LABEL: Final = "topology.kubernetes.io/zone"
+LEGACY_REGION_LABEL: Final = "failure-domain.beta.kubernetes.io/region"
+LEGACY_ZONE_LABEL: Final = "failure-domain.beta.kubernetes.io/zone"
+_INITIAL_CAPACITY: Final = 64
+_LOG_LIMIT_FACTOR: Final = 4
+
+
+def zone_key(labels: Mapping[str, str]) -> str:
+    """The node-tree zone of a node: region and zone labels (legacy ones as fallback)."""
+    region = labels.get(REGION_LABEL) or labels.get(LEGACY_REGION_LABEL, "")
+    zone = labels.get(ZONE_LABEL) or labels.get(LEGACY_ZONE_LABEL, "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedPod:
+    """A pod counted on a row, with exactly what it added (to subtract it back)."""
+
+    info: PodInfo
+    row: int
+    deltas: tuple[tuple[int, int], ...]
+    nonzero_cpu: int
+    nonzero_memory: int
+    ports: tuple[HostPort, ...]
+
+
+class NodeTable:
+    """Columnar node state. See the module docstring for layout and invariants."""
+
+    def __init__(self, capacity: int = _INITIAL_CAPACITY) -> None:
+        cap = max(1, capacity)
+        self.capacity = cap
+        self.size = 0  # high-water mark: rows [0, size) have been used
+        self.alive: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
+        self.unschedulable: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
+        self.zone: npt.NDArray[np.int32] = new_column(cap, np.int32, -1)
+        self.seq: npt.NDArray[np.int64] = new_column(cap, np.int64, 0)
+        self.nonzero_cpu: npt.NDArray[np.int64] = new_column(cap, np.int64, 0)
+        self.nonzero_memory: npt.NDArray[np.int64] = new_column(cap, np.int64, 0)
+        self.axes: list[str] = []
+        self.axis_index: dict[str, int] = {}
+        self.allocatable: list[npt.NDArray[np.int64]] = []
+        self.requested: list[npt.NDArray[np.int64]] = []
+        self.free: list[npt.NDArray[np.int64]] = []
+        self.labels = LabelColumns(cap)
+        self.taints = TaintColumns(cap)
+        self.ports = PortColumns(cap)
+        self.images = ImageIndex()
+        self.names: list[str | None] = [None] * cap
+        self.nodes: list[NodeInfo | None] = [None] * cap
+        self.index: dict[str, int] = {}
+        self._free_rows: list[int] = []
+        self.pods: dict[str, PlacedPod] = {}
+        self.row_pods: list[dict[str, PlacedPod]] = [{} for _ in range(cap)]
+        self.orphans: dict[str, dict[str, PodInfo]] = {}
+        self.zone_ids: dict[str, int] = {}
+        self._zone_first: dict[int, int] = {}
+        self._zone_count: dict[int, int] = {}
+        self._seq = 0
+        self._order: npt.NDArray[np.intp] | None = None
+        self.epoch = 0
+        self.generation = 0
+        self.changes: list[int] = []
+        self.changes_base = 0
+        for name in BASE_RESOURCES:
+            self.ensure_axis(name)
+
+    # ----------------------------------------------------------------- structure
+    @property
+    def n_nodes(self) -> int:
+        """Live nodes."""
+        return len(self.index)
+
+    @property
+    def rows(self) -> slice:
+        """All rows ever used, ``[0, size)``; dead rows have ``alive`` False."""
+        return slice(0, self.size)
+
+    def ensure_axis(self, name: str) -> int:
+        """The column index of resource ``name``, adding a zero column if it is new."""
+        found = self.axis_index.get(name)
+        if found is None:
+            found = len(self.axes)
+            self.axes.append(name)
+            self.axis_index[name] = found
+            self.allocatable.append(new_column(self.capacity, np.int64, 0))
+            self.requested.append(new_column(self.capacity, np.int64, 0))
+            self.free.append(new_column(self.capacity, np.int64, 0))
+            self._structural()
+        return found
+
+    def _grow(self) -> None:
+        cap = self.capacity * 2
+        for attr, fill in (
+            ("alive", False),
+            ("unschedulable", False),
+            ("zone", -1),
+            ("seq", 0),
+            ("nonzero_cpu", 0),
+            ("nonzero_memory", 0),
+        ):
+            setattr(self, attr, grown(getattr(self, attr), cap, fill))
+        self.allocatable = [grown(c, cap, 0) for c in self.allocatable]
+        self.requested = [grown(c, cap, 0) for c in self.requested]
+        self.free = [grown(c, cap, 0) for c in self.free]
+        self.labels.grow(cap)
+        self.taints.grow(cap)
+        self.ports.grow(cap)
+        self.names.extend([None] * (cap - self.capacity))
+        self.nodes.extend([None] * (cap - self.capacity))
+        self.row_pods.extend({} for _ in range(cap - self.capacity))
+        self.capacity = cap
+        self._structural()
+
+    def _structural(self) -> None:
+        self.epoch += 1
+        self.generation += 1
+        self._order = None
+
+    def _touch(self, row: int) -> None:
+        self.generation += 1
+        self.changes.append(row)
+        if len(self.changes) > _LOG_LIMIT_FACTOR * max(self.size, 64):
+            drop = len(self.changes) // 2
+            del self.changes[:drop]
+            self.changes_base += drop
+
+    def changed_rows_since(self, mark: int) -> list[int] | None:
+        """Rows touched since change position ``mark``, or None if the log no longer reaches."""
+        if mark < self.changes_base:
+            return None
+        return self.changes[mark - self.changes_base :]
+
+    @property
+    def change_mark(self) -> int:
+        """The current position in the change log."""
+        return self.changes_base + len(self.changes)
+
+    # ----------------------------------------------------------------- nodes
+    def upsert_node(self, node: NodeInfo) -> int:
+        """Add ``node`` or update its row in place; return its row."""
+        row = self.index.get(node.name)
+        if row is None:
+            return self._add_node(node)
+        old = self.nodes[row]
+        self._write_node(row, node, old)
+        self._touch(row)
+        return row
+
+    def _add_node(self, node: NodeInfo) -> int:
+        if self._free_rows:
+            row = self._free_rows.pop()
+        else:
+            if self.size == self.capacity:
+                self._grow()
+            row = self.size
+            self.size += 1
+        self.index[node.name] = row
+        self.names[row] = node.name
+        self.alive[row] = True
+        self._write_node(row, node, None)
+        self._structural()
+        for pod in self.orphans.pop(node.name, {}).values():
+            self.add_pod(pod, node.name)
+        return row
+
+    def _write_node(self, row: int, node: NodeInfo, old: NodeInfo | None) -> None:
+        for name in node.allocatable:
+            self.ensure_axis(name)
+        for axis, name in enumerate(self.axes):
+            amount = node.allocatable.get(name, 0)
+            self.allocatable[axis][row] = amount
+            self.free[axis][row] = amount - self.requested[axis][row]
+        self.unschedulable[row] = node.unschedulable
+        if old is None or old.labels != node.labels:
+            self.labels.set_row(row, node.labels)
+            self._set_zone(row, zone_key(node.labels), moved=old is not None)
+        if old is None or old.taints != node.taints:
+            self.taints.set_row(row, node.taints)
+        if old is None or old.images != node.images:
+            self.images.set_row(row, node.images)
+            self._structural()  # image spread is global to ImageLocality
+        self.nodes[row] = node
+
+    def _set_zone(self, row: int, key: str, *, moved: bool) -> None:
+        zone = self.zone_ids.setdefault(key, len(self.zone_ids))
+        current = int(self.zone[row])
+        if moved and current == zone:
+            return
+        if current >= 0:
+            self._leave_zone(current)
+        self.zone[row] = zone
+        self._seq += 1
+        self.seq[row] = self._seq
+        if self._zone_count.get(zone, 0) == 0:
+            self._zone_first[zone] = self._seq
+        self._zone_count[zone] = self._zone_count.get(zone, 0) + 1
+        self._order = None
+
+    def _leave_zone(self, zone: int) -> None:
+        self._zone_count[zone] -= 1
+        if self._zone_count[zone] == 0:
+            del self._zone_first[zone]
+
+    def remove_node(self, name: str) -> None:
+        """Delete a node's row; its pods wait as orphans in case the node comes back."""
+        row = self.index.pop(name, None)
+        if row is None:
+            return
+        for key, placed in list(self.row_pods[row].items()):
+            self.remove_pod(key)
+            self.orphans.setdefault(name, {})[key] = placed.info
+        self._leave_zone(int(self.zone[row]))
+        self.alive[row] = False
+        self.unschedulable[row] = False
+        self.zone[row] = -1
+        for axis in range(len(self.axes)):
+            self.allocatable[axis][row] = 0
+            self.requested[axis][row] = 0
+            self.free[axis][row] = 0
+        self.nonzero_cpu[row] = 0
+        self.nonzero_memory[row] = 0
+        self.labels.clear_row(row)
+        self.taints.clear_row(row)
+        self.ports.clear_row(row)
+        self.images.clear_row(row)
+        self.names[row] = None
+        self.nodes[row] = None
+        self._free_rows.append(row)
+        self._structural()
+
+    def order(self) -> npt.NDArray[np.intp]:
+        """Live rows in upstream's zone-interleaved node-tree order (section 2.2)."""
+        if self._order is None:
+            live = np.flatnonzero(self.alive[: self.size])
+            zones = self.zone[live]
+            seqs = self.seq[live]
+            by_zone_seq = np.lexsort((seqs, zones))
+            sorted_zones = zones[by_zone_seq]
+            starts = np.flatnonzero(np.r_[True, sorted_zones[1:] != sorted_zones[:-1]])
+            counts = np.diff(np.r_[starts, len(sorted_zones)])
+            rank = np.arange(len(sorted_zones)) - np.repeat(starts, counts)
+            zone_rank = np.array(
+                [self._zone_first.get(int(z), 0) for z in sorted_zones], dtype=np.int64
+            )
+            interleaved = np.lexsort((zone_rank, rank))
+            self._order = live[by_zone_seq][interleaved].astype(np.intp)
+        return self._order
+
+    # ----------------------------------------------------------------- pods
+    def add_pod(self, pod: PodInfo, node_name: str) -> bool:
+        """Count ``pod`` on ``node_name``; False (kept as an orphan) if the node is unknown."""
+        if pod.key in self.pods:
+            self.remove_pod(pod.key)
+        row = self.index.get(node_name)
+        if row is None:
+            self.orphans.setdefault(node_name, {})[pod.key] = pod
+            return False
+        deltas = [(self.ensure_axis(name), amount) for name, amount in pod.requests.items()]
+        deltas.append((self.axis_index[PODS], 1))
+        placed = PlacedPod(
+            pod, row, tuple(deltas), pod.nonzero_cpu, pod.nonzero_memory, pod.host_ports
+        )
+        self._apply(placed, +1)
+        self.pods[pod.key] = placed
+        self.row_pods[row][pod.key] = placed
+        return True
+
+    def remove_pod(self, key: str) -> PodInfo | None:
+        """Subtract a pod exactly as it was added; return it (None if not counted)."""
+        placed = self.pods.pop(key, None)
+        if placed is None:
+            for orphans in self.orphans.values():
+                if key in orphans:
+                    return orphans.pop(key)
+            return None
+        del self.row_pods[placed.row][key]
+        self._apply(placed, -1)
+        return placed.info
+
+    def _apply(self, placed: PlacedPod, sign: int) -> None:
+        row = placed.row
+        for axis, amount in placed.deltas:
+            self.requested[axis][row] += sign * amount
+            self.free[axis][row] -= sign * amount
+        self.nonzero_cpu[row] += sign * placed.nonzero_cpu
+        self.nonzero_memory[row] += sign * placed.nonzero_memory
+        if placed.ports:
+            self.ports.add(row, placed.ports, sign)
+        self._touch(row)
+
+    # ----------------------------------------------------------------- reading
+    def row_of(self, name: str) -> int | None:
+        return self.index.get(name)
+
+    def name_of(self, row: int) -> str:
+        name = self.names[row]
+        if name is None:
+            raise KeyError(f"row {row} holds no node")
+        return name
+
+    def node_at(self, row: int) -> NodeInfo:
+        node = self.nodes[row]
+        if node is None:
+            raise KeyError(f"row {row} holds no node")
+        return node
+
+    def pods_on(self, row: int) -> Iterable[PodInfo]:
+        return (placed.info for placed in self.row_pods[row].values())
+
+    def nbytes(self) -> int:
+        """Bytes held by the numeric columns (label/taint/port columns included)."""
+        arrays: list[npt.NDArray[np.generic]] = [
+            self.alive,
+            self.unschedulable,
+            self.zone,
+            self.seq,
+            self.nonzero_cpu,
+            self.nonzero_memory,
+            *self.allocatable,
+            *self.requested,
+            *self.free,
+            *(key.column for key in self.labels.keys.values()),
+            *self.taints.words,
+            *self.ports.columns.values(),
+        ]
+        return sum(a.nbytes for a in arrays)
