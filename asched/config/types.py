@@ -220,6 +220,8 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int = 0
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
+    #: Start the informers only once this replica leads (upstream delayCacheUntilActive).
+    delay_cache_until_active: bool = False
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     client_connection: ClientConnection = field(default_factory=ClientConnection)
 
