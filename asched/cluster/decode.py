@@ -376,6 +376,13 @@ def decode_pod(raw: Raw) -> PodInfo:
         )
         or None,
         topology_spread_constraints=spread,
+        scheduling_gates=tuple(
+            ctx.string(
+                ctx.mapping(g, f"spec.schedulingGates[{i}]").get("name"),
+                f"spec.schedulingGates[{i}].name",
+            )
+            for i, g in enumerate(ctx.items(spec.get("schedulingGates"), "spec.schedulingGates"))
+        ),
         creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
     )
 

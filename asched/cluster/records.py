@@ -201,6 +201,7 @@ class PodInfo:
     pod_affinity: Mapping[str, Any] | None = None
     pod_anti_affinity: Mapping[str, Any] | None = None
     topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
+    scheduling_gates: tuple[str, ...] = ()
     creation_timestamp: str = ""
 
     @property

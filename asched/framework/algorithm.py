@@ -1,0 +1,213 @@
+"""One scheduling decision over the whole NodeTable, with no Python loop over nodes.
+
+:meth:`Algorithm.schedule` runs PreFilter, then the Filters over every row (reusing the
+pod class's cached rows where it can), samples ``percentageOfNodesToScore`` the way
+upstream does, scores the candidates, and picks uniformly among the best totals. It is
+synchronous: callers run it between pop and reserve with no ``await`` in between, so
+the table it reads cannot change under it.
+
+Failure diagnosis (which plugin rejected which node, and the ``0/N nodes are available``
+message) is not computed here: :meth:`Decision.message` computes it on demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.framework import diagnosis, selection
+from asched.framework.cycle_state import CycleState
+from asched.framework.equivalence import ClassCache, ClassEntry, signature
+from asched.framework.runtime import Framework, PreFilterOutcome, weighted
+from asched.framework.status import Code, Status
+
+#: Recompute a cached class fully when more than this fraction of rows changed.
+_INCREMENTAL_LIMIT = 0.25
+
+
+@dataclass(slots=True)
+class Decision:
+    """The outcome of one attempt.
+
+    ``row``/``node`` are set on success. On failure ``status`` carries the code (a
+    PreFilter rejection, a FitError as Unschedulable, or an Error) and ``message()``
+    formats upstream's text.
+    """
+
+    pod: PodInfo
+    status: Status
+    row: int | None = None
+    node: str | None = None
+    feasible: int = 0
+    examined: int = 0
+    state: CycleState = field(default_factory=CycleState)
+    pre_filter: PreFilterOutcome | None = None
+    _algorithm: Algorithm | None = None
+    _failures: dict[int, Status] | None = None
+
+    @property
+    def scheduled(self) -> bool:
+        return self.row is not None
+
+    def failures(self) -> dict[int, Status]:
+        """Cold path: per failing row, the first rejecting plugin's status."""
+        if self._failures is None:
+            algo = self._algorithm
+            if algo is None or self.pre_filter is None or not self.pre_filter.status.ok:
+                self._failures = {}
+            else:
+                self._failures = algo.framework.first_failures(
+                    self.state, self.pod, algo.table, self.pre_filter
+                )
+        return self._failures
+
+    def message(self) -> str:
+        """Upstream's FitError / PreFilter message for a failed attempt ("" on success)."""
+        if self.scheduled:
+            return ""
+        if self.status.code == Code.ERROR:
+            return self.status.message
+        algo = self._algorithm
+        n_all = algo.table.n_nodes if algo is not None else 0
+        if n_all == 0:
+            return diagnosis.NO_NODES
+        if self.pre_filter is not None and not self.pre_filter.status.ok:
+            return diagnosis.fit_error_message(
+                n_all, pre_filter_message=self.pre_filter.status.message
+            )
+        reasons = [r for status in self.failures().values() for r in status.reasons]
+        return diagnosis.fit_error_message(n_all, reasons)
+
+
+class Algorithm:
+    """Decisions for one profile over one table. Keeps the rotating start index and caches."""
+
+    def __init__(
+        self,
+        framework: Framework,
+        table: NodeTable,
+        *,
+        percentage: int = 0,
+        seed: int | None = None,
+        cache_entries: int = 8,
+    ) -> None:
+        self.framework = framework
+        self.table = table
+        self.percentage = percentage
+        self.rng = np.random.default_rng(seed)
+        self.sampler = selection.Sampler()
+        self.cache = ClassCache(cache_entries)
+
+    # ------------------------------------------------------------------ public
+    def schedule(self, pod: PodInfo) -> Decision:
+        """Find the node for ``pod``; see the module docstring."""
+        table = self.table
+        state = CycleState()
+        if table.n_nodes == 0:
+            status = Status.unresolvable(diagnosis.NO_NODES)
+            return Decision(pod, status, state=state, _algorithm=self)
+        outcome = self.framework.run_pre_filter(state, pod, table)
+        if not outcome.status.ok:
+            return Decision(pod, outcome.status, state=state, pre_filter=outcome, _algorithm=self)
+        pre_score = self.framework.run_pre_score(state, pod, table)
+        if pre_score.code == Code.ERROR:
+            return Decision(pod, pre_score, state=state, pre_filter=outcome, _algorithm=self)
+        entry = self._class_entry(state, pod)
+        feasible = entry.feasible
+        allowed = self.framework.allowed_mask(table, outcome)
+        if allowed is not None:
+            feasible = feasible & allowed
+        wanted = self._wanted()
+        sample = self.sampler.sample(table, feasible, wanted)
+        decision = Decision(
+            pod,
+            Status.success(),
+            state=state,
+            pre_filter=outcome,
+            _algorithm=self,
+            feasible=sample.count,
+            examined=sample.examined,
+        )
+        if sample.count == 0:
+            decision.status = Status.unschedulable(plugin="")
+            return decision
+        if sample.count == 1:
+            row = int(np.flatnonzero(sample.mask)[0])
+        else:
+            totals = self.totals(state, entry, sample.mask)
+            row, _ = selection.select_host(totals, sample.mask, self.rng)
+        decision.row = row
+        decision.node = table.name_of(row)
+        return decision
+
+    def totals(
+        self, state: CycleState, entry: ClassEntry, taking_part: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.int64]:
+        """Weighted score totals over all rows, normalizing over ``taking_part``."""
+        total = entry.fixed_total.copy()
+        for plugin, weight in self.framework.active_scores(state):
+            if plugin.normalizes:
+                scores = self.framework.normalized(
+                    plugin, state, entry.raw[plugin.name], taking_part
+                )
+                total += weighted(scores, weight)
+        return total
+
+    def best_total(self, state: CycleState, pod: PodInfo) -> tuple[int, npt.NDArray[np.int64]]:
+        """The best total over *all* feasible rows (for regret), and the totals array."""
+        entry = self._class_entry(state, pod)
+        totals = self.totals(state, entry, entry.feasible)
+        masked = np.where(entry.feasible, totals, -1)
+        return int(masked.max()) if masked.size else -1, totals
+
+    # ------------------------------------------------------------------ cache
+    def _wanted(self) -> int:
+        n_all = self.table.n_nodes
+        if not self.framework.score:
+            return 1
+        pct = self.framework.profile.percentage_of_nodes_to_score
+        return selection.num_feasible_nodes_to_find(n_all, self.percentage if pct is None else pct)
+
+    def _class_entry(self, state: CycleState, pod: PodInfo) -> ClassEntry:
+        table = self.table
+        key = (signature(pod), frozenset(state.skip_filter), frozenset(state.skip_score))
+        entry = self.cache.get(key)
+        if entry is not None and entry.epoch == table.epoch:
+            changed = table.changed_rows_since(entry.mark)
+            if changed is not None and len(changed) <= _INCREMENTAL_LIMIT * table.size:
+                if changed:
+                    self.cache.hits += 1
+                    rows = np.unique(np.asarray(changed, dtype=np.intp))
+                    self._compute(state, pod, entry, rows)
+                entry.mark = table.change_mark
+                return entry
+        self.cache.misses += 1
+        entry = ClassEntry(table.epoch, table.change_mark, np.zeros(table.size, dtype=np.bool_))
+        entry.fixed_total = np.zeros(table.size, dtype=np.int64)
+        self._compute(state, pod, entry, None)
+        self.cache.put(key, entry)
+        return entry
+
+    def _compute(
+        self, state: CycleState, pod: PodInfo, entry: ClassEntry, rows: npt.NDArray[np.intp] | None
+    ) -> None:
+        """Fill ``entry`` for ``rows`` (None: every row) from the row-local plugins."""
+        fw, table = self.framework, self.table
+        selected = table.rows if rows is None else rows
+        entry.feasible[selected] = fw.filter_mask(
+            state, pod, table, selected, fw.active_filters(state)
+        )
+        fixed = np.zeros(len(entry.feasible) if rows is None else len(rows), dtype=np.int64)
+        for plugin, weight in fw.active_scores(state):
+            raw = fw.run_score(plugin, state, pod, table, selected)
+            if rows is None:
+                entry.raw[plugin.name] = raw
+            else:
+                entry.raw[plugin.name][rows] = raw
+            if not plugin.normalizes:
+                fixed += weighted(raw, weight)
+        entry.fixed_total[selected] = fixed

@@ -1,0 +1,134 @@
+"""What a plugin is, per extension point (section 3.2), and the array contract.
+
+A Filter returns a boolean mask over the selected rows; a Score returns raw ``int64``
+scores over the selected rows; NormalizeScore maps raw scores of the rows taking part
+to 0..MAX_SCORE. ``rows`` is a :data:`~asched.cluster.columns.Rows` selection: the
+runtime passes ``table.rows`` (all rows, no copy) or an index array of the rows that
+changed since a cached result. Plugins never mutate the table and never loop over rows
+in Python; reasons for a rejection are computed on the cold path (``explain``).
+
+``row_local`` declares that a plugin's answer for a row depends only on that row and
+the pod (and on the table's structure, tracked by ``table.epoch``), which lets the
+runtime reuse results across pods of the same shape and recompute only changed rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from asched.cluster.columns import Rows
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.framework.cycle_state import CycleState
+from asched.framework.status import Status
+
+if TYPE_CHECKING:
+    from asched.config.types import PluginArgs
+
+MAX_SCORE: Final = 100
+MIN_SCORE: Final = 0
+
+BoolMask: TypeAlias = npt.NDArray[np.bool_]
+"""Shape ``(n_selected_rows,)``: True where the row passes."""
+ScoreArray: TypeAlias = npt.NDArray[np.int64]
+"""Shape ``(n_selected_rows,)``: one score per row."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """A PreFilter outcome; ``node_names`` (when not None) restricts the candidate nodes."""
+
+    status: Status
+    node_names: Set[str] | None = None
+
+
+class Plugin(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
+        """Prepare per-pod state; Skip means this plugin's Filter does not run."""
+
+
+class FilterPlugin(Plugin, Protocol):
+    row_local: bool
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
+        """True for every selected row that can host ``pod``. Must not mutate ``table``."""
+
+    def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
+        """Cold path: the rejection status for one row this plugin's filter rejected."""
+
+
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        """Prepare scoring; Skip means this plugin's Score does not run for the pod."""
+
+
+class ScorePlugin(Plugin, Protocol):
+    row_local: bool
+    normalizes: bool
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
+        """Raw ``int64`` scores for the selected rows."""
+
+    def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
+        """Map raw scores (all rows) to 0..MAX_SCORE using only rows ``taking_part``."""
+
+
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        """Idempotent; may run even when ``reserve`` did not (upstream's contract)."""
+
+
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, float]:
+        """Success, Wait with a timeout in seconds, or a rejection."""
+
+
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status: ...
+
+
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        """Bind, or Skip to let the next Bind plugin do it."""
+
+
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None: ...
+
+
+class QueueSortPlugin(Plugin, Protocol):
+    def sort_key(self, pod: PodInfo, timestamp: float) -> tuple[float, ...]:
+        """Smaller keys pop first."""
+
+
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status: ...
+
+
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, failed: dict[int, Status]
+    ) -> tuple[Status, str]:
+        """Try to make the pod schedulable (preemption); returns (status, nominated node)."""
+
+
+class Handle(Protocol):
+    """What plugins may use from their host (the API binder, for DefaultBinder)."""
+
+    async def bind(self, pod: PodInfo, node: str) -> Status: ...
+
+
+class PluginFactory(Protocol):
+    def __call__(self, args: PluginArgs | None, handle: Handle | None) -> Plugin: ...

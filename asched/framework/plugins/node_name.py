@@ -1,0 +1,42 @@
+"""NodeName (Filter): a pod with ``spec.nodeName`` fits only that node (section 10.1)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from asched.cluster.columns import Rows, size_of
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.config.types import PluginArgs
+from asched.framework.cycle_state import CycleState
+from asched.framework.interface import BoolMask, Handle
+from asched.framework.status import Status
+
+NAME: Final = "NodeName"
+REASON: Final = "node(s) didn't match the requested node name"
+
+
+class NodeName:
+    name: Final = NAME
+    row_local: Final = True
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
+        if not pod.node_name:
+            return np.ones(size_of(rows), dtype=np.bool_)
+        wanted = table.row_of(pod.node_name)
+        if isinstance(rows, slice):
+            match = np.zeros(size_of(rows), dtype=np.bool_)
+            if wanted is not None and rows.start <= wanted < rows.stop:
+                match[wanted - rows.start] = True
+            return match
+        same: BoolMask = rows == (-1 if wanted is None else wanted)
+        return same
+
+    def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
+        return Status.unresolvable(REASON, plugin=NAME)
+
+
+def factory(args: PluginArgs | None, handle: Handle | None) -> NodeName:
+    return NodeName()

@@ -1,0 +1,35 @@
+"""NodePorts (PreFilter, Filter): host ports must be free on the node (section 10.3)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from asched.cluster.columns import Rows
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.config.types import PluginArgs
+from asched.framework.cycle_state import CycleState
+from asched.framework.interface import BoolMask, Handle, PreFilterResult
+from asched.framework.status import Status
+
+NAME: Final = "NodePorts"
+REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+
+
+class NodePorts:
+    name: Final = NAME
+    row_local: Final = True
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
+        return PreFilterResult(Status.success() if pod.host_ports else Status.skip())
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
+        free: BoolMask = ~table.ports.conflicts(pod.host_ports, rows)
+        return free
+
+    def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
+        return Status.unschedulable(REASON, plugin=NAME)
+
+
+def factory(args: PluginArgs | None, handle: Handle | None) -> NodePorts:
+    return NodePorts()

@@ -1,0 +1,49 @@
+"""NodeResourcesBalancedAllocation (PreScore, Score): prefer nodes whose use stays even.
+
+Section 7: ``int((1 - std) * 100)`` over the requested/allocatable fractions of the
+configured resources, real requests on both sides. A best-effort pod (no request for
+any configured resource) is skipped at PreScore (v1.33 behaviour). Weight 1.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from asched.cluster.columns import Rows, size_of
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.config.types import NodeResourcesBalancedAllocationArgs, PluginArgs
+from asched.framework import resource_scoring as scoring
+from asched.framework.cycle_state import CycleState
+from asched.framework.interface import BoolMask, Handle, ScoreArray
+from asched.framework.status import Status
+
+NAME: Final = "NodeResourcesBalancedAllocation"
+_KEY: Final = f"{NAME}/prescore"
+
+
+class NodeResourcesBalancedAllocation:
+    name: Final = NAME
+    row_local: Final = True
+    normalizes: Final = False
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+        self._resources = args.resources
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        if all(pod.requests.get(spec.name, 0) == 0 for spec in self._resources):
+            return Status.skip()
+        state.write(_KEY, scoring.resource_terms(table, pod, self._resources, use_requested=True))
+        return Status.success()
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
+        return scoring.balanced_allocation(table, state.read(_KEY), rows, size_of(rows))
+
+    def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
+        return scores
+
+
+def factory(args: PluginArgs | None, handle: Handle | None) -> NodeResourcesBalancedAllocation:
+    if not isinstance(args, NodeResourcesBalancedAllocationArgs):
+        args = NodeResourcesBalancedAllocationArgs()
+    return NodeResourcesBalancedAllocation(args)

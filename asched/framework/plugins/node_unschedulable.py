@@ -1,0 +1,41 @@
+"""NodeUnschedulable (Filter): cordoned nodes only take pods that tolerate the taint.
+
+Section 10.2: a node with ``spec.unschedulable`` rejects a pod unless it tolerates
+``node.kubernetes.io/unschedulable:NoSchedule``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from asched.cluster.columns import Rows, size_of
+from asched.cluster.records import NO_SCHEDULE, PodInfo, Taint, tolerates
+from asched.cluster.table import NodeTable
+from asched.config.types import PluginArgs
+from asched.framework.cycle_state import CycleState
+from asched.framework.interface import BoolMask, Handle
+from asched.framework.status import Status
+
+NAME: Final = "NodeUnschedulable"
+REASON: Final = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", NO_SCHEDULE)
+
+
+class NodeUnschedulable:
+    name: Final = NAME
+    row_local: Final = True
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
+        if tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):
+            return np.ones(size_of(rows), dtype=np.bool_)
+        schedulable: BoolMask = ~table.unschedulable[rows]
+        return schedulable
+
+    def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
+        return Status.unresolvable(REASON, plugin=NAME)
+
+
+def factory(args: PluginArgs | None, handle: Handle | None) -> NodeUnschedulable:
+    return NodeUnschedulable()

@@ -1,0 +1,22 @@
+"""PrioritySort (QueueSort): higher priority first, then earlier queue time (section 16.1)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from asched.cluster.records import PodInfo
+from asched.config.types import PluginArgs
+from asched.framework.interface import Handle
+
+NAME: Final = "PrioritySort"
+
+
+class PrioritySort:
+    name: Final = NAME
+
+    def sort_key(self, pod: PodInfo, timestamp: float) -> tuple[float, ...]:
+        return (-pod.priority, timestamp)
+
+
+def factory(args: PluginArgs | None, handle: Handle | None) -> PrioritySort:
+    return PrioritySort()

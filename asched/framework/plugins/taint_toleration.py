@@ -1,0 +1,63 @@
+"""TaintToleration (Filter, PreScore, Score): taints repel pods that do not tolerate them.
+
+Section 8. Filter: a node with an untolerated NoSchedule/NoExecute taint is rejected
+(UnschedulableAndUnresolvable), the reason naming the first such taint in the node's
+order. Score: the number of untolerated PreferNoSchedule taints, considering only the
+pod's tolerations with effect PreferNoSchedule or empty; normalized in reverse (fewer is
+better), weight 3.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from asched.cluster.columns import Rows, size_of
+from asched.cluster.records import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, PodInfo, tolerates
+from asched.cluster.table import NodeTable
+from asched.config.types import PluginArgs
+from asched.framework.cycle_state import CycleState
+from asched.framework.interface import BoolMask, Handle, ScoreArray
+from asched.framework.normalize import default_normalize
+from asched.framework.status import Status
+
+NAME: Final = "TaintToleration"
+HARD_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
+SOFT_EFFECTS: Final = frozenset({PREFER_NO_SCHEDULE})
+_PREFER_KEY: Final = f"{NAME}/prefer"
+
+
+class TaintToleration:
+    name: Final = NAME
+    row_local: Final = True
+    normalizes: Final = True
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
+        masks = table.taints.untolerated(pod.tolerations, HARD_EFFECTS)
+        if not any(masks):
+            return np.ones(size_of(rows), dtype=np.bool_)
+        clean: BoolMask = ~table.taints.any_of(masks, rows)
+        return clean
+
+    def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
+        for taint in table.taints.row_taints.get(row, ()):
+            if taint.effect in HARD_EFFECTS and not tolerates(pod.tolerations, taint):
+                reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+                return Status.unresolvable(reason, plugin=NAME)
+        return Status.success()
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        prefer = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
+        state.write(_PREFER_KEY, table.taints.untolerated(prefer, SOFT_EFFECTS))
+        return Status.success()
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
+        return table.taints.count_of(state.read(_PREFER_KEY), rows)
+
+    def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
+        return default_normalize(scores, taking_part, reverse=True)
+
+
+def factory(args: PluginArgs | None, handle: Handle | None) -> TaintToleration:
+    return TaintToleration()

@@ -1,0 +1,84 @@
+"""Stand-ins for the default plugins asched does not model yet.
+
+VolumeBinding, InterPodAffinity and PodTopologySpread keep their upstream names (so
+existing configurations load and their weights show in explanations), but their
+PreFilter is a guard: a pod that needs the feature is rejected as
+UnschedulableAndUnresolvable with a reason saying so (see ``_guards``), never placed
+silently where kube-scheduler would not place it; any other pod gets Skip, and so do
+their Filter and Score. VolumeRestrictions, NodeVolumeLimits and VolumeZone only matter
+for pods with volumes, which VolumeBinding already turns away: they always Skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import numpy as np
+
+from asched.cluster.columns import Rows, size_of
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.config.types import PluginArgs
+from asched.framework.cycle_state import CycleState
+from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.plugins._guards import guard_reason
+from asched.framework.status import Status
+
+NAMES: Final = (
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+)
+
+
+class Unsupported:
+    """A guard PreFilter with pass-through Filter and a skipped Score."""
+
+    row_local: Final = True
+    normalizes: Final = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
+        reason = guard_reason(self.name, pod)
+        if reason is not None:
+            return PreFilterResult(Status.unresolvable(reason, plugin=self.name))
+        return PreFilterResult(Status.skip())
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
+        return np.ones(size_of(rows), dtype=np.bool_)
+
+    def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
+        return Status.success()
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
+        return Status.skip()
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
+        return np.zeros(size_of(rows), dtype=np.int64)
+
+    def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
+        return scores
+
+    def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        return Status.success()
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        return None
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        return Status.success()
+
+
+def factory_for(name: str) -> Callable[[PluginArgs | None, Handle | None], Unsupported]:
+    """A registry factory producing the stand-in named ``name``."""
+
+    def factory(args: PluginArgs | None, handle: Handle | None) -> Unsupported:
+        return Unsupported(name)
+
+    return factory

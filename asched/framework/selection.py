@@ -1,0 +1,87 @@
+"""Which nodes are examined and which one is chosen (sections 2 and 4.5).
+
+``num_feasible_nodes_to_find`` is upstream's formula. :class:`Sampler` reproduces the
+sequential emulation of upstream's filter loop over the zone-interleaved node order:
+start at a rotating index, keep the first ``k`` feasible nodes, advance the index by the
+number of nodes examined. With the feasibility of every row already known (it is one
+vectorised pass), sampling is a gather and a ``flatnonzero``, never a loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from asched.cluster.table import NodeTable
+
+MIN_FEASIBLE_NODES_TO_FIND: Final = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
+
+
+def adaptive_percentage(n_all: int) -> int:
+    """``50 - n/125`` floored at 5 %."""
+    return max(50 - n_all // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+
+
+def num_feasible_nodes_to_find(n_all: int, percentage: int) -> int:
+    """How many feasible nodes to find among ``n_all`` (``percentage`` 0 = adaptive)."""
+    if n_all < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
+        return n_all
+    pct = percentage if percentage > 0 else adaptive_percentage(n_all)
+    return max(n_all * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class Sample:
+    """The candidates of one attempt: ``mask`` over table rows, ``examined`` nodes."""
+
+    mask: npt.NDArray[np.bool_]
+    count: int
+    examined: int
+
+
+class Sampler:
+    """Keeps upstream's rotating start index between attempts."""
+
+    def __init__(self) -> None:
+        self.start = 0
+
+    def sample(self, table: NodeTable, feasible: npt.NDArray[np.bool_], wanted: int) -> Sample:
+        """The first ``wanted`` feasible rows in node order from the start index.
+
+        ``feasible`` is over ``table.rows``. Advances the start index.
+        """
+        n_all = table.n_nodes
+        count = int(np.count_nonzero(feasible))
+        if wanted >= n_all or count <= wanted:  # every node gets examined: start unchanged
+            return Sample(feasible, count, n_all)
+        order = table.order()
+        start = self.start % n_all
+        rotated = np.concatenate((order[start:], order[:start]))
+        positions = np.flatnonzero(feasible[rotated])
+        if len(positions) > wanted:
+            chosen = rotated[positions[:wanted]]
+            examined = int(positions[wanted - 1]) + 1
+        else:
+            chosen = rotated[positions]
+            examined = n_all
+        self.start = (start + examined) % n_all
+        mask = np.zeros(len(feasible), dtype=np.bool_)
+        mask[chosen] = True
+        return Sample(mask, len(chosen), examined)
+
+
+def select_host(
+    totals: npt.NDArray[np.int64], candidates: npt.NDArray[np.bool_], rng: np.random.Generator
+) -> tuple[int, npt.NDArray[np.intp]]:
+    """Pick uniformly among the candidate rows with the highest total.
+
+    Returns the chosen row and all rows sharing the top total (in row order).
+    """
+    masked = np.where(candidates, totals, -1)
+    top_rows = np.flatnonzero(masked == masked.max())
+    chosen = top_rows[0] if len(top_rows) == 1 else top_rows[int(rng.integers(len(top_rows)))]
+    return int(chosen), top_rows
