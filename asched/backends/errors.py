@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asched.errors import AschedError, ApiError
+from asched.errors import ApiError, AschedError
 
 
 class BackendError(AschedError):

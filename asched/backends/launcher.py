@@ -1,0 +1,363 @@
+"""Start a genuine kube-apiserver v1.20.2 (with its etcd) on loopback, and stop it cleanly.
+
+Why: the contract tests treat the genuine API server as the truth the simulator must match, and
+the benchmarks compare asched with kube-scheduler against it. Both need a disposable server that
+starts in seconds, is reachable only from this machine, and leaves nothing behind.
+
+The recipe (``/work/shared/reference/real-apiserver.md``): etcd on two free ports; kube-apiserver
+with TLS only (v1.20 has no plain-HTTP port) from a self-signed certificate it writes into
+``--cert-dir``, a static token file (one ``system:masters`` user), RBAC, service-account keys made
+with openssl, and the admission plugins that need controllers disabled. The kubeconfig embeds the
+server's own certificate as ``certificate-authority-data``, so clients *verify* TLS.
+
+Invariants:
+
+- Everything lives in one temp dir, removed by :meth:`KubeApiServer.stop`.
+- :meth:`KubeApiServer.stop` stops kube-apiserver, then etcd, by PID (SIGTERM, then SIGKILL);
+  it is idempotent and also runs when :meth:`start` fails half-way.
+- The API is synchronous so a session-scoped pytest fixture, a benchmark and the CLI can all use
+  it without an event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+import types
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Self
+
+from asched.backends.errors import LaunchError
+from asched.backends.kubeconfig import write_kubeconfig
+from asched.backends.process import Child, free_port
+from asched.backends.provision import Binaries, provision
+from asched.backends.scheduler import KubeScheduler
+
+logger = logging.getLogger(__name__)
+
+#: The --service-cluster-ip-range; no Services are used, but the flag is required.
+SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
+#: Admission plugins that wait for objects only controllers create (default ServiceAccount,
+#: node taints from a node lifecycle controller).
+DISABLED_ADMISSION_PLUGINS = "ServiceAccount,TaintNodesByCondition"
+
+
+class KubeApiServer:
+    """etcd + kube-apiserver on free loopback ports, in a temp dir.
+
+    Use as a context manager (``with KubeApiServer() as server: ...``) or call :meth:`start` and
+    :meth:`stop`.
+
+    Parameters
+    ----------
+    binaries : Binaries, optional
+        Provisioned executables; by default :func:`~asched.backends.provision.provision` is
+        called (a no-op once cached).
+    ready_timeout : float
+        Seconds to wait for etcd health and for kube-apiserver's ``/readyz``.
+    verbosity : int
+        kube-apiserver's ``--v``.
+    extra_args : sequence of str
+        More kube-apiserver flags, appended last (later flags win).
+    die_with_parent : bool
+        Kill the servers when the starting thread dies (see :mod:`asched.backends.process`).
+
+    Attributes (valid after :meth:`start`)
+    --------------------------------------
+    url : str
+        ``https://127.0.0.1:PORT``.
+    kubeconfig : Path
+        Token + CA kubeconfig for this server.
+    token : str
+        The ``system:masters`` bearer token (never logged).
+    ca_pem : bytes
+        The server's self-signed certificate chain.
+    etcd_url : str
+        ``http://127.0.0.1:PORT``.
+    """
+
+    def __init__(
+        self,
+        *,
+        binaries: Binaries | None = None,
+        ready_timeout: float = 90.0,
+        verbosity: int = 0,
+        extra_args: tuple[str, ...] = (),
+        die_with_parent: bool = True,
+    ) -> None:
+        self._binaries = binaries
+        self._ready_timeout = ready_timeout
+        self._verbosity = verbosity
+        self._extra_args = extra_args
+        self._die_with_parent = die_with_parent
+        self._dir: Path | None = None
+        self._etcd: Child | None = None
+        self._apiserver: Child | None = None
+        self._schedulers: list[KubeScheduler] = []
+        self.port = 0
+        self.etcd_port = 0
+        self.token = ""
+        self.ca_pem = b""
+
+    def __repr__(self) -> str:
+        return f"KubeApiServer(url={self.url!r}, dir={str(self._dir)!r})"
+
+    @property
+    def url(self) -> str:
+        """The server's base URL."""
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def etcd_url(self) -> str:
+        """etcd's client URL."""
+        return f"http://127.0.0.1:{self.etcd_port}"
+
+    @property
+    def directory(self) -> Path:
+        """The temp dir holding logs, data, certificates and the kubeconfig."""
+        if self._dir is None:
+            raise LaunchError("the server is not started")
+        return self._dir
+
+    @property
+    def kubeconfig(self) -> Path:
+        """The kubeconfig file (token + embedded CA)."""
+        return self.directory / "kubeconfig"
+
+    @property
+    def binaries(self) -> Binaries:
+        """The executables in use (provisioned on first access)."""
+        if self._binaries is None:
+            self._binaries = provision()
+        return self._binaries
+
+    def pids(self) -> dict[str, int]:
+        """Return ``{name: pid}`` of the running children (etcd, kube-apiserver, schedulers)."""
+        children = [self._etcd, self._apiserver, *(s.child for s in self._schedulers)]
+        return {c.name: c.pid for c in children if c is not None and c.alive()}
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: types.TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> Self:
+        """Start etcd and kube-apiserver; return when ``/readyz`` answers ``ok``.
+
+        Raises
+        ------
+        LaunchError
+            When a process exits or is not ready in time (the message has its log tail).
+        """
+        if self._dir is not None:
+            raise LaunchError("the server is already started")
+        binaries = self.binaries
+        started = time.monotonic()
+        self._dir = Path(tempfile.mkdtemp(prefix="asched-kube-apiserver-"))
+        try:
+            self._prepare_files()
+            self._start_etcd(binaries)
+            self._start_apiserver(binaries)
+        except BaseException:
+            self.stop()
+            raise
+        logger.info(
+            "kube-apiserver %s ready at %s in %.1f s (dir %s)",
+            "v1.20.2",
+            self.url,
+            time.monotonic() - started,
+            self._dir,
+        )
+        return self
+
+    def stop(self) -> None:
+        """Stop schedulers, kube-apiserver and etcd by PID; remove the temp dir. Idempotent."""
+        for scheduler in self._schedulers:
+            scheduler.stop()
+        self._schedulers.clear()
+        for child in (self._apiserver, self._etcd):
+            if child is not None:
+                child.stop()
+        self._apiserver = self._etcd = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            logger.info("kube-apiserver at %s stopped", self.url)
+        self._dir = None
+
+    def restart_apiserver(self) -> None:
+        """Restart kube-apiserver on the same port, keeping etcd (and so all objects).
+
+        The watch caches start empty at the current revision, so every resourceVersion issued
+        before the restart becomes too old: the way to provoke 410 Gone on demand.
+        """
+        if self._apiserver is None:
+            raise LaunchError("the server is not started")
+        self._apiserver.stop()
+        self._start_apiserver(self.binaries)
+
+    def etcd_revision(self) -> int:
+        """Return etcd's current revision (what resourceVersions are made of)."""
+        out = self._etcdctl("endpoint", "status", "--write-out=json")
+        status: list[dict[str, Any]] = json.loads(out)
+        return int(status[0]["Status"]["header"]["revision"])
+
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision and return that revision.
+
+        Watches that are served by etcd rather than a watch cache (e.g. core/v1 events, which
+        have no watch cache in v1.20) then answer 410 for any older resourceVersion.
+        """
+        revision = self.etcd_revision()
+        self._etcdctl("compact", str(revision), "--physical")
+        return revision
+
+    def start_scheduler(
+        self, config: Path | dict[str, Any] | None = None, *, verbosity: int = 0
+    ) -> KubeScheduler:
+        """Start kube-scheduler v1.20.2 against this server and wait until it is healthy.
+
+        Parameters
+        ----------
+        config : Path or dict, optional
+            A KubeSchedulerConfiguration (file or mapping). Its ``clientConnection.kubeconfig``
+            and ``leaderElection.leaderElect`` are set for this server; without a config the
+            default profile is used (``kubescheduler.config.k8s.io/v1beta1``).
+        """
+        scheduler = KubeScheduler(
+            binary=self.binaries.kube_scheduler,
+            kubeconfig=self.kubeconfig,
+            workdir=Path(tempfile.mkdtemp(prefix="scheduler-", dir=self.directory)),
+            config=config,
+            verbosity=verbosity,
+            die_with_parent=self._die_with_parent,
+        )
+        self._schedulers.append(scheduler)
+        scheduler.start(timeout=self._ready_timeout)
+        return scheduler
+
+    def _prepare_files(self) -> None:
+        directory = self.directory
+        self.token = secrets.token_hex(24)
+        tokens = directory / "tokens.csv"
+        tokens.write_text(f"{self.token},admin,admin,system:masters\n")
+        tokens.chmod(0o600)
+        (directory / "certs").mkdir()
+        result = subprocess.run(
+            ["openssl", "genrsa", "-out", str(directory / "sa.key"), "2048"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise LaunchError(f"openssl genrsa failed: {result.stderr.strip()}")
+        self.etcd_port = free_port()
+        self.port = free_port()
+
+    def _start_etcd(self, binaries: Binaries) -> None:
+        directory = self.directory
+        peer = f"http://127.0.0.1:{free_port()}"
+        argv = [
+            str(binaries.etcd),
+            "--name=asched",
+            f"--data-dir={directory / 'etcd'}",
+            f"--listen-client-urls={self.etcd_url}",
+            f"--advertise-client-urls={self.etcd_url}",
+            f"--listen-peer-urls={peer}",
+            f"--initial-advertise-peer-urls={peer}",
+            f"--initial-cluster=asched={peer}",
+            "--log-level=warn",
+        ]
+        self._etcd = Child(
+            "etcd", argv, directory / "etcd.log", die_with_parent=self._die_with_parent
+        )
+        self._etcd.wait_until(self._etcd_healthy, timeout=self._ready_timeout, what="healthy")
+
+    def _etcd_healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.etcd_url}/health", timeout=2) as response:
+                return bool(json.loads(response.read()).get("health") == "true")
+        except (OSError, ValueError):
+            return False
+
+    def _start_apiserver(self, binaries: Binaries) -> None:
+        directory = self.directory
+        argv = [
+            str(binaries.kube_apiserver),
+            f"--etcd-servers={self.etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            # 127.0.0.1 is not a valid Endpoints address; there is no Service traffic anyway.
+            "--endpoint-reconciler-type=none",
+            f"--secure-port={self.port}",
+            "--insecure-port=0",
+            f"--cert-dir={directory / 'certs'}",
+            f"--token-auth-file={directory / 'tokens.csv'}",
+            "--authorization-mode=RBAC",
+            f"--service-account-key-file={directory / 'sa.key'}",
+            f"--service-account-signing-key-file={directory / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+            f"--disable-admission-plugins={DISABLED_ADMISSION_PLUGINS}",
+            "--enable-priority-and-fairness=false",
+            "--profiling=false",
+            f"--v={self._verbosity}",
+            *self._extra_args,
+        ]
+        self._apiserver = Child(
+            "kube-apiserver",
+            argv,
+            directory / "kube-apiserver.log",
+            die_with_parent=self._die_with_parent,
+        )
+        certificate = directory / "certs" / "apiserver.crt"
+        self._apiserver.wait_until(
+            certificate.is_file, timeout=self._ready_timeout, what="writing its certificate"
+        )
+        self._apiserver.wait_until(self._cert_complete, timeout=10, what="writing its certificate")
+        self.ca_pem = certificate.read_bytes()
+        write_kubeconfig(self.kubeconfig, server=self.url, ca_pem=self.ca_pem, token=self.token)
+        context = ssl.create_default_context(cadata=self.ca_pem.decode("ascii"))
+        self._apiserver.wait_until(
+            lambda: self._readyz(context), timeout=self._ready_timeout, what="ready (/readyz)"
+        )
+
+    def _cert_complete(self) -> bool:
+        text = (self.directory / "certs" / "apiserver.crt").read_text(errors="replace")
+        return text.count("-----END CERTIFICATE-----") >= 2
+
+    def _readyz(self, context: ssl.SSLContext) -> bool:
+        request = urllib.request.Request(
+            f"{self.url}/readyz", headers={"Authorization": f"Bearer {self.token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5, context=context) as response:
+                return bool(response.status == 200)
+        except urllib.error.HTTPError:
+            return False
+        except (OSError, ssl.SSLError):
+            return False
+
+    def _etcdctl(self, *args: str) -> str:
+        env = {**os.environ, "ETCDCTL_API": "3"}
+        argv = [str(self.binaries.etcdctl), f"--endpoints={self.etcd_url}", *args]
+        result = subprocess.run(
+            argv, capture_output=True, text=True, env=env, check=False, timeout=60
+        )
+        if result.returncode != 0:
+            raise LaunchError(f"etcdctl {' '.join(args)} failed: {result.stderr.strip()}")
+        return result.stdout
