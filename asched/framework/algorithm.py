@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, selection
@@ -81,6 +82,14 @@ class Decision:
             )
         reasons = [r for status in self.failures().values() for r in status.reasons]
         return diagnosis.fit_error_message(n_all, reasons)
+
+
+def _selection(changed: list[int]) -> Rows:
+    """The changed rows as a slice when contiguous (views, no gathers), else an index array."""
+    low, high = min(changed), max(changed)
+    if high - low + 1 == len(changed) or len(set(changed)) == high - low + 1:
+        return slice(low, high + 1)
+    return np.unique(np.asarray(changed, dtype=np.intp))
 
 
 class Algorithm:
@@ -181,8 +190,7 @@ class Algorithm:
             if changed is not None and len(changed) <= _INCREMENTAL_LIMIT * table.size:
                 if changed:
                     self.cache.hits += 1
-                    rows = np.unique(np.asarray(changed, dtype=np.intp))
-                    self._compute(state, pod, entry, rows)
+                    self._compute(state, pod, entry, _selection(changed))
                 entry.mark = table.change_mark
                 return entry
         self.cache.misses += 1
@@ -193,7 +201,7 @@ class Algorithm:
         return entry
 
     def _compute(
-        self, state: CycleState, pod: PodInfo, entry: ClassEntry, rows: npt.NDArray[np.intp] | None
+        self, state: CycleState, pod: PodInfo, entry: ClassEntry, rows: Rows | None
     ) -> None:
         """Fill ``entry`` for ``rows`` (None: every row) from the row-local plugins."""
         fw, table = self.framework, self.table
@@ -201,7 +209,7 @@ class Algorithm:
         entry.feasible[selected] = fw.filter_mask(
             state, pod, table, selected, fw.active_filters(state)
         )
-        fixed = np.zeros(len(entry.feasible) if rows is None else len(rows), dtype=np.int64)
+        fixed = np.zeros(size_of(selected), dtype=np.int64)
         for plugin, weight in fw.active_scores(state):
             raw = fw.run_score(plugin, state, pod, table, selected)
             if rows is None:

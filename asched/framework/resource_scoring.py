@@ -65,8 +65,13 @@ def _columns(table: NodeTable, term: ResourceTerm, rows: Rows) -> tuple[Int64Arr
     return alloc, requested
 
 
-def _weighted_mean(total: Int64Array, weights: Int64Array) -> Int64Array:
-    mean: Int64Array = np.where(weights > 0, total // np.maximum(weights, 1), 0)
+def _weighted_mean(total: Int64Array, weights: Int64Array, everywhere: int = 0) -> Int64Array:
+    """``total // weights`` (0 where no weight); ``everywhere`` is weight every row has."""
+    if not weights.any():
+        mean: Int64Array = total // everywhere if everywhere else np.zeros_like(total)
+        return mean
+    weights = weights + everywhere
+    mean = np.where(weights > 0, total // np.maximum(weights, 1), 0)
     return mean
 
 
@@ -74,14 +79,19 @@ def least_allocated(table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: 
     """``Σ w·(alloc-req)·100//alloc // Σ w`` (0 for a resource with req > alloc)."""
     total = np.zeros(n, dtype=np.int64)
     weights = np.zeros(n, dtype=np.int64)
+    everywhere = 0
     for term in terms:
         alloc, req = _columns(table, term, rows)
+        if n and alloc.min() > 0:  # the common case: skip the zero-allocatable guards
+            total += np.where(req <= alloc, (alloc - req) * MAX_SCORE // alloc, 0) * term.weight
+            everywhere += term.weight
+            continue
         has = alloc > 0
         safe = np.where(has, alloc, 1)
         score = np.where(has & (req <= alloc), (alloc - req) * MAX_SCORE // safe, 0)
         total += score * term.weight
         weights += has * term.weight
-    return _weighted_mean(total, weights)
+    return _weighted_mean(total, weights, everywhere)
 
 
 def most_allocated(table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: int) -> Int64Array:
@@ -149,10 +159,17 @@ def balanced_allocation(
     Two fractions: ``|f0 - f1| / 2``; more: the population standard deviation, summed in
     resource order exactly as upstream does; fewer: 0.
     """
+    columns = [_columns(table, term, rows) for term in terms]
+    if len(columns) == 2 and n and min(alloc.min() for alloc, _ in columns) > 0:
+        # The common case (cpu and memory on every node): two fractions everywhere.
+        (alloc0, req0), (alloc1, req1) = columns
+        f0 = np.minimum(req0 / alloc0, 1.0)
+        f1 = np.minimum(req1 / alloc1, 1.0)
+        common: Int64Array = ((1 - np.abs((f0 - f1) / 2)) * MAX_SCORE).astype(np.int64)
+        return common
     fractions: list[npt.NDArray[np.float64]] = []
     included: list[npt.NDArray[np.bool_]] = []
-    for term in terms:
-        alloc, req = _columns(table, term, rows)
+    for alloc, req in columns:
         has = alloc > 0
         fraction = np.minimum(req / np.where(has, alloc, 1).astype(np.float64), 1.0)
         fractions.append(np.where(has, fraction, 0.0))

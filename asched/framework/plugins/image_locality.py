@@ -37,9 +37,11 @@ class ImageLocality:
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
         n = size_of(rows)
         total_nodes = table.n_nodes
+        held_images = [table.images.holders(normalized_image_name(image)) for image in pod.images]
+        if all(held is None for held in held_images):
+            return np.zeros(n, dtype=np.int64)  # sum 0 clamps to the minimum: score 0
         sums = np.zeros(table.size, dtype=np.int64)
-        for image in pod.images:
-            held = table.images.holders(normalized_image_name(image))
+        for held in held_images:
             if held is None:
                 continue
             holder_rows, sizes = held

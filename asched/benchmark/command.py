@@ -1,0 +1,71 @@
+"""``asched bench``: the core decision benchmark (``core``) and, later, workloads."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+from pathlib import Path
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from asched.benchmark import core
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
+    p = sub.add_parser("core", help="decisions per second of the vectorised core")
+    p.add_argument("--nodes", default="1000,5000,15000,50000", help="comma-separated node counts")
+    p.add_argument("--seconds", type=float, default=3.0, help="time per configuration")
+    p.add_argument("--max-decisions", type=int, default=20000)
+    p.add_argument("--scalar-seconds", type=float, default=5.0)
+    p.add_argument("--no-scalar", action="store_true", help="skip the scalar reference")
+    p.add_argument("--json", help="write the results here")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.bench_command == "core":
+        return run_core(args)
+    return 2
+
+
+def run_core(args: argparse.Namespace) -> int:
+    console = Console(stderr=True, quiet=not sys.stderr.isatty())
+    node_counts = [int(n) for n in args.nodes.split(",") if n.strip()]
+    results: list[core.CoreResult] = []
+    plan = [
+        (n, pct, kind) for n in node_counts for pct in (100, 0) for kind in ("uniform", "distinct")
+    ]
+    with console.status("benchmarking") as status:
+        for n, pct, kind in plan:
+            status.update(f"vectorised: {n} nodes, percentage {pct or 'adaptive'}, {kind} pods")
+            results.append(
+                core.run_vectorised(
+                    n, pct, kind, seconds=args.seconds, max_decisions=args.max_decisions
+                )
+            )
+        if not args.no_scalar:
+            for n in node_counts:
+                status.update(f"scalar reference: {n} nodes")
+                results.append(
+                    core.run_scalar(n, "uniform", seconds=args.scalar_seconds, max_decisions=200)
+                )
+    table = Table(title=f"asched bench core ({platform.processor() or platform.machine()})")
+    for column in ("nodes", "percentage", "implementation", "pods", "decisions/s", "table B/node"):
+        table.add_column(column, justify="right")
+    for r in results:
+        table.add_row(
+            str(r.nodes),
+            str(r.percentage or "adaptive"),
+            r.implementation,
+            r.pods,
+            f"{r.decisions_per_second:,.0f}",
+            f"{r.table_bytes_per_node:,.0f}",
+        )
+    Console().print(table)
+    if args.json:
+        payload = {"results": [r.to_json() for r in results], "machine": platform.uname()._asdict()}
+        Path(args.json).write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
+    return 0

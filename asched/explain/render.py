@@ -1,0 +1,70 @@
+"""The human-readable face of an :class:`~asched.framework.result.Evaluation`: rich tables.
+
+Feasible nodes come first, best total first, with one column per score plugin (its
+normalized score, and its weight in the header); the chosen node is marked. Infeasible
+nodes are summarised by the plugin and reason that rejected them, with counts, so a
+5,000-node cluster still fits on a screen (``limit`` rows of each kind; 0 = all).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from asched.framework.result import Evaluation
+
+
+def render(evaluation: Evaluation, console: Console, *, limit: int = 20) -> None:
+    """Print the evaluation as tables and a one-line verdict."""
+    feasible = [(n, v) for n, v in evaluation.nodes.items() if v.feasible]
+    infeasible = [(n, v) for n, v in evaluation.nodes.items() if not v.feasible]
+    console.print(
+        f"[bold]{evaluation.pod}[/bold] with profile [bold]{evaluation.profile}[/bold]: "
+        f"{len(feasible)} of {len(evaluation.nodes)} nodes feasible"
+    )
+    if feasible:
+        plugins = [p for p in evaluation.weights if any(p in v.scores for _, v in feasible)]
+        table = Table(box=box.SIMPLE_HEAVY, title="Feasible nodes (normalized score per plugin)")
+        table.add_column("node")
+        for plugin in plugins:
+            table.add_column(f"{plugin}\nx{evaluation.weights[plugin]}", justify="right")
+        table.add_column("total", justify="right", style="bold")
+        ranked = sorted(feasible, key=lambda item: (-item[1].total, item[0]))
+        shown = ranked if limit <= 0 else ranked[:limit]
+        for name, verdict in shown:
+            marker = " [green]<- selected[/green]" if name == evaluation.selected else ""
+            top = " *" if name in evaluation.top and name != evaluation.selected else ""
+            cells = [str(verdict.scores[p]) if p in verdict.scores else "-" for p in plugins]
+            table.add_row(f"{name}{top}{marker}", *cells, str(verdict.total))
+        if len(ranked) > len(shown):
+            table.caption = (
+                f"{len(ranked) - len(shown)} more feasible nodes not shown (--limit 0 shows all)"
+            )
+        console.print(table)
+    if infeasible:
+        table = Table(box=box.SIMPLE_HEAVY, title="Infeasible nodes")
+        table.add_column("nodes", justify="right")
+        table.add_column("plugin")
+        table.add_column("code")
+        table.add_column("reasons")
+        table.add_column("examples")
+        groups: Counter[tuple[str, str, str]] = Counter()
+        examples: dict[tuple[str, str, str], list[str]] = {}
+        for name, verdict in infeasible:
+            code = verdict.code.upstream_name if verdict.code is not None else ""
+            key = (verdict.plugin or "", code, "; ".join(verdict.reasons))
+            groups[key] += 1
+            examples.setdefault(key, []).append(name)
+        for key, count in groups.most_common(limit if limit > 0 else None):
+            names = examples[key]
+            sample = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            table.add_row(str(count), *key, sample)
+        console.print(table)
+    if evaluation.selected is not None:
+        tied = f" (tied with {len(evaluation.top) - 1} others)" if len(evaluation.top) > 1 else ""
+        console.print(f"[green]selected:[/green] {evaluation.selected}{tied}")
+    else:
+        console.print(f"[red]unschedulable:[/red] {evaluation.message}")
