@@ -1,0 +1,175 @@
+"""``asched explain`` end to end: the JSON contract and one-line errors on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SNAPSHOT = DATA / "cluster-snapshot.yaml"
+
+
+def explain(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "asched", "explain", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_json_contract_on_a_real_cluster_shape() -> None:
+    result = explain("--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert set(answer) == {"pod", "profile", "nodes", "weights", "selected", "top", "message"}
+    assert answer["pod"] == "shop/frontend-extra"
+    assert answer["profile"] == "default-scheduler"
+    assert answer["message"] is None
+    nodes = answer["nodes"]
+    assert len(nodes) == 7
+    # the control plane and the GPU node keep their NoSchedule taints; worker-a2 is cordoned
+    assert nodes["cp-1"] == {
+        "feasible": False,
+        "plugin": "TaintToleration",
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"],
+    }
+    assert nodes["worker-a2"]["plugin"] == "NodeUnschedulable"
+    assert nodes["gpu-c1"]["reasons"] == ["node(s) had untolerated taint {nvidia.com/gpu: present}"]
+    feasible = {name: v for name, v in nodes.items() if v["feasible"]}
+    assert set(feasible) == {"worker-a1", "worker-b1", "worker-c1", "worker-b2"}
+    for verdict in feasible.values():
+        assert set(verdict) == {"feasible", "scores", "total"}
+        assert verdict["total"] == sum(
+            answer["weights"][p] * s for p, s in verdict["scores"].items()
+        )
+        assert all(0 <= s <= 100 for s in verdict["scores"].values())
+    # worker-b2 has an untolerated PreferNoSchedule taint: TaintToleration scores it 0
+    assert feasible["worker-b2"]["scores"]["TaintToleration"] == 0
+    # no preferred node affinity: NodeAffinity's PreScore skipped, so its score is absent
+    assert all("NodeAffinity" not in v["scores"] for v in feasible.values())
+    assert answer["weights"]["TaintToleration"] == 3
+    best = max(v["total"] for v in feasible.values())
+    assert answer["top"] == [n for n, v in feasible.items() if v["total"] == best]
+    assert answer["selected"] in answer["top"]
+
+
+def test_unschedulable_pod_is_an_answer_with_upstream_message() -> None:
+    result = explain("--snapshot", SNAPSHOT, "--pod", DATA / "pod-too-big.yaml", "-o", "json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["selected"] is None
+    assert answer["top"] == []
+    # 3 workers lack cpu and memory, worker-b2 only memory: 3 cpu, 4 memory (sorted as strings)
+    assert answer["message"] == (
+        "0/7 nodes are available: 1 node(s) had untolerated taint "
+        "{node-role.kubernetes.io/control-plane: }, 1 node(s) had untolerated taint "
+        "{nvidia.com/gpu: present}, 1 node(s) were unschedulable, 3 Insufficient cpu, "
+        "4 Insufficient memory."
+    )
+
+
+def test_table_output_names_the_selected_node() -> None:
+    result = explain("--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml")
+    assert result.returncode == 0, result.stderr
+    assert "selected:" in result.stdout
+    assert "Infeasible nodes" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("pod_yaml", "expected"),
+    [
+        pytest.param(
+            "kind: Pod\nmetadata: {name: bad, namespace: ns}\nspec:\n  containers:\n"
+            "  - name: c\n    resources: {requests: {cpu: 12x}}\n",
+            "Pod ns/bad: spec.containers[0].resources.requests.cpu",
+            id="bad quantity",
+        ),
+        pytest.param(
+            "kind: Pod\nmetadata: {name: sel}\nspec:\n  containers: []\n  affinity:\n"
+            "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+            "        nodeSelectorTerms:\n        - matchExpressions:\n"
+            "          - {key: zone, operator: Near, values: [a]}\n",
+            "nodeSelectorTerms[0].matchExpressions[0].operator",
+            id="invalid selector operator",
+        ),
+        pytest.param("kind: Pod\nmetadata: {name: x\n", "not valid YAML", id="malformed YAML"),
+    ],
+)
+def test_bad_pod_is_a_one_line_error(tmp_path: Path, pod_yaml: str, expected: str) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(pod_yaml)
+    result = explain("--snapshot", SNAPSHOT, "--pod", pod)
+    assert result.returncode == 2
+    assert expected in result.stderr
+    assert str(pod) in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_snapshot_names_file_object_and_field(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(
+        "kind: List\nitems:\n- kind: Node\n  metadata: {name: n1}\n"
+        "  status: {allocatable: {cpu: lots}}\n"
+    )
+    result = explain("--snapshot", snapshot, "--pod", DATA / "pod-frontend.yaml")
+    assert result.returncode == 2
+    assert f"{snapshot}: Node n1: status.allocatable.cpu" in result.stderr
+
+
+def test_bad_config_lists_field_paths(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "percentageOfNodesToScore: -5\nprofiles:\n- schedulerName: s\n  pluginConfig:\n"
+        "  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n"
+        "        resources: [{name: cpu, weight: 101}]\n"
+    )
+    result = explain(
+        "--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml", "--config", config
+    )
+    assert result.returncode == 2
+    assert "percentageOfNodesToScore" in result.stderr
+    assert "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight" in result.stderr
+
+
+def test_scheduler_name_picks_the_profile(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: spread\n- schedulerName: pack\n  pluginConfig:\n"
+        "  - name: NodeResourcesFit\n    args:\n      scoringStrategy: {type: MostAllocated}\n"
+    )
+    result = explain(
+        "--snapshot",
+        SNAPSHOT,
+        "--pod",
+        DATA / "pod-frontend.yaml",
+        "--config",
+        config,
+        "--scheduler-name",
+        "pack",
+        "-o",
+        "json",
+    )
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["profile"] == "pack"
+    unknown = explain(
+        "--snapshot",
+        SNAPSHOT,
+        "--pod",
+        DATA / "pod-frontend.yaml",
+        "--config",
+        config,
+        "--scheduler-name",
+        "nope",
+    )
+    assert unknown.returncode == 2
+    assert "no profile named 'nope'" in unknown.stderr

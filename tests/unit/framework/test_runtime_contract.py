@@ -1,0 +1,97 @@
+"""The runtime enforces the plugin array contract and the registry matches the config layer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from asched.benchmark import templates
+from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.table import NodeTable
+from asched.config.load import default_config
+from asched.config.plugins import CAPABILITIES
+from asched.config.types import ResolvedPlugins
+from asched.errors import PluginContractError
+from asched.framework.cycle_state import CycleState
+from asched.framework.registry import REGISTRY
+from asched.framework.runtime import Framework
+
+METHODS = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "sort_key",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "preBind": "pre_bind",
+    "bind": "bind",
+}
+
+
+def test_registry_and_capabilities_agree() -> None:
+    assert set(REGISTRY) == set(CAPABILITIES)
+    for name, points in CAPABILITIES.items():
+        plugin = REGISTRY[name](None, None)
+        for point in points:
+            assert hasattr(plugin, METHODS[point]), f"{name} lacks {point}"
+
+
+class BadFilter:
+    name = "BadFilter"
+    row_local = True
+
+    def __init__(self, result: np.ndarray) -> None:
+        self.result = result
+
+    def filter(self, state, pod, table, rows):
+        return self.result
+
+
+class BadScore:
+    name = "BadScore"
+    row_local = True
+    normalizes = False
+
+    def score(self, state, pod, table, rows):
+        return np.array([150, 10], dtype=np.int64)
+
+
+def two_nodes() -> NodeTable:
+    table = NodeTable()
+    table.upsert_node(decode_node(templates.node("a")))
+    table.upsert_node(decode_node(templates.node("b")))
+    return table
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        pytest.param(np.ones(2, dtype=np.int64), id="int mask"),
+        pytest.param(np.ones(3, dtype=np.bool_), id="wrong length"),
+    ],
+)
+def test_bad_filter_result_is_a_contract_error(result: np.ndarray) -> None:
+    profile = dataclasses.replace(
+        default_config().profiles[0], resolved=ResolvedPlugins(filter=("BadFilter",))
+    )
+    framework = Framework(profile, registry={"BadFilter": lambda args, handle: BadFilter(result)})
+    pod = decode_pod(templates.pod("p"))
+    with pytest.raises(PluginContractError, match="BadFilter"):
+        framework.filter_mask(CycleState(), pod, two_nodes(), slice(0, 2), framework.filter)
+
+
+def test_score_out_of_range_is_a_contract_error() -> None:
+    profile = dataclasses.replace(
+        default_config().profiles[0], resolved=ResolvedPlugins(score=(("BadScore", 1),))
+    )
+    framework = Framework(profile, registry={"BadScore": lambda args, handle: BadScore()})
+    plugin = framework.score[0][0]
+    raw = framework.run_score(
+        plugin, CycleState(), decode_pod(templates.pod("p")), two_nodes(), slice(0, 2)
+    )
+    with pytest.raises(PluginContractError, match=r"\[10, 150\], expected \[0, 100\]"):
+        framework.normalized(plugin, CycleState(), raw, np.ones(2, dtype=np.bool_))
