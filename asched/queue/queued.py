@@ -1,0 +1,32 @@
+"""What the queue knows about a pending pod (upstream's QueuedPodInfo)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from asched.cluster.records import PodInfo
+
+
+@dataclass(slots=True)
+class QueuedPod:
+    """A pending pod and its scheduling history.
+
+    ``timestamp`` is the loop time it was last (re)added, which orders equal-priority
+    pods; ``initial_attempt`` is when it first entered the active queue (for latency);
+    ``attempts`` counts pops; ``rejected_by`` names the plugins that found it
+    unschedulable last time (cluster events are matched against them).
+    """
+
+    pod: PodInfo
+    timestamp: float
+    initial_attempt: float | None = None
+    attempts: int = 0
+    rejected_by: frozenset[str] = frozenset()
+    gated: bool = False
+    generation: int = 0
+    unschedulable_since: float = 0.0
+    sequence: int = field(default=0, compare=False)
+
+    @property
+    def key(self) -> str:
+        return self.pod.key

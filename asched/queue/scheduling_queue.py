@@ -1,0 +1,278 @@
+"""The scheduling queue: activeQ, backoffQ and the parked unschedulable pods (section 16).
+
+State machine of one pending pod (keyed by ``namespace/name``)::
+
+          add                        pop                    bound / gone
+    ───────────> active ───────────────────> in flight ─────────────────> (done)
+                  ^   ^                          │
+       expiry     │   │ event / 5 min            │ failed
+    backoff ──────┘   └────── unschedulable <────┤ (rejected, no event since its cycle)
+       ^                                         │
+       └─────────────────────────────────────────┘ (error, or an event during its cycle)
+
+A pod is in exactly one place at a time (``_where``); heaps use lazy deletion, so moves
+are O(log n). Times are loop time from the injected ``clock`` (tests pass a fake one).
+Everything here is synchronous: the caller owns the event loop and wakes the cycle when
+``wakeup`` fires.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from typing import Final
+
+from asched.cluster.records import PodInfo
+from asched.framework.status import Code, Status
+from asched.queue.backoff import backoff_seconds
+from asched.queue.events import ClusterEvent, interested
+from asched.queue.queued import QueuedPod
+
+ACTIVE: Final = "active"
+BACKOFF: Final = "backoff"
+UNSCHEDULABLE: Final = "unschedulable"
+GATED: Final = "gated"
+IN_FLIGHT: Final = "in-flight"
+DEFAULT_MAX_UNSCHEDULABLE_SECONDS: Final = 300.0
+
+SortKey = Callable[[PodInfo, float], tuple[float, ...]]
+
+
+def priority_sort_key(pod: PodInfo, timestamp: float) -> tuple[float, ...]:
+    """PrioritySort: higher priority first, then earlier queue time."""
+    return (-pod.priority, timestamp)
+
+
+class SchedulingQueue:
+    """Pending pods of all profiles; see the module docstring for the state machine."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        sort_key: SortKey = priority_sort_key,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_unschedulable: float = DEFAULT_MAX_UNSCHEDULABLE_SECONDS,
+        pre_enqueue: Callable[[PodInfo], Status] | None = None,
+        wakeup: Callable[[], None] | None = None,
+    ) -> None:
+        self._clock = clock
+        self._sort_key = sort_key
+        self._initial_backoff = initial_backoff
+        self._max_backoff = max_backoff
+        self._max_unschedulable = max_unschedulable
+        self._pre_enqueue = pre_enqueue
+        self._wakeup = wakeup
+        self._active: list[tuple[tuple[float, ...], int, int, QueuedPod]] = []
+        self._backoff: list[tuple[float, int, int, QueuedPod]] = []
+        self._parked: dict[str, QueuedPod] = {}
+        self._where: dict[str, tuple[str, int]] = {}
+        self._in_flight: dict[str, QueuedPod] = {}
+        self._deleted_in_flight: set[str] = set()
+        self._sequence = itertools.count()
+        self.scheduling_cycle = 0
+        self.move_request_cycle = -1
+
+    # ------------------------------------------------------------------ helpers
+    def _now(self) -> float:
+        return self._clock()
+
+    def _token(self) -> int:
+        return next(self._sequence)
+
+    def _push_active(self, qp: QueuedPod) -> None:
+        token = self._token()
+        if qp.initial_attempt is None:
+            qp.initial_attempt = self._now()
+        heapq.heappush(self._active, (self._sort_key(qp.pod, qp.timestamp), token, token, qp))
+        self._where[qp.key] = (ACTIVE, token)
+        if self._wakeup is not None:
+            self._wakeup()
+
+    def _backoff_expiry(self, qp: QueuedPod) -> float:
+        return qp.timestamp + backoff_seconds(qp.attempts, self._initial_backoff, self._max_backoff)
+
+    def _push_backoff_or_active(self, qp: QueuedPod) -> None:
+        expiry = self._backoff_expiry(qp)
+        if expiry <= self._now():
+            self._push_active(qp)
+            return
+        token = self._token()
+        heapq.heappush(self._backoff, (expiry, token, token, qp))
+        self._where[qp.key] = (BACKOFF, token)
+
+    def _park(self, qp: QueuedPod, place: str = UNSCHEDULABLE) -> None:
+        qp.unschedulable_since = self._now()
+        self._parked[qp.key] = qp
+        self._where[qp.key] = (place, -1)
+
+    def _take(self, key: str) -> QueuedPod | None:
+        """Remove a queued (not in-flight) pod from wherever it is; lazy for heaps."""
+        place = self._where.pop(key, None)
+        if place is None:
+            return None
+        if place[0] in (UNSCHEDULABLE, GATED):
+            return self._parked.pop(key)
+        heap = self._active if place[0] == ACTIVE else self._backoff
+        for entry in heap:
+            if entry[2] == place[1]:
+                return entry[3]
+        return None
+
+    def _gated(self, pod: PodInfo) -> bool:
+        return self._pre_enqueue is not None and not self._pre_enqueue(pod).ok
+
+    # ------------------------------------------------------------------ events
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod (or one seen again after a relist)."""
+        if pod.key in self._in_flight:
+            self._in_flight[pod.key].pod = pod
+            return
+        if pod.key in self._where:
+            self.update(pod)
+            return
+        qp = QueuedPod(pod, timestamp=self._now())
+        if self._gated(pod):
+            qp.gated = True
+            self._park(qp, GATED)
+        else:
+            self._push_active(qp)
+
+    def update(self, pod: PodInfo) -> None:
+        """A pending pod changed: update it in place, or give a parked pod another chance."""
+        key = pod.key
+        if key in self._in_flight:
+            self._in_flight[key].pod = pod
+            return
+        place = self._where.get(key)
+        if place is None:
+            self.add(pod)
+            return
+        if place[0] in (UNSCHEDULABLE, GATED):
+            qp = self._parked.pop(key)
+            del self._where[key]
+            qp.pod = pod
+            if self._gated(pod):
+                qp.gated = True
+                self._park(qp, GATED)
+            elif qp.gated:
+                qp.gated = False
+                qp.timestamp = self._now()
+                self._push_active(qp)
+            else:
+                self._push_backoff_or_active(qp)
+            return
+        queued = self._take(key)
+        if queued is not None:
+            queued.pod = pod
+            if place[0] == ACTIVE:
+                self._push_active(queued)
+            else:
+                self._push_backoff_or_active(queued)
+
+    def delete(self, key: str) -> None:
+        """The pod is gone (deleted, or bound by someone else): forget it everywhere."""
+        if key in self._in_flight:
+            self._deleted_in_flight.add(key)
+        self._take(key)
+
+    # ------------------------------------------------------------------ the cycle
+    def pop(self) -> QueuedPod | None:
+        """The next pod to schedule, or None when activeQ is empty (after a flush)."""
+        self.flush()
+        while self._active:
+            _, _, token, qp = heapq.heappop(self._active)
+            if self._where.get(qp.key) != (ACTIVE, token):
+                continue  # stale heap entry of a pod that moved or left
+            del self._where[qp.key]
+            qp.attempts += 1
+            self.scheduling_cycle += 1
+            qp.generation = self.scheduling_cycle
+            self._in_flight[qp.key] = qp
+            return qp
+        return None
+
+    def done(self, key: str) -> None:
+        """The pod left the scheduler's hands (bound, or dropped)."""
+        self._in_flight.pop(key, None)
+        self._deleted_in_flight.discard(key)
+
+    def requeue(self, qp: QueuedPod, status: Status) -> bool:
+        """Put a pod whose attempt failed back (section 16.4); False if it is gone."""
+        key = qp.key
+        self._in_flight.pop(key, None)
+        if key in self._deleted_in_flight:
+            self._deleted_in_flight.discard(key)
+            return False
+        qp.timestamp = self._now()
+        rejected = status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        qp.rejected_by = frozenset({status.plugin}) if rejected and status.plugin else frozenset()
+        if not rejected or self.move_request_cycle >= qp.generation:
+            self._push_backoff_or_active(qp)
+        else:
+            self._park(qp)
+        return True
+
+    def reject_plugins(self, qp: QueuedPod, plugins: frozenset[str]) -> None:
+        """Record every plugin that rejected the pod on some node (for event matching)."""
+        qp.rejected_by = plugins
+
+    # ------------------------------------------------------------------ moves
+    def move(self, event: ClusterEvent) -> int:
+        """Move parked pods that ``event`` may help; return how many moved."""
+        self.move_request_cycle = self.scheduling_cycle
+        moved = [
+            qp for qp in self._parked.values() if not qp.gated and interested(qp.rejected_by, event)
+        ]
+        for qp in moved:
+            del self._parked[qp.key]
+            del self._where[qp.key]
+            self._push_backoff_or_active(qp)
+        return len(moved)
+
+    def flush(self) -> None:
+        """Backoff expiries to activeQ; pods parked too long back into play."""
+        now = self._now()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, token, qp = heapq.heappop(self._backoff)
+            if self._where.get(qp.key) == (BACKOFF, token):
+                self._push_active(qp)
+        stale = [
+            qp
+            for qp in self._parked.values()
+            if not qp.gated and now - qp.unschedulable_since >= self._max_unschedulable
+        ]
+        for qp in stale:
+            del self._parked[qp.key]
+            del self._where[qp.key]
+            self._push_backoff_or_active(qp)
+
+    def next_wakeup(self) -> float | None:
+        """Loop time of the next backoff expiry or parked-pod timeout, if any."""
+        times = [entry[0] for entry in self._backoff[:1]]
+        times += [
+            qp.unschedulable_since + self._max_unschedulable
+            for qp in self._parked.values()
+            if not qp.gated
+        ]
+        return min(times) if times else None
+
+    # ------------------------------------------------------------------ views
+    def pending(self) -> dict[str, int]:
+        """Pending pods per queue (``active``, ``backoff``, ``unschedulable``, ``gated``)."""
+        counts = dict.fromkeys((ACTIVE, BACKOFF, UNSCHEDULABLE, GATED), 0)
+        for place, _ in self._where.values():
+            counts[place] += 1
+        return counts
+
+    def where(self, key: str) -> str | None:
+        """Which queue holds ``key`` (``in-flight`` while being scheduled or bound)."""
+        if key in self._in_flight:
+            return IN_FLIGHT
+        place = self._where.get(key)
+        return None if place is None else place[0]
+
+    def __len__(self) -> int:
+        return len(self._where) + len(self._in_flight)
