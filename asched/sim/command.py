@@ -1,0 +1,199 @@
+"""``asched sim``: run the simulated Kubernetes API server in its own process.
+
+Contract with test fixtures and benchmarks: with ``--port 0`` a free port is chosen; once
+the server listens, a kubeconfig with the real URL and the bearer token (generated unless
+``--token`` is given) is written atomically to ``--kubeconfig-out``; SIGTERM or SIGINT
+stops the server cleanly and the command exits 0. The event loop is uvloop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import uvloop
+
+from asched.errors import InputError
+from asched.sim import kubeconfig, nodes
+from asched.sim.server import SimConfig, SimServer
+
+logger = logging.getLogger(__name__)
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Register the options of ``asched sim``."""
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument(
+        "--nodes",
+        type=_non_negative_int,
+        default=0,
+        help="hollow nodes to create (node-0, node-1, ...)",
+    )
+    cluster.add_argument(
+        "--node-template",
+        type=Path,
+        metavar="FILE",
+        help="YAML Node used as the hollow node template (default: cpu 4, memory 32Gi, pods 110)",
+    )
+    cluster.add_argument(
+        "--zones",
+        type=_non_negative_int,
+        default=1,
+        help="spread topology.kubernetes.io/zone over this many zones (0: no zone label)",
+    )
+    cluster.add_argument(
+        "--snapshot",
+        type=Path,
+        metavar="FILE",
+        help="load objects from a `kubectl get ... -A -o yaml` export",
+    )
+    cluster.add_argument(
+        "--run-pods-after",
+        type=_non_negative_float,
+        metavar="SECONDS",
+        help="mark bound pods Running after this many seconds",
+    )
+    cluster.add_argument(
+        "--time-scale",
+        type=_positive_float,
+        default=1.0,
+        help="multiply simulated durations (grace periods, --run-pods-after) by this",
+    )
+    server = parser.add_argument_group("server")
+    server.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    server.add_argument(
+        "--port", type=_non_negative_int, default=0, help="port (0: pick a free one)"
+    )
+    server.add_argument(
+        "--kubeconfig-out", type=Path, metavar="FILE", help="write a kubeconfig here once listening"
+    )
+    server.add_argument("--token", help="bearer token clients must send (default: generated)")
+    server.add_argument(
+        "--tls", action="store_true", help="serve HTTPS with a generated self-signed CA"
+    )
+    server.add_argument(
+        "--history",
+        type=_non_negative_int,
+        default=10_000,
+        help="watch events kept per resource (older versions get 410)",
+    )
+    server.add_argument(
+        "--bookmark-interval",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="BOOKMARK period for watches that allow them",
+    )
+    server.add_argument("--seed", type=int, help="seed for generated names and injected faults")
+    faults = parser.add_argument_group("faults (also settable at run time: POST /admin/faults)")
+    faults.add_argument(
+        "--watch-cut-after",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="cut every watch this long after it starts",
+    )
+    faults.add_argument(
+        "--bind-error-rate", type=_fraction, default=0.0, help="fraction of binding calls that fail"
+    )
+    faults.add_argument(
+        "--bind-error-code",
+        type=int,
+        choices=(409, 500),
+        default=500,
+        help="status of failed binding calls",
+    )
+    faults.add_argument(
+        "--latency-ms", type=_non_negative_float, default=0.0, help="latency added to every request"
+    )
+
+
+def config_from(args: argparse.Namespace) -> SimConfig:
+    """Build the server configuration, reading the template and snapshot files."""
+    template = nodes.load_template(args.node_template) if args.node_template else None
+    snapshot = tuple(nodes.load_snapshot(args.snapshot)) if args.snapshot else ()
+    return SimConfig(
+        host=args.host,
+        port=args.port,
+        token=args.token,
+        tls=args.tls,
+        nodes=args.nodes,
+        node_template=template,
+        zones=args.zones,
+        snapshot=snapshot,
+        run_pods_after=args.run_pods_after,
+        history=args.history,
+        bookmark_interval=args.bookmark_interval,
+        time_scale=args.time_scale,
+        watch_cut_after=args.watch_cut_after,
+        bind_error_rate=args.bind_error_rate,
+        bind_error_code=args.bind_error_code,
+        latency_ms=args.latency_ms,
+        seed=args.seed,
+    )
+
+
+async def serve(config: SimConfig, kubeconfig_out: Path | None) -> int:
+    """Run until SIGTERM or SIGINT; return the exit status."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    server = SimServer(config)
+    try:
+        await server.start()
+    except OSError as exc:
+        raise InputError(
+            f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}"
+        ) from None
+    try:
+        if kubeconfig_out is not None:
+            kubeconfig.write_atomically(kubeconfig_out, server.kubeconfig())
+        print(f"asched sim: serving on {server.url}", file=sys.stderr, flush=True)
+        await stopping.wait()
+    finally:
+        logger.info("stopping")
+        await server.stop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``asched sim``."""
+    config = config_from(args)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(serve(config, args.kubeconfig_out))

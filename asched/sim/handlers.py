@@ -1,0 +1,445 @@
+"""The HTTP face of the simulated server: one aiohttp low-level handler for every request.
+
+Order of work for a request: injected latency, bearer-token check (401), admin and
+discovery paths, then :func:`asched.sim.routing.parse` and the verb. Bodies are decoded
+with orjson; answers are pre-encoded bytes (see :mod:`asched.sim.views`). Every
+:class:`~asched.sim.apierrors.StatusError` becomes a ``kind: Status`` answer here and
+nowhere else; any other exception is logged and answered 500, so bad input never stops
+the server.
+
+The binding POST is the benchmark's hot path: it avoids the generic machinery (no
+query parsing, no object encoding in the answer, a constant 201 body).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+import orjson
+import yaml
+from aiohttp import web
+
+from asched.sim import (
+    admin,
+    apierrors,
+    discovery,
+    lifecycle,
+    patch,
+    protobuf,
+    routing,
+    selectors,
+    tables,
+    views,
+    watch,
+)
+from asched.sim.apierrors import StatusError
+from asched.sim.faults import Faults
+from asched.sim.registry import ListOptions, Registry, parse_rv
+from asched.sim.resources import ResourceSpec
+from asched.sim.store import Entry, Event, TooOld
+
+logger = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+HEADERS: Final = {"Content-Type": "application/json", "Cache-Control": "no-cache, private"}
+BOUND: Final = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}'
+PUBLIC_PATHS: Final = frozenset({"/version", "/healthz", "/livez", "/readyz"})
+PATCH_TYPES: Final = [patch.JSON_PATCH, patch.MERGE_PATCH, patch.STRATEGIC_PATCH]
+#: how long a list or watch waits for a future resourceVersion before 504 (as 1.20: 3 s).
+FUTURE_RV_WAIT: Final = 3.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiSettings:
+    """Per-server settings of the handler."""
+
+    token: str
+    bookmark_interval: float = 60.0
+    watch_queue_limit: int = 100_000
+    default_watch_timeout: float = 1800.0
+
+
+class Controls(admin.Controls, Protocol):
+    """What the handler needs from the server object (restart, stats)."""
+
+
+def _json(body: bytes, status: int = 200) -> web.Response:
+    return web.Response(body=body, status=status, headers=HEADERS)
+
+
+def status_response(error: StatusError) -> web.Response:
+    """The ``kind: Status`` answer of a failure."""
+    return _json(orjson.dumps(error.body()), error.code)
+
+
+def _flag(value: str | None) -> bool:
+    return value in ("true", "1", "True")
+
+
+def _wants_table(request: web.BaseRequest) -> bool:
+    accept = request.headers.get("Accept", "")
+    return tables.TABLE_MEDIA in accept and "g=meta.k8s.io" in accept
+
+
+class Api:
+    """The request handler (``aiohttp.web.Server`` calls it for every request)."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        faults: Faults,
+        settings: ApiSettings,
+        controls: Controls,
+        stats: admin.Stats,
+    ) -> None:
+        self.registry = registry
+        self.faults = faults
+        self.settings = settings
+        self.controls = controls
+        self.stats = stats
+        self._bearer = f"Bearer {settings.token}"
+        self._discovery = discovery.build()
+
+    async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
+        """Answer one request; never raises (except cancellation)."""
+        self.stats.requests += 1
+        try:
+            if self.faults.latency_ms:
+                await asyncio.sleep(self.faults.latency_ms / 1000)
+            path = request.path
+            auth = request.headers.get("Authorization")
+            if auth != self._bearer and not (auth is None and path in PUBLIC_PATHS):
+                raise apierrors.unauthorized()
+            if path.endswith("/binding") and request.method == "POST":
+                return await self._bind(request, path)
+            if path.startswith("/admin/"):
+                return await admin.handle(request, self.controls, self.faults, self.stats)
+            document = self._discovery.get(path.rstrip("/") or "/")
+            if document is not None and request.method == "GET":
+                return _json(document)
+            if path in PUBLIC_PATHS:
+                return web.Response(text="ok", content_type="text/plain")
+            if path == "/openapi/v2" and request.method == "GET":
+                return _openapi(request)
+            return await self._resource(request, routing.parse(path))
+        except StatusError as error:
+            return status_response(error)
+        except Exception:
+            logger.exception("unexpected failure answering %s %s", request.method, request.path)
+            return status_response(apierrors.internal("the simulated server failed; see its log"))
+
+    async def _body(self, request: web.BaseRequest) -> Any:
+        raw = await request.read()
+        content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
+        if content_type in ("application/yaml", "application/x-yaml"):
+            try:
+                return yaml.safe_load(raw)
+            except yaml.YAMLError as exc:
+                raise apierrors.bad_request(
+                    f"couldn't get version/kind; yaml parse error: {exc}"
+                ) from None
+        if content_type == protobuf.MEDIA_TYPE:
+            try:
+                return protobuf.decode(raw)
+            except (protobuf.ProtobufError, UnicodeDecodeError) as exc:
+                logger.debug("refusing a protobuf body: %s", exc)
+                raise apierrors.unsupported_media_type(
+                    content_type, ["application/json", "application/yaml"]
+                ) from None
+        if content_type not in ("application/json", "*/*", ""):
+            raise apierrors.unsupported_media_type(
+                content_type, ["application/json", "application/yaml"]
+            )
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise apierrors.bad_request(
+                f"couldn't get version/kind; json parse error: {exc}"
+            ) from None
+
+    async def _bind(self, request: web.BaseRequest, path: str) -> web.Response:
+        """``POST .../namespaces/<ns>/pods/<name>/binding`` (hot path)."""
+        parts = path.split("/")
+        # "", "api", "v1", "namespaces", ns, "pods", name, "binding"
+        if (
+            len(parts) != 8
+            or parts[1] != "api"
+            or parts[2] != "v1"
+            or parts[3] != "namespaces"
+            or parts[5] != "pods"
+        ):
+            raise apierrors.path_not_found()
+        body = await self._body(request)
+        name = parts[6]
+        if isinstance(body, dict) and (body.get("metadata") or {}).get("name", name) != name:
+            raise apierrors.bad_request("name in URL does not match name in Binding object")
+        return self._binding(parts[4], name, body)
+
+    def _binding(self, namespace: str, name: str, body: Any) -> web.Response:
+        self.stats.bindings += 1
+        if self.faults.bind_fails():
+            self.stats.bind_faults += 1
+            if self.faults.bind_error_code == 409:
+                raise apierrors.conflict("pods/binding", "", name, "injected fault (asched sim)")
+            raise apierrors.internal("injected fault (asched sim)")
+        lifecycle.bind(self.registry, namespace, name, body)
+        return _json(BOUND, 201)
+
+    async def _resource(self, request: web.BaseRequest, route: routing.Route) -> web.StreamResponse:
+        method = request.method
+        query = request.query
+        if route.spec is None:  # POST /api/v1/namespaces/<ns>/bindings
+            if method != "POST":
+                raise apierrors.method_not_allowed()
+            body = await self._body(request)
+            name = (body.get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""
+            return self._binding(route.namespace or "", name, body)
+        spec = route.spec
+        namespace = route.namespace or ""
+        dry_run = bool(query.get("dryRun"))
+        if not route.name:
+            if method == "GET":
+                self._verb(spec, "watch" if route.watch or _flag(query.get("watch")) else "list")
+                if route.watch or _flag(query.get("watch")):
+                    return await self._watch(
+                        request, spec, route.namespace, _list_options(spec, query)
+                    )
+                return self._list(request, spec, route.namespace, _list_options(spec, query))
+            if method == "POST":
+                self._verb(spec, "create")
+                entry = self.registry.create(
+                    spec, namespace, await self._body(request), dry_run=dry_run
+                )
+                return _json(views.object_bytes(spec, entry), 201)
+            if method == "DELETE":
+                self._verb(spec, "deletecollection")
+                options = await self._delete_options(request)
+                deleted = lifecycle.delete_collection(
+                    self.registry, spec, route.namespace, _list_options(spec, query), options
+                )
+                return _json(
+                    views.list_bytes(
+                        spec, deleted, {"resourceVersion": str(self.registry.store.rv)}
+                    )
+                )
+            raise apierrors.method_not_allowed()
+        if route.watch:
+            watch_options = _list_options(spec, query)
+            pinned = selectors.parse_fields(f"metadata.name={route.name}", spec.fields)
+            watch_options.fields = selectors.FieldSelector(
+                watch_options.fields.terms + pinned.terms
+            )
+            return await self._watch(request, spec, route.namespace, watch_options)
+        if route.subresource == "binding":
+            raise apierrors.method_not_allowed()
+        if method == "GET":
+            entry = self.registry.get(spec, namespace, route.name)
+            if _wants_table(request):
+                return _json(tables.table(spec, [entry], {"resourceVersion": str(entry.rv)}))
+            return _json(views.object_bytes(spec, entry))
+        if method == "PUT":
+            entry, created = self.registry.update(
+                spec,
+                namespace,
+                route.name,
+                await self._body(request),
+                subresource=route.subresource,
+                dry_run=dry_run,
+            )
+            return _json(views.object_bytes(spec, entry), 201 if created else 200)
+        if method == "PATCH":
+            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+            if content_type not in PATCH_TYPES:
+                raise apierrors.unsupported_media_type(
+                    content_type, [*PATCH_TYPES, patch.APPLY_PATCH]
+                )
+            entry = self.registry.patch(
+                spec,
+                namespace,
+                route.name,
+                content_type,
+                await request.read(),
+                subresource=route.subresource,
+                dry_run=dry_run,
+            )
+            return _json(views.object_bytes(spec, entry))
+        if method == "DELETE" and not route.subresource:
+            options = await self._delete_options(request)
+            entry, gone = lifecycle.delete(
+                self.registry, spec, namespace, route.name, options, dry_run=dry_run
+            )
+            if gone and not spec.return_deleted:
+                details: JSON = {"name": route.name}
+                if spec.group:
+                    details["group"] = spec.group
+                details["kind"] = spec.resource
+                details["uid"] = entry.obj["metadata"].get("uid", "")
+                body = {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": details,
+                }
+                return _json(orjson.dumps(body))
+            return _json(views.object_bytes(spec, entry))
+        raise apierrors.method_not_allowed()
+
+    def _verb(self, spec: ResourceSpec, verb: str) -> None:
+        if verb not in spec.verbs:
+            raise apierrors.method_not_allowed()
+
+    async def _delete_options(self, request: web.BaseRequest) -> JSON:
+        options: JSON = {}
+        if request.can_read_body:
+            raw = await request.read()
+            if raw.strip():
+                try:
+                    parsed = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    raise apierrors.bad_request(
+                        f"couldn't get version/kind; json parse error: {exc}"
+                    ) from None
+                if not isinstance(parsed, dict):
+                    raise apierrors.bad_request("DeleteOptions must be a JSON object")
+                options = parsed
+        grace = request.query.get("gracePeriodSeconds")
+        if grace is not None:
+            try:
+                options["gracePeriodSeconds"] = int(grace)
+            except ValueError:
+                raise apierrors.bad_request(
+                    f"gracePeriodSeconds: invalid value {grace!r}"
+                ) from None
+        return options
+
+    def _list(
+        self,
+        request: web.BaseRequest,
+        spec: ResourceSpec,
+        namespace: str | None,
+        options: ListOptions,
+    ) -> web.Response:
+        entries, meta = self.registry.list(spec, namespace, options)
+        if _wants_table(request):
+            return _json(tables.table(spec, entries, meta))
+        return _json(views.list_bytes(spec, entries, meta))
+
+    async def _watch(
+        self,
+        request: web.BaseRequest,
+        spec: ResourceSpec,
+        namespace: str | None,
+        options: ListOptions,
+    ) -> web.StreamResponse:
+        self.stats.watches += 1
+        loop = asyncio.get_running_loop()
+        store = self.registry.store
+        table = self.registry.table(spec)
+        query = request.query
+        table_mode = _wants_table(request)
+        timeout = self.settings.default_watch_timeout
+        if query.get("timeoutSeconds"):
+            try:
+                timeout = float(int(query["timeoutSeconds"]))
+            except ValueError:
+                raise apierrors.bad_request(
+                    f"timeoutSeconds: invalid value {query['timeoutSeconds']!r}"
+                ) from None
+        rv_text = options.resource_version
+        history: list[Event] = []
+        initial: list[bytes] = []
+        if rv_text in ("", "0"):
+            start_rv = store.rv
+            found, _ = self.registry.list(
+                spec, namespace, ListOptions(labels=options.labels, fields=options.fields)
+            )
+            initial = [_added(spec, entry, table_mode=table_mode) for entry in found]
+        else:
+            start_rv = parse_rv(rv_text)
+            waited = 0.0
+            while start_rv > store.rv and waited < FUTURE_RV_WAIT:
+                await asyncio.sleep(0.05)
+                waited += 0.05
+            if start_rv > store.rv:
+                raise apierrors.too_large_resource_version(start_rv, store.rv)
+            try:
+                history = table.since(start_rv)
+            except TooOld as exc:
+                error = apierrors.expired(str(exc))
+                return await _one_error(request, error)
+        render: watch.Render = functools.partial(
+            tables.watch_line if table_mode else views.watch_line, spec
+        )
+        watcher = watch.Watcher(
+            render,
+            namespace,
+            options.labels,
+            options.fields,
+            start_rv=start_rv,
+            queue_limit=self.settings.watch_queue_limit,
+        )
+        for line in initial:
+            watcher.queue_line(line)
+        for event in history:
+            watcher.offer(event)
+        table.subscribers.add(watcher)
+        now = loop.time()
+        cut = self.faults.watch_cut_after
+        times = watch.StreamTimes(
+            deadline=now + timeout,
+            bookmark_every=self.settings.bookmark_interval
+            if _flag(query.get("allowWatchBookmarks"))
+            else None,
+            cut_at=now + cut if cut is not None else None,
+        )
+        return await watch.stream(request, spec, table, watcher, times, HEADERS)
+
+
+def _openapi(request: web.BaseRequest) -> web.Response:
+    if "protobuf" in request.headers.get("Accept", ""):
+        return web.Response(
+            body=discovery.OPENAPI_V2_PROTOBUF,
+            headers={"Content-Type": discovery.OPENAPI_V2_PROTOBUF_TYPE},
+        )
+    return _json(discovery.OPENAPI_V2_JSON)
+
+
+def _added(spec: ResourceSpec, entry: Entry, *, table_mode: bool) -> bytes:
+    if table_mode:
+        obj = dict(entry.obj)
+        return tables.initial_line(spec, obj)
+    return b'{"type":"ADDED","object":' + views.object_bytes(spec, entry) + b"}\n"
+
+
+async def _one_error(request: web.BaseRequest, error: StatusError) -> web.StreamResponse:
+    """HTTP 200, one ERROR event, end: how a watch from a too-old version is refused."""
+    response = web.StreamResponse(status=200, headers=HEADERS)
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    await response.write(views.error_line(error.body()))
+    await response.write_eof()
+    return response
+
+
+def _list_options(spec: ResourceSpec, query: Any) -> ListOptions:
+    options = ListOptions()
+    if query.get("labelSelector"):
+        options.labels = selectors.parse_labels(query["labelSelector"])
+    if query.get("fieldSelector"):
+        options.fields = selectors.parse_fields(query["fieldSelector"], spec.fields)
+    limit = query.get("limit")
+    if limit:
+        try:
+            options.limit = max(int(limit), 0)
+        except ValueError:
+            raise apierrors.bad_request(f"limit: invalid value {limit!r}") from None
+    options.continue_token = query.get("continue", "")
+    options.resource_version = query.get("resourceVersion", "")
+    options.resource_version_match = query.get("resourceVersionMatch", "")
+    return options

@@ -1,0 +1,228 @@
+"""Deletion, binding, namespace termination and the hollow kubelet's timers.
+
+These are the verbs whose behaviour is a small state machine rather than a write::
+
+    pod DELETE (bound, grace g > 0)     namespace DELETE
+      live --MODIFIED--> terminating      Active --MODIFIED--> Terminating
+        (deletionTimestamp = now+g)         (contents deleted, as the namespace
+      terminating --after g--> DELETED       controller would) --> DELETED
+
+    object with finalizers: DELETE marks it (deletionTimestamp, grace 0, MODIFIED);
+    the update that removes the last finalizer deletes it (MODIFIED, DELETED).
+
+Timers run on the registry's :class:`~asched.sim.registry.Clock` (scaled simulated
+time) and re-check the object's uid when they fire, so a pod deleted and re-created
+under the same name is never touched by a stale timer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from asched.sim import apierrors, kinds, pods
+from asched.sim.registry import ListOptions, Registry
+from asched.sim.resources import STORAGE, ResourceSpec
+from asched.sim.store import Entry, object_key
+
+JSON = dict[str, Any]
+
+PROTECTED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public"})
+_PURGING: Final = (
+    "The system is ensuring all content is removed from this namespace.  "
+    "Upon completion, this namespace will automatically be purged by the system."
+)
+
+
+def _check_preconditions(spec: ResourceSpec, entry: Entry, options: JSON) -> None:
+    preconditions = options.get("preconditions") or {}
+    meta = entry.obj["metadata"]
+    uid = preconditions.get("uid")
+    if uid and uid != meta.get("uid"):
+        raise apierrors.conflict(
+            spec.resource,
+            spec.group,
+            entry.name,
+            f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}",
+        )
+    rv = preconditions.get("resourceVersion")
+    if rv and rv != meta.get("resourceVersion"):
+        raise apierrors.conflict(
+            spec.resource,
+            spec.group,
+            entry.name,
+            f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {meta.get('resourceVersion')}",
+        )
+
+
+def _marked(entry: Entry, timestamp: str, grace: int, **extra: Any) -> JSON:
+    obj = dict(entry.obj)
+    obj["metadata"] = {
+        **obj["metadata"],
+        "deletionTimestamp": timestamp,
+        "deletionGracePeriodSeconds": grace,
+    }
+    obj.update(extra)
+    return obj
+
+
+def delete(
+    registry: Registry,
+    spec: ResourceSpec,
+    namespace: str,
+    name: str,
+    options: JSON,
+    *,
+    dry_run: bool = False,
+) -> tuple[Entry, bool]:
+    """DELETE: ``(entry, gone)``; ``gone`` is False while the object is terminating."""
+    entry = registry.get(spec, namespace, name)
+    _check_preconditions(spec, entry, options)
+    if spec.storage == "namespaces":
+        return _delete_namespace(registry, entry, dry_run=dry_run), False
+    table = registry.table(spec)
+    meta = entry.obj["metadata"]
+    requested = options.get("gracePeriodSeconds")
+    grace = kinds.hooks_for(spec.storage).grace_seconds(
+        entry.obj, requested if isinstance(requested, int) else None
+    )
+    finalizers = meta.get("finalizers") or []
+    if meta.get("deletionTimestamp"):
+        current = meta.get("deletionGracePeriodSeconds") or 0
+        if grace >= current and (current or finalizers):
+            return entry, False  # already terminating; only a shorter grace changes it
+    if dry_run:
+        return entry, grace == 0 and not finalizers
+    if grace > 0:
+        marked = registry.write(spec.storage, _marked(entry, registry.clock.now(grace), grace))
+        _finish_later(registry, spec.storage, marked, grace)
+        return marked, False
+    if finalizers:
+        return registry.write(spec.storage, _marked(entry, registry.clock.now(), 0)), False
+    return registry.store.remove(table, entry.key), True
+
+
+def _finish_later(registry: Registry, storage: str, entry: Entry, grace: float) -> None:
+    uid = entry.obj["metadata"].get("uid")
+    registry.clock.later(grace, lambda: finish(registry, storage, entry.key, uid))
+
+
+def finish(registry: Registry, storage: str, key: str, uid: str | None) -> None:
+    """The end of a grace period: remove the object (or wait for its finalizers)."""
+    table = registry.store.tables[storage]
+    entry = table.objects.get(key)
+    if entry is None or entry.obj["metadata"].get("uid") != uid:
+        return
+    meta = entry.obj["metadata"]
+    if meta.get("finalizers"):
+        if meta.get("deletionGracePeriodSeconds"):
+            registry.write(
+                storage, _marked(entry, meta.get("deletionTimestamp", registry.clock.now()), 0)
+            )
+        return
+    registry.store.remove(table, key)
+
+
+def delete_collection(
+    registry: Registry,
+    spec: ResourceSpec,
+    namespace: str | None,
+    options: ListOptions,
+    delete_options: JSON,
+) -> list[Entry]:
+    """DELETE on a collection: delete every selected object, return what was deleted."""
+    found, _ = registry.list(
+        spec, namespace, ListOptions(labels=options.labels, fields=options.fields)
+    )
+    deleted: list[Entry] = []
+    for entry in found:
+        try:
+            result, _ = delete(registry, spec, entry.namespace, entry.name, delete_options)
+        except apierrors.StatusError:
+            continue
+        deleted.append(result)
+    return deleted
+
+
+def _delete_namespace(registry: Registry, entry: Entry, *, dry_run: bool) -> Entry:
+    name = entry.name
+    if name in PROTECTED_NAMESPACES:
+        raise apierrors.forbidden_error("namespaces", "", name, "this namespace may not be deleted")
+    if entry.obj["metadata"].get("deletionTimestamp"):
+        raise apierrors.conflict("namespaces", "", name, _PURGING)
+    if dry_run:
+        return entry
+    status = {**(entry.obj.get("status") or {}), "phase": "Terminating"}
+    marked = registry.write("namespaces", _marked(entry, registry.clock.now(), 0, status=status))
+    uid = marked.obj["metadata"].get("uid")
+    registry.clock.later(0.0, lambda: purge_namespace(registry, name, uid))
+    return marked
+
+
+def purge_namespace(registry: Registry, name: str, uid: str | None) -> None:
+    """What the namespace controller does: delete the contents, then the namespace."""
+    store = registry.store
+    for storage, spec in STORAGE.items():
+        if not spec.namespaced:
+            continue
+        table = store.tables[storage]
+        for key in list(table.keys_in(name)):
+            store.remove(table, key)
+    table = store.tables["namespaces"]
+    entry = table.objects.get(name)
+    if entry is not None and entry.obj["metadata"].get("uid") == uid:
+        store.remove(table, name)
+
+
+def bind(registry: Registry, namespace: str, name: str, binding: Any) -> Entry:
+    """``pods/binding``: set ``spec.nodeName`` and PodScheduled=True, or 404/409."""
+    if not isinstance(binding, dict):
+        raise apierrors.bad_request("the object provided is unrecognized (must be of type Binding)")
+    target = binding.get("target") or {}
+    if not isinstance(target, dict):
+        raise apierrors.bad_request(
+            'Binding in version "v1" cannot be handled as a Binding: target: expected an object'
+        )
+    kind = target.get("kind") or ""
+    if kind not in ("", "Node"):
+        raise apierrors.invalid(
+            "Binding", "", name, [apierrors.not_supported("target.kind", kind, ["Node", "<empty>"])]
+        )
+    node = target.get("name") or ""
+    if not node:
+        raise apierrors.unknown(500, "target.name: Required value")
+    table = registry.store.tables["pods"]
+    key = object_key(namespace, name)
+    entry = table.objects.get(key)
+    if entry is None:
+        raise apierrors.not_found("pods", "", name)
+    pod = entry.obj
+    if pod["metadata"].get("deletionTimestamp"):
+        raise apierrors.conflict(
+            "pods/binding", "", name, f"pod {name} is being deleted, cannot be assigned to a host"
+        )
+    current = pod["spec"].get("nodeName")
+    if current:
+        raise apierrors.conflict(
+            "pods/binding", "", name, f'pod {name} is already assigned to node "{current}"'
+        )
+    annotations = (binding.get("metadata") or {}).get("annotations") or {}
+    result = registry.write("pods", pods.bound(pod, node, annotations, registry.clock.now()))
+    if registry.run_pods_after is not None:
+        uid = pod["metadata"].get("uid")
+        registry.clock.later(registry.run_pods_after, lambda: mark_running(registry, key, uid))
+    return result
+
+
+def mark_running(registry: Registry, key: str, uid: str | None) -> None:
+    """The hollow kubelet: a bound pod reports Running with ready containers."""
+    entry = registry.store.tables["pods"].objects.get(key)
+    if entry is None or entry.obj["metadata"].get("uid") != uid:
+        return
+    if (
+        entry.obj["metadata"].get("deletionTimestamp")
+        or (entry.obj.get("status") or {}).get("phase") != "Pending"
+    ):
+        return
+    rv = entry.rv
+    pod_ip = f"10.{64 + (rv >> 16) % 64}.{(rv >> 8) & 255}.{rv & 255}"
+    registry.write("pods", pods.running(entry.obj, registry.clock.now(), pod_ip))

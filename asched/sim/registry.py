@@ -1,0 +1,492 @@
+"""The generic REST verbs over the store: one code path for every resource.
+
+``get``, ``list``, ``create``, ``update`` and ``patch`` are written once; per-kind
+differences come from :mod:`asched.sim.kinds` hooks and from the data in
+:mod:`asched.sim.resources`. Deletion, binding and the namespace lifecycle live in
+:mod:`asched.sim.lifecycle`.
+
+Everything here is synchronous: a verb runs start to finish in one event-loop step, so
+no other request can observe a half-applied write, and the store notifies watchers
+before the HTTP answer is even built. Failures are raised as
+:class:`asched.sim.apierrors.StatusError` and encoded by the handler.
+
+Invariant: dicts passed in (request bodies) become owned by the registry; stored dicts
+are never mutated (see :mod:`asched.sim.store`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+import orjson
+
+from asched.sim import apierrors, kinds, patch, validation, views
+from asched.sim.apierrors import StatusError
+from asched.sim.hooks import Hooks
+from asched.sim.resources import STORAGE, ResourceSpec
+from asched.sim.selectors import FieldSelector, LabelSelector
+from asched.sim.store import Entry, Store, Table, object_key
+
+JSON = dict[str, Any]
+
+#: the alphabet of ``utilrand.String`` (no vowels, no look-alikes), as generateName uses.
+_ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
+_SYSTEM_META: Final = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+class Clock(Protocol):
+    """Wall-clock timestamps and (scaled) timers; the server supplies a loop-based one."""
+
+    def now(self, offset_seconds: float = 0.0) -> str:
+        """RFC 3339 UTC time, seconds precision, ``offset_seconds`` from now."""
+
+    def later(self, seconds: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` after ``seconds`` of simulated time."""
+
+
+@dataclass(slots=True)
+class ListOptions:
+    """The query parameters of a list (or of the initial state of a watch)."""
+
+    labels: LabelSelector = field(default_factory=LabelSelector)
+    fields: FieldSelector = field(default_factory=FieldSelector)
+    limit: int = 0
+    continue_token: str = ""
+    resource_version: str = ""
+    resource_version_match: str = ""
+
+
+def encode_continue(rv: int, key: str) -> str:
+    """An opaque continue token in the real server's shape (base64url of a small JSON)."""
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key + "\x00"})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    """``(rv, start key)`` of a continue token; 400 when it is not one of ours."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = orjson.loads(raw)
+        return int(data["rv"]), str(data["start"])
+    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
+        raise apierrors.bad_request(f"continue key is not valid: {exc}") from None
+
+
+def parse_rv(text: str, what: str = "resourceVersion") -> int:
+    """A resourceVersion query value as an int; 400 if it is not a number."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise apierrors.bad_request(f"{what}: Invalid value: {text!r}: must be a number") from None
+    if value < 0:
+        raise apierrors.bad_request(f"{what}: Invalid value: {text!r}: must be non-negative")
+    return value
+
+
+class Registry:
+    """The generic verbs; also the :class:`asched.sim.hooks.Context` of admission hooks."""
+
+    def __init__(self, store: Store, clock: Clock, *, seed: int | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self._random = random.Random(seed)
+        #: seconds after binding at which pods turn Running (None: never); see lifecycle.
+        self.run_pods_after: float | None = None
+
+    # Context ---------------------------------------------------------------------------
+
+    def find(self, storage: str, key: str) -> Entry | None:
+        """The entry of ``storage`` under ``key``."""
+        return self.store.tables[storage].objects.get(key)
+
+    def entries(self, storage: str) -> list[Entry]:
+        """All entries of ``storage``."""
+        return list(self.store.tables[storage].objects.values())
+
+    # Reads -----------------------------------------------------------------------------
+
+    def table(self, spec: ResourceSpec) -> Table:
+        """The table behind ``spec``."""
+        return self.store.tables[spec.storage]
+
+    def get(self, spec: ResourceSpec, namespace: str, name: str) -> Entry:
+        """The current object, or 404."""
+        entry = self.table(spec).objects.get(object_key(namespace, name))
+        if entry is None:
+            raise apierrors.not_found(spec.resource, spec.group, name)
+        return entry
+
+    def list(
+        self, spec: ResourceSpec, namespace: str | None, options: ListOptions
+    ) -> tuple[list[Entry], JSON]:
+        """Matching entries in key order and the list metadata (rv, continue, remaining)."""
+        table = self.table(spec)
+        list_rv = self.store.rv
+        start = ""
+        if options.continue_token:
+            if options.resource_version not in ("", "0"):
+                raise apierrors.bad_request(
+                    "specifying resource version is not allowed when using continue"
+                )
+            list_rv, start = decode_continue(options.continue_token)
+        elif options.resource_version not in ("", "0"):
+            requested = parse_rv(options.resource_version)
+            if requested > self.store.rv:
+                raise apierrors.too_large_resource_version(requested, self.store.rv)
+            if options.resource_version_match == "Exact" and requested != self.store.rv:
+                raise apierrors.expired(f"too old resource version: {requested} ({self.store.rv})")
+        # resourceVersion=0 is served from the watch cache, which ignores limit (1.20).
+        limit = (
+            0 if options.resource_version == "0" and not options.continue_token else options.limit
+        )
+        pinned = options.fields.required("metadata.name")
+        if pinned is None:
+            keys = table.keys_in(namespace, start)
+        elif namespace is None and spec.namespaced:
+            keys = [k for k in table.keys_in(None, start) if k.rpartition("/")[2] == pinned]
+        else:
+            key = object_key(namespace or "", pinned)
+            keys = [key] if key in table.objects and key >= start else []
+        selective = not (options.labels.empty and options.fields.empty)
+        found: list[Entry] = []
+        meta: JSON = {"resourceVersion": str(list_rv)}
+        objects = table.objects
+        for position, key in enumerate(keys):
+            entry = objects[key]
+            if selective:
+                obj = entry.obj
+                if not options.labels.matches(
+                    obj["metadata"].get("labels")
+                ) or not options.fields.matches(obj):
+                    continue
+            found.append(entry)
+            if limit and len(found) == limit:
+                remaining = len(keys) - position - 1
+                if remaining:
+                    meta["continue"] = encode_continue(list_rv, key)
+                    if not selective:
+                        meta["remainingItemCount"] = remaining
+                break
+        return found, meta
+
+    # Writes ----------------------------------------------------------------------------
+
+    def _incoming(self, spec: ResourceSpec, namespace: str, body: Any) -> JSON:
+        """Check the envelope of a request body and turn it into the storage shape."""
+        if not isinstance(body, dict):
+            raise apierrors.bad_request(
+                f"the object provided is unrecognized (must be of type {spec.kind})"
+            )
+        api_version, kind = body.get("apiVersion"), body.get("kind")
+        if api_version and api_version != spec.api_version:
+            raise apierrors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({spec.api_version})"
+            )
+        if kind and kind != spec.kind:
+            raise apierrors.bad_request(
+                f'{kind} in version "{spec.version}" cannot be handled as a {spec.kind}: '
+                f"the kind in the data ({kind}) does not match the expected kind ({spec.kind})"
+            )
+        obj = views.from_view(spec, body)
+        obj.pop("apiVersion", None)
+        obj.pop("kind", None)
+        metadata = obj.get("metadata")
+        if metadata is None:
+            metadata = {}
+        if not isinstance(metadata, dict):
+            raise self._decode_error(
+                spec, validation.DecodeFailure("metadata", "expected an object")
+            )
+        metadata = dict(metadata)
+        obj["metadata"] = metadata
+        if spec.namespaced:
+            if metadata.get("namespace") and metadata["namespace"] != namespace:
+                raise apierrors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            metadata["namespace"] = namespace
+        else:
+            metadata.pop("namespace", None)
+        metadata.pop("selfLink", None)
+        metadata.pop("managedFields", None)
+        return obj
+
+    @staticmethod
+    def _decode_error(spec: ResourceSpec, failure: validation.DecodeFailure) -> StatusError:
+        cause = {"reason": "FieldValueInvalid", "message": failure.message, "field": failure.field}
+        return apierrors.bad_request(
+            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: {failure.field}: {failure.message}',
+            {"causes": [cause]},
+        )
+
+    def _decode(self, spec: ResourceSpec, hooks: Hooks, obj: JSON) -> None:
+        try:
+            hooks.decode(obj)
+            hooks.default(obj)
+        except validation.DecodeFailure as failure:
+            raise self._decode_error(spec, failure) from None
+
+    def _validate(self, spec: ResourceSpec, hooks: Hooks, obj: JSON, old: JSON | None) -> None:
+        try:
+            causes = validation.meta(obj, namespaced=spec.namespaced, check_name=hooks.name_error)
+            causes += hooks.validate(obj, old, spec.group)
+        except validation.DecodeFailure as failure:
+            raise self._decode_error(spec, failure) from None
+        if causes:
+            raise apierrors.invalid(spec.kind, spec.group, obj["metadata"].get("name", ""), causes)
+
+    def _admit_namespace(self, spec: ResourceSpec, namespace: str, name: str) -> None:
+        found = self.find("namespaces", namespace)
+        if found is None:
+            raise apierrors.not_found("namespaces", "", namespace)
+        if found.obj["metadata"].get("deletionTimestamp"):
+            error = apierrors.forbidden_error(
+                spec.resource,
+                spec.group,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+            )
+            assert error.details is not None
+            error.details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise error
+
+    def create(
+        self,
+        spec: ResourceSpec,
+        namespace: str,
+        body: Any,
+        *,
+        dry_run: bool = False,
+        restore: bool = False,
+    ) -> Entry:
+        """POST: 201 with the stored object (``restore`` keeps status/uid, for snapshots)."""
+        obj = self._incoming(spec, namespace, body)
+        hooks = kinds.hooks_for(spec.storage)
+        metadata = obj["metadata"]
+        if metadata.get("resourceVersion") and not restore:
+            raise apierrors.internal("resourceVersion should not be set on objects to be created")
+        self._decode(spec, hooks, obj)
+        if not metadata.get("name") and metadata.get("generateName"):
+            base = str(metadata["generateName"])[:58]
+            metadata["name"] = base + "".join(self._random.choice(_ALPHANUMS) for _ in range(5))
+        name = metadata.get("name") or ""
+        if spec.namespaced and not restore:
+            self._admit_namespace(spec, namespace, name)
+        if not restore:
+            status = hooks.initial_status(obj)
+            if status is not None:
+                obj["status"] = status
+            for key in _SYSTEM_META:
+                metadata.pop(key, None)
+            metadata["uid"] = str(uuid.uuid4())
+            metadata["creationTimestamp"] = self.clock.now()
+            hooks.admit(self, obj)
+        else:
+            metadata.setdefault("uid", str(uuid.uuid4()))
+            metadata.setdefault("creationTimestamp", self.clock.now())
+        if spec.generation:
+            metadata["generation"] = metadata.get("generation", 1) if restore else 1
+        self._validate(spec, hooks, obj, None)
+        table = self.table(spec)
+        if object_key(namespace if spec.namespaced else "", name) in table.objects:
+            raise apierrors.already_exists(spec.resource, spec.group, name)
+        metadata.pop("resourceVersion", None)
+        if dry_run:
+            return Entry(
+                object_key(metadata.get("namespace", ""), name), namespace, name, obj, self.store.rv
+            )
+        return self.store.commit(table, _ordered(obj))
+
+    def update(
+        self,
+        spec: ResourceSpec,
+        namespace: str,
+        name: str,
+        body: Any,
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> tuple[Entry, bool]:
+        """PUT: ``(entry, created)``; 404 unless the kind may be created by PUT."""
+        obj = self._incoming(spec, namespace, body)
+        if obj["metadata"].get("name", "") != name:
+            raise apierrors.bad_request(
+                f"the name of the object ({obj['metadata'].get('name', '')}) does not match the name on the URL ({name})"
+            )
+        old = self.table(spec).objects.get(object_key(namespace if spec.namespaced else "", name))
+        if old is None:
+            if spec.create_on_update and not subresource:
+                obj["metadata"].pop("resourceVersion", None)
+                return self.create(spec, namespace, obj, dry_run=dry_run), True
+            raise apierrors.not_found(spec.resource, spec.group, name)
+        return self.replace(spec, old, obj, subresource=subresource, dry_run=dry_run), False
+
+    def patch(
+        self,
+        spec: ResourceSpec,
+        namespace: str,
+        name: str,
+        content_type: str,
+        raw: bytes,
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Entry:
+        """PATCH in one of the three formats; the result goes through :meth:`replace`."""
+        old = self.get(spec, namespace if spec.namespaced else "", name)
+        try:
+            document = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise apierrors.bad_request(f"error decoding patch: {exc}") from None
+        current = views.full_object(spec, old)
+        try:
+            if content_type == patch.MERGE_PATCH:
+                result = patch.merge_patch(current, document)
+            elif content_type == patch.JSON_PATCH:
+                result = patch.json_patch(current, document)
+            else:
+                result = patch.strategic_merge(current, document, spec.schema)
+        except patch.PatchError as exc:
+            if exc.malformed:
+                raise apierrors.bad_request(str(exc)) from None
+            raise apierrors.StatusError(
+                422,
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+                {"causes": [{"reason": "UnexpectedServerResponse", "message": str(exc)}]},
+            ) from None
+        if not isinstance(result, dict):
+            raise apierrors.bad_request("the patch did not produce an object")
+        metadata = result.get("metadata")
+        if isinstance(metadata, dict) and metadata.get("name", name) != name:
+            raise apierrors.bad_request(
+                f"the name of the object ({metadata.get('name')}) does not match the name on the URL ({name})"
+            )
+        obj = self._incoming(spec, namespace, result)
+        obj["metadata"].setdefault("name", name)
+        return self.replace(spec, old, obj, subresource=subresource, dry_run=dry_run)
+
+    def replace(
+        self,
+        spec: ResourceSpec,
+        old: Entry,
+        obj: JSON,
+        *,
+        subresource: str = "",
+        dry_run: bool = False,
+    ) -> Entry:
+        """The common tail of PUT and PATCH: preconditions, carry-over, validation, store."""
+        hooks = kinds.hooks_for(spec.storage)
+        metadata = obj["metadata"]
+        old_meta = old.obj["metadata"]
+        wanted_rv = metadata.get("resourceVersion")
+        if wanted_rv and wanted_rv != old_meta["resourceVersion"]:
+            raise apierrors.conflict(spec.resource, spec.group, old.name, apierrors.STALE_OBJECT)
+        self._decode(spec, hooks, obj)
+        if subresource == "finalize":
+            finalizers = (obj.get("spec") or {}).get("finalizers") or []
+            obj = {
+                **old.obj,
+                "metadata": metadata,
+                "spec": {**(old.obj.get("spec") or {}), "finalizers": finalizers},
+            }
+        elif subresource == "status":
+            for key, value in old.obj.items():
+                if key not in ("metadata", "status"):
+                    obj[key] = value
+            for key in list(obj):
+                if key not in old.obj and key not in ("metadata", "status"):
+                    del obj[key]
+        elif spec.has_status:
+            for key in hooks.kept_on_update:
+                if key in old.obj:
+                    obj[key] = old.obj[key]
+                else:
+                    obj.pop(key, None)
+        if metadata.get("uid") and metadata["uid"] != old_meta.get("uid"):
+            raise apierrors.invalid(
+                spec.kind,
+                spec.group,
+                old.name,
+                [apierrors.invalid_value("metadata.uid", metadata["uid"], "field is immutable")],
+            )
+        for key in _SYSTEM_META:
+            if key in old_meta:
+                metadata[key] = old_meta[key]
+            else:
+                metadata.pop(key, None)
+        if old_meta.get("deletionTimestamp"):
+            added = set(metadata.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
+            if added:
+                raise apierrors.invalid(
+                    spec.kind,
+                    spec.group,
+                    old.name,
+                    [
+                        apierrors.forbidden(
+                            "metadata.finalizers",
+                            "no new finalizers can be added if the object is being deleted",
+                        )
+                    ],
+                )
+        if spec.generation:
+            generation = old_meta.get("generation", 1)
+            metadata["generation"] = (
+                generation + 1 if obj.get("spec") != old.obj.get("spec") else generation
+            )
+        metadata["resourceVersion"] = old_meta["resourceVersion"]
+        self._validate(spec, hooks, obj, old.obj)
+        if obj == old.obj:
+            return old  # a no-op write keeps the resourceVersion, as etcd3's GuaranteedUpdate
+        if dry_run:
+            return Entry(old.key, old.namespace, old.name, obj, old.rv)
+        table = self.table(spec)
+        if (
+            metadata.get("deletionTimestamp")
+            and not metadata.get("finalizers")
+            and not metadata.get("deletionGracePeriodSeconds")
+        ):
+            self.store.commit(table, obj)
+            return self.store.remove(table, old.key)
+        return self.store.commit(table, obj)
+
+    def write(self, storage: str, obj: JSON) -> Entry:
+        """Store an internally built object (binding, kubelet status, deletion marks)."""
+        return self.store.commit(self.store.tables[storage], obj)
+
+
+def _ordered(obj: JSON) -> JSON:
+    """``metadata`` first, ``status`` last: the field order of the real server's JSON."""
+    if next(iter(obj), None) == "metadata" and (
+        "status" not in obj or next(reversed(obj)) == "status"
+    ):
+        return obj
+    out: JSON = {"metadata": obj["metadata"]}
+    for key, value in obj.items():
+        if key not in ("metadata", "status"):
+            out[key] = value
+    if "status" in obj:
+        out["status"] = obj["status"]
+    return out
+
+
+def storage_spec(storage: str) -> ResourceSpec:
+    """The spec whose shape ``storage`` keeps its objects in."""
+    return STORAGE[storage]

@@ -1,0 +1,455 @@
+"""The resources the simulated server serves: one declarative row per group/version/resource.
+
+Everything resource-specific that is *data* lives here: kind, scope, short names, verbs,
+subresources, the selectable field labels, the strategic-merge schema and a few
+behaviour flags (does DELETE answer with the object, may PUT create, does the object
+carry ``metadata.generation``). Behaviour that is *code* lives in :mod:`asched.sim.kinds`
+and friends, keyed by the storage name.
+
+Two views may share one storage (``events`` and ``events.k8s.io/v1 events``; ``policy/v1``
+and ``policy/v1beta1`` PodDisruptionBudgets), as on a real server. Stored objects carry
+no ``kind``/``apiVersion``: the view adds them when encoding (:attr:`ResourceSpec.prefix`),
+so list items come out without them, exactly as the real server's lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from asched.sim.patch import EMPTY, MergeList, Struct
+
+JSON = dict[str, Any]
+FieldGetter = Callable[[JSON], str]
+
+ALL_VERBS: Final = (
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+)
+
+
+def _path(*keys: str) -> FieldGetter:
+    def get(obj: JSON) -> str:
+        node: Any = obj
+        for key in keys:
+            if not isinstance(node, dict):
+                return ""
+            node = node.get(key)
+        if node is None:
+            return ""
+        if isinstance(node, bool):
+            return "true" if node else "false"
+        return str(node)
+
+    return get
+
+
+def _fields(*names: str, **aliases: tuple[str, ...]) -> Mapping[str, FieldGetter]:
+    getters: dict[str, FieldGetter] = {
+        "metadata.name": _path("metadata", "name"),
+        "metadata.namespace": _path("metadata", "namespace"),
+    }
+    for name in names:
+        getters[name] = _path(*name.split("."))
+    for alias, keys in aliases.items():
+        getters[alias.replace("__", ".")] = _path(*keys)
+    return getters
+
+
+@dataclass(frozen=True, slots=True)
+class Subresource:
+    """A subresource as discovery lists it (``pods/status``, ``pods/binding``)."""
+
+    name: str
+    kind: str
+    verbs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ResourceSpec:
+    """One served group/version/resource and the data that drives its generic code path.
+
+    Compared and hashed by identity: there is exactly one spec object per view, and
+    encoded watch lines are cached per view.
+    """
+
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool
+    storage: str
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    subresources: tuple[Subresource, ...] = ()
+    fields: Mapping[str, FieldGetter] = field(default_factory=_fields)
+    schema: Struct = EMPTY
+    return_deleted: bool = False
+    create_on_update: bool = False
+    generation: bool = False
+    prefix: bytes = b""
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` for the core group, ``group/version`` otherwise."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def has_status(self) -> bool:
+        """Whether the resource has a ``/status`` subresource."""
+        return any(sub.name == "status" for sub in self.subresources)
+
+    @property
+    def singular(self) -> str:
+        """The lower-case kind, as ``singularName`` in discovery."""
+        return self.kind.lower()
+
+
+def _status(kind: str) -> Subresource:
+    return Subresource("status", kind, ("get", "patch", "update"))
+
+
+_META: Final = Struct({"ownerReferences": MergeList("uid"), "finalizers": MergeList(None)})
+_CONTAINER: Final = Struct(
+    {
+        "ports": MergeList("containerPort"),
+        "env": MergeList("name"),
+        "volumeMounts": MergeList("mountPath"),
+        "volumeDevices": MergeList("devicePath"),
+    }
+)
+_POD_SPEC: Final = Struct(
+    {
+        "containers": MergeList("name", _CONTAINER),
+        "initContainers": MergeList("name", _CONTAINER),
+        "ephemeralContainers": MergeList("name", _CONTAINER),
+        "volumes": MergeList("name"),
+        "imagePullSecrets": MergeList("name"),
+        "hostAliases": MergeList("ip"),
+    }
+)
+_CONDITIONS: Final = Struct({"conditions": MergeList("type")})
+_PLAIN: Final = Struct({"metadata": _META})
+_TEMPLATED: Final = Struct(
+    {
+        "metadata": _META,
+        "spec": Struct({"template": Struct({"metadata": _META, "spec": _POD_SPEC})}),
+        "status": _CONDITIONS,
+    }
+)
+
+_POD_FIELDS: Final = _fields(
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "status.phase",
+    "status.podIP",
+    "status.nominatedNodeName",
+)
+_EVENT_FIELDS: Final = _fields(
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "type",
+    source=("source", "component"),
+)
+_NEW_EVENT_FIELDS: Final = {
+    **_EVENT_FIELDS,
+    **{
+        f"regarding.{part}": _path("involvedObject", part)
+        for part in (
+            "kind",
+            "namespace",
+            "name",
+            "uid",
+            "apiVersion",
+            "resourceVersion",
+            "fieldPath",
+        )
+    },
+    "reportingController": _path("reportingComponent"),
+}
+
+
+def _spec(**kwargs: Any) -> ResourceSpec:
+    spec = ResourceSpec(**kwargs)
+    api_version = spec.api_version
+    prefix = f'{{"kind":"{spec.kind}","apiVersion":"{api_version}",'.encode()
+    return ResourceSpec(**{**kwargs, "prefix": prefix})
+
+
+SPECS: Final[tuple[ResourceSpec, ...]] = (
+    _spec(
+        group="",
+        version="v1",
+        resource="pods",
+        kind="Pod",
+        namespaced=True,
+        storage="pods",
+        short_names=("po",),
+        categories=("all",),
+        subresources=(_status("Pod"), Subresource("binding", "Binding", ("create",))),
+        fields=_POD_FIELDS,
+        schema=Struct(
+            {
+                "metadata": _META,
+                "spec": _POD_SPEC,
+                "status": Struct({"conditions": MergeList("type"), "podIPs": MergeList("ip")}),
+            }
+        ),
+        return_deleted=True,
+    ),
+    _spec(
+        group="",
+        version="v1",
+        resource="nodes",
+        kind="Node",
+        namespaced=False,
+        storage="nodes",
+        short_names=("no",),
+        subresources=(_status("Node"),),
+        fields=_fields("spec.unschedulable"),
+        schema=Struct(
+            {
+                "metadata": _META,
+                "spec": Struct({"podCIDRs": MergeList(None)}),
+                "status": Struct({"conditions": MergeList("type"), "addresses": MergeList("type")}),
+            }
+        ),
+    ),
+    _spec(
+        group="",
+        version="v1",
+        resource="namespaces",
+        kind="Namespace",
+        namespaced=False,
+        storage="namespaces",
+        short_names=("ns",),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+        subresources=(_status("Namespace"), Subresource("finalize", "Namespace", ("update",))),
+        fields=_fields("status.phase"),
+        schema=Struct({"metadata": _META, "status": _CONDITIONS}),
+        return_deleted=True,
+    ),
+    _spec(
+        group="",
+        version="v1",
+        resource="events",
+        kind="Event",
+        namespaced=True,
+        storage="events",
+        short_names=("ev",),
+        fields=_EVENT_FIELDS,
+        schema=_PLAIN,
+        create_on_update=True,
+    ),
+    _spec(
+        group="",
+        version="v1",
+        resource="services",
+        kind="Service",
+        namespaced=True,
+        storage="services",
+        short_names=("svc",),
+        categories=("all",),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+        subresources=(_status("Service"),),
+        schema=Struct(
+            {"metadata": _META, "spec": Struct({"ports": MergeList("port")}), "status": _CONDITIONS}
+        ),
+        return_deleted=True,
+    ),
+    _spec(
+        group="",
+        version="v1",
+        resource="replicationcontrollers",
+        kind="ReplicationController",
+        namespaced=True,
+        storage="replicationcontrollers",
+        short_names=("rc",),
+        categories=("all",),
+        subresources=(_status("ReplicationController"),),
+        fields=_fields("status.replicas"),
+        schema=_TEMPLATED,
+        generation=True,
+    ),
+    _spec(
+        group="",
+        version="v1",
+        resource="persistentvolumes",
+        kind="PersistentVolume",
+        namespaced=False,
+        storage="persistentvolumes",
+        short_names=("pv",),
+        subresources=(_status("PersistentVolume"),),
+        fields=_fields("status.phase"),
+        schema=_PLAIN,
+        return_deleted=True,
+    ),
+    _spec(
+        group="",
+        version="v1",
+        resource="persistentvolumeclaims",
+        kind="PersistentVolumeClaim",
+        namespaced=True,
+        storage="persistentvolumeclaims",
+        short_names=("pvc",),
+        subresources=(_status("PersistentVolumeClaim"),),
+        schema=_PLAIN,
+        return_deleted=True,
+    ),
+    _spec(
+        group="apps",
+        version="v1",
+        resource="replicasets",
+        kind="ReplicaSet",
+        namespaced=True,
+        storage="replicasets",
+        short_names=("rs",),
+        categories=("all",),
+        subresources=(_status("ReplicaSet"),),
+        fields=_fields("status.replicas"),
+        schema=_TEMPLATED,
+        generation=True,
+    ),
+    _spec(
+        group="apps",
+        version="v1",
+        resource="statefulsets",
+        kind="StatefulSet",
+        namespaced=True,
+        storage="statefulsets",
+        short_names=("sts",),
+        categories=("all",),
+        subresources=(_status("StatefulSet"),),
+        schema=_TEMPLATED,
+        generation=True,
+    ),
+    _spec(
+        group="events.k8s.io",
+        version="v1",
+        resource="events",
+        kind="Event",
+        namespaced=True,
+        storage="events",
+        short_names=("ev",),
+        fields=_NEW_EVENT_FIELDS,
+        schema=_PLAIN,
+        create_on_update=True,
+    ),
+    _spec(
+        group="coordination.k8s.io",
+        version="v1",
+        resource="leases",
+        kind="Lease",
+        namespaced=True,
+        storage="leases",
+        schema=_PLAIN,
+        create_on_update=True,
+    ),
+    _spec(
+        group="policy",
+        version="v1",
+        resource="poddisruptionbudgets",
+        kind="PodDisruptionBudget",
+        namespaced=True,
+        storage="poddisruptionbudgets",
+        short_names=("pdb",),
+        subresources=(_status("PodDisruptionBudget"),),
+        schema=Struct({"metadata": _META, "status": _CONDITIONS}),
+        generation=True,
+    ),
+    _spec(
+        group="policy",
+        version="v1beta1",
+        resource="poddisruptionbudgets",
+        kind="PodDisruptionBudget",
+        namespaced=True,
+        storage="poddisruptionbudgets",
+        short_names=("pdb",),
+        subresources=(_status("PodDisruptionBudget"),),
+        schema=Struct({"metadata": _META, "status": _CONDITIONS}),
+        generation=True,
+    ),
+    _spec(
+        group="scheduling.k8s.io",
+        version="v1",
+        resource="priorityclasses",
+        kind="PriorityClass",
+        namespaced=False,
+        storage="priorityclasses",
+        short_names=("pc",),
+        schema=_PLAIN,
+    ),
+    _spec(
+        group="storage.k8s.io",
+        version="v1",
+        resource="storageclasses",
+        kind="StorageClass",
+        namespaced=False,
+        storage="storageclasses",
+        short_names=("sc",),
+        schema=_PLAIN,
+        return_deleted=True,
+    ),
+    _spec(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csinodes",
+        kind="CSINode",
+        namespaced=False,
+        storage="csinodes",
+        schema=Struct({"metadata": _META, "spec": Struct({"drivers": MergeList("name")})}),
+    ),
+    _spec(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csidrivers",
+        kind="CSIDriver",
+        namespaced=False,
+        storage="csidrivers",
+        schema=_PLAIN,
+    ),
+)
+
+#: (group, version, resource) -> spec; the router's only lookup.
+BY_GVR: Final[Mapping[tuple[str, str, str], ResourceSpec]] = {
+    (spec.group, spec.version, spec.resource): spec for spec in SPECS
+}
+
+#: group -> versions served, preferred first (policy/v1 is preferred over v1beta1).
+GROUP_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {
+    "": ("v1",),
+    "apps": ("v1",),
+    "events.k8s.io": ("v1",),
+    "coordination.k8s.io": ("v1",),
+    "policy": ("v1", "v1beta1"),
+    "scheduling.k8s.io": ("v1",),
+    "storage.k8s.io": ("v1",),
+}
+
+#: storage name -> the spec whose shape objects are stored in (the first view listed).
+STORAGE: Final[Mapping[str, ResourceSpec]] = {spec.storage: spec for spec in reversed(SPECS)}
+
+
+def by_kind(api_version: str, kind: str) -> ResourceSpec | None:
+    """The spec serving ``kind`` at ``api_version`` (used to load snapshots)."""
+    for spec in SPECS:
+        if spec.kind == kind and spec.api_version == api_version:
+            return spec
+    return None

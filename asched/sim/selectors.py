@@ -1,0 +1,337 @@
+"""Label and field selectors: parsing (with the server's 400 messages) and matching.
+
+Label selectors follow ``k8s.io/apimachinery/pkg/labels`` syntax: requirements joined by
+commas, each one of ``key``, ``!key``, ``key=v``, ``key==v``, ``key!=v``,
+``key in (a,b)``, ``key notin (a,b)``, ``key>1``, ``key<1``. ``!=`` and ``notin`` match
+objects *without* the key, as upstream.
+
+Field selectors support ``=``, ``==`` and ``!=`` with backslash escapes, over a fixed set
+of field labels per resource (see :mod:`asched.sim.resources`); any other label is a 400
+``field label not supported: X``, as the real server answers.
+
+Invariant: a parsed selector is immutable and matching never mutates the object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from asched.sim import apierrors
+
+JSON = dict[str, Any]
+FieldGetter = Callable[[JSON], str]
+
+_NAME_PART: Final = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_VALUE: Final = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_DNS_SUBDOMAIN: Final = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_TOKEN: Final = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=,()<>]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One label requirement: ``key <op> values``."""
+
+    key: str
+    op: str  # "=", "!=", "in", "notin", "exists", "!", "gt", "lt"
+    values: frozenset[str] = frozenset()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Return whether ``labels`` satisfies this requirement."""
+        op = self.op
+        if op == "exists":
+            return self.key in labels
+        if op == "!":
+            return self.key not in labels
+        value = labels.get(self.key)
+        if op in ("=", "in"):
+            return value is not None and value in self.values
+        if op in ("!=", "notin"):
+            return value is None or value not in self.values
+        if value is None:
+            return False
+        try:
+            actual = int(value)
+        except ValueError:
+            return False
+        (bound,) = self.values
+        return actual > int(bound) if op == "gt" else actual < int(bound)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """A conjunction of label requirements; empty matches everything."""
+
+    requirements: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        """Return whether an object with ``labels`` is selected."""
+        if not self.requirements:
+            return True
+        have: Mapping[str, str] = labels or {}
+        return all(req.matches(have) for req in self.requirements)
+
+    @property
+    def empty(self) -> bool:
+        """True when the selector selects everything."""
+        return not self.requirements
+
+
+def label_key_error(key: str) -> str | None:
+    """Return why ``key`` is not a valid qualified label key, or None."""
+    prefix, _, name = key.rpartition("/")
+    if "/" in key and not prefix:
+        return "prefix part must be non-empty"
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return (
+            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+            "characters, '-' or '.', and must start and end with an alphanumeric character "
+            "(e.g. 'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        )
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _NAME_PART.match(name):
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+            "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+            "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        )
+    return None
+
+
+def label_value_error(value: str) -> str | None:
+    """Return why ``value`` is not a valid label value, or None."""
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _VALUE.match(value):
+        return (
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+            "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  "
+            "or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        )
+    return None
+
+
+def _bad(text: str, why: str) -> apierrors.StatusError:
+    return apierrors.bad_request(f"unable to parse requirement: {why}" if text else why)
+
+
+def _tokens(text: str) -> list[str]:
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            break
+        tokens.append(match.group(1))
+        pos = match.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return tokens
+
+
+def _check_key(key: str) -> None:
+    why = label_key_error(key)
+    if why is not None:
+        raise _bad(key, f"invalid label key {key!r}: {why}")
+
+
+def _check_value(value: str) -> None:
+    why = label_value_error(value)
+    if why is not None:
+        raise _bad(value, f"invalid label value: {value!r}: {why}")
+
+
+def parse_labels(text: str) -> LabelSelector:
+    """Parse a ``labelSelector`` query value; raise a 400 StatusError when malformed."""
+    tokens = _tokens(text.strip())
+    requirements: list[Requirement] = []
+    pos = 0
+
+    def take() -> str:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise apierrors.bad_request(f"found '', expected: identifier in selector {text!r}")
+        pos += 1
+        return tokens[pos - 1]
+
+    while pos < len(tokens):
+        token = take()
+        if token == "!":
+            key = take()
+            _check_key(key)
+            requirements.append(Requirement(key, "!"))
+        else:
+            key = token
+            _check_key(key)
+            nxt = tokens[pos] if pos < len(tokens) else ","
+            if nxt == ",":
+                requirements.append(Requirement(key, "exists"))
+            elif nxt in ("=", "==", "!="):
+                pos += 1
+                value = tokens[pos] if pos < len(tokens) and tokens[pos] != "," else ""
+                if value:
+                    pos += 1
+                _check_value(value)
+                requirements.append(
+                    Requirement(key, "!=" if nxt == "!=" else "=", frozenset([value]))
+                )
+            elif nxt in ("in", "notin"):
+                pos += 1
+                if take() != "(":
+                    raise apierrors.bad_request(f"found '{tokens[pos - 1]}', expected: '('")
+                values: list[str] = []
+                while True:
+                    item = take()
+                    if item == ")":
+                        break
+                    if item == ",":
+                        continue
+                    _check_value(item)
+                    values.append(item)
+                requirements.append(Requirement(key, nxt, frozenset(values)))
+            elif nxt in ("<", ">"):
+                pos += 1
+                bound = take()
+                if not bound.lstrip("-").isdigit():
+                    raise _bad(bound, "for 'Gt', 'Lt' operators, the value must be an integer")
+                requirements.append(
+                    Requirement(key, "gt" if nxt == ">" else "lt", frozenset([bound]))
+                )
+            else:
+                raise apierrors.bad_request(
+                    f"found '{nxt}', expected: '=', '!=', '==', 'in', notin'"
+                )
+        if pos < len(tokens):
+            if tokens[pos] != ",":
+                raise apierrors.bad_request(
+                    f"found '{tokens[pos]}', expected: ',' or 'end of string'"
+                )
+            pos += 1
+    return LabelSelector(tuple(requirements))
+
+
+@dataclass(frozen=True, slots=True)
+class FieldTerm:
+    """One field requirement: ``field = value`` or ``field != value``."""
+
+    field: str
+    value: str
+    negated: bool
+    getter: FieldGetter
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSelector:
+    """A conjunction of field terms; empty matches everything."""
+
+    terms: tuple[FieldTerm, ...] = ()
+
+    def matches(self, obj: JSON) -> bool:
+        """Return whether ``obj`` (a stored dict) is selected."""
+        return all((term.getter(obj) == term.value) != term.negated for term in self.terms)
+
+    @property
+    def empty(self) -> bool:
+        """True when the selector selects everything."""
+        return not self.terms
+
+    def required(self, field: str) -> str | None:
+        """The value an ``=`` term pins ``field`` to, if any (for index-like shortcuts)."""
+        for term in self.terms:
+            if term.field == field and not term.negated:
+                return term.value
+        return None
+
+
+def _split_unescaped(text: str, sep: str) -> list[str]:
+    parts: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for char in text:
+        if escaped:
+            current.append("\\" + char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == sep:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    chars = iter(text)
+    for char in chars:
+        if char == "\\":
+            nxt = next(chars, "")
+            if nxt not in ("\\", ",", "="):
+                raise apierrors.bad_request(
+                    f"invalid field selector: invalid escape sequence: \\{nxt}"
+                )
+            out.append(nxt)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def parse_fields(text: str, getters: Mapping[str, FieldGetter]) -> FieldSelector:
+    """Parse a ``fieldSelector`` query value against the resource's field labels."""
+    terms: list[FieldTerm] = []
+    for part in _split_unescaped(text, ","):
+        if not part.strip():
+            continue
+        for op in ("!=", "==", "="):
+            index = part.find(op)
+            if index > 0:
+                field = part[:index].strip()
+                value = _unescape(part[index + len(op) :])
+                negated = op == "!="
+                break
+        else:
+            raise apierrors.bad_request(
+                f"invalid field selector: invalid selector: '{part}'; can't understand '{part}'"
+            )
+        getter = getters.get(field)
+        if getter is None:
+            raise apierrors.bad_request(f"field label not supported: {field}")
+        terms.append(FieldTerm(field, value, negated, getter))
+    return FieldSelector(tuple(terms))
+
+
+def structured_matches(selector: JSON | None, labels: Mapping[str, str] | None) -> bool:
+    """Whether a ``metav1.LabelSelector`` (matchLabels + matchExpressions) selects ``labels``.
+
+    An empty selector matches everything; a ``None`` selector matches nothing, as upstream.
+    """
+    if selector is None:
+        return False
+    have: Mapping[str, str] = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if have.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        key = expression.get("key", "")
+        values = expression.get("values") or []
+        operator = expression.get("operator")
+        if operator == "In" and have.get(key) not in values:
+            return False
+        if operator == "NotIn" and key in have and have[key] in values:
+            return False
+        if operator == "Exists" and key not in have:
+            return False
+        if operator == "DoesNotExist" and key in have:
+            return False
+    return True

@@ -1,0 +1,199 @@
+"""Validation shared by every kind: object names, metadata, labels, quantities.
+
+Two failure classes, because the real server has two:
+
+* :class:`DecodeFailure` is raised while *reading* the body (a quantity that is not a
+  quantity, a field of the wrong JSON type); the server answers 400 BadRequest
+  ``<Kind> in version "v1" cannot be handled as a <Kind>: ...``.
+* Field errors (:class:`asched.sim.apierrors.FieldCause`) are *collected*, all of them,
+  and answered at once with 422 Invalid, ``details.causes[].field`` naming each field.
+
+Messages are copied from apimachinery's validation package (``IsDNS1123Subdomain``...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+from asched.sim import apierrors, quantity, selectors
+from asched.sim.apierrors import FieldCause
+
+JSON = dict[str, Any]
+NameCheck = Callable[[str], str | None]
+
+_SUBDOMAIN: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035: Final = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_C_IDENTIFIER: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TOTAL_ANNOTATION_BYTES: Final = 256 * 1024
+STANDARD_RESOURCES: Final = frozenset({"cpu", "memory", "storage", "ephemeral-storage", "pods"})
+
+
+class DecodeFailure(ValueError):
+    """The body cannot be decoded into the kind (the server's 400)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def dns_subdomain(name: str) -> str | None:
+    """``IsDNS1123Subdomain``: why ``name`` is not a valid subdomain, or None."""
+    if len(name) > 253:
+        return "must be no more than 253 characters"
+    if not _SUBDOMAIN.match(name):
+        return (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+            "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        )
+    return None
+
+
+def dns_label(name: str) -> str | None:
+    """``IsDNS1123Label``."""
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    if not _LABEL.match(name):
+        return (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+            "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+            "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        )
+    return None
+
+
+def dns1035_label(name: str) -> str | None:
+    """``IsDNS1035Label`` (Service names)."""
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    if not _DNS1035.match(name):
+        return (
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+            "with an alphabetic character, and end with an alphanumeric character (e.g. "
+            "'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+        )
+    return None
+
+
+def c_identifier(name: str) -> bool:
+    """``IsCIdentifier`` (environment variable names in 1.20)."""
+    return bool(_C_IDENTIFIER.match(name))
+
+
+def string_map(obj: JSON, field: str, path: str) -> dict[str, str]:
+    """A ``map[string]string`` field, decoded (wrong JSON types are decode failures)."""
+    value = obj.get(field)
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise DecodeFailure(path, f"expected map[string]string, got {type(value).__name__}")
+    return value
+
+
+def meta(obj: JSON, *, namespaced: bool, check_name: NameCheck) -> list[FieldCause]:
+    """``ValidateObjectMeta``: name, namespace, labels and annotations."""
+    causes: list[FieldCause] = []
+    metadata = obj.get("metadata") or {}
+    name = metadata.get("name") or ""
+    if not name:
+        causes.append(apierrors.required("metadata.name", "name or generateName is required"))
+    else:
+        why = check_name(name)
+        if why is not None:
+            causes.append(apierrors.invalid_value("metadata.name", name, why))
+    if namespaced:
+        namespace = metadata.get("namespace") or ""
+        if not namespace:
+            causes.append(apierrors.required("metadata.namespace"))
+        elif (why := dns_label(namespace)) is not None:
+            causes.append(apierrors.invalid_value("metadata.namespace", namespace, why))
+    elif metadata.get("namespace"):
+        causes.append(apierrors.forbidden("metadata.namespace", "not allowed on this type"))
+    causes.extend(labels(string_map(metadata, "labels", "metadata.labels"), "metadata.labels"))
+    annotations = string_map(metadata, "annotations", "metadata.annotations")
+    size = 0
+    for key, value in annotations.items():
+        why = selectors.label_key_error(key.lower())
+        if why is not None:
+            causes.append(apierrors.invalid_value("metadata.annotations", key, why))
+        size += len(key) + len(value)
+    if size > TOTAL_ANNOTATION_BYTES:
+        causes.append(apierrors.too_long("metadata.annotations", TOTAL_ANNOTATION_BYTES))
+    finalizers = metadata.get("finalizers") or []
+    if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+        raise DecodeFailure("metadata.finalizers", "expected []string")
+    for index, finalizer in enumerate(finalizers):
+        why = selectors.label_key_error(finalizer)
+        if why is not None:
+            causes.append(apierrors.invalid_value(f"metadata.finalizers[{index}]", finalizer, why))
+    return causes
+
+
+def labels(values: dict[str, str], path: str) -> list[FieldCause]:
+    """``ValidateLabels``: every key qualified, every value a label value."""
+    causes: list[FieldCause] = []
+    for key, value in values.items():
+        why = selectors.label_key_error(key)
+        if why is not None:
+            causes.append(apierrors.invalid_value(path, key, why))
+        why = selectors.label_value_error(value)
+        if why is not None:
+            causes.append(apierrors.invalid_value(path, value, why))
+    return causes
+
+
+def resource_list(owner: JSON, field: str, path: str) -> dict[str, str]:
+    """Decode a ``ResourceList`` in place: every quantity canonicalised, or DecodeFailure."""
+    values = owner.get(field)
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise DecodeFailure(path, "expected a map of quantities")
+    out: dict[str, str] = {}
+    for name, raw in values.items():
+        try:
+            out[name] = quantity.canonical(raw)
+        except quantity.QuantityError as exc:
+            raise DecodeFailure(f"{path}[{name}]", str(exc)) from None
+    owner[field] = out
+    return out
+
+
+def resource_values(values: dict[str, str], path: str) -> list[FieldCause]:
+    """``ValidateResourceQuantityValue`` + resource names: non-negative, known or qualified."""
+    causes: list[FieldCause] = []
+    for name, text in values.items():
+        if (
+            name not in STANDARD_RESOURCES
+            and not name.startswith(("hugepages-", "requests.", "limits."))
+            and "/" not in name
+        ):
+            causes.append(
+                apierrors.invalid_value(
+                    f"{path}[{name}]", name, "must be a standard resource type or fully qualified"
+                )
+            )
+        if quantity.is_negative(text):
+            causes.append(
+                apierrors.invalid_value(
+                    f"{path}[{name}]", text, "must be greater than or equal to 0"
+                )
+            )
+    return causes
+
+
+def non_negative(obj: JSON, field: str, path: str) -> list[FieldCause]:
+    """An optional integer field that must be >= 0."""
+    value = obj.get(field)
+    if value is None:
+        return []
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DecodeFailure(path, f"expected an integer, got {value!r}")
+    if value < 0:
+        return [apierrors.invalid_value(path, value, "must be greater than or equal to 0")]
+    return []

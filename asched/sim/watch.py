@@ -1,0 +1,207 @@
+"""Watch streams: per-watcher filtering into a queue of pre-encoded lines, and the writer.
+
+Fan-out cost is what matters here: a change is encoded once (cached on the
+:class:`~asched.sim.store.Event` by :mod:`asched.sim.views`) and each watcher only
+filters and enqueues the same ``bytes``. The writer drains everything queued into one
+chunk per wake-up, so a burst of N events costs one socket write.
+
+Selector semantics follow the watch cache (``cacheWatcher.convertToWatchEvent``): an
+object that starts matching arrives as ADDED, one that stops matching as DELETED
+(carrying its previous content at the new resourceVersion).
+
+A watcher whose queue exceeds its bound is closed (the stream ends), as the real server
+drops unresponsive watchers instead of buffering without limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from asched.sim import views
+from asched.sim.resources import ResourceSpec
+from asched.sim.selectors import FieldSelector, LabelSelector
+from asched.sim.store import Entry, Event, Table
+
+logger = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+
+class Render(Protocol):
+    """Encode ``event`` as a watch line of type ``type_`` (``previous``: old content)."""
+
+    def __call__(self, event: Event, type_: str, *, previous: bool = False) -> bytes: ...
+
+
+class Watcher:
+    """One open watch on one table: filters, encodes (via the cache) and queues lines."""
+
+    __slots__ = (
+        "_fields",
+        "_labels",
+        "_limit",
+        "_namespace",
+        "_plain",
+        "_render",
+        "closed",
+        "queue",
+        "sent_rv",
+        "start_rv",
+    )
+
+    def __init__(
+        self,
+        render: Render,
+        namespace: str | None,
+        labels: LabelSelector,
+        fields: FieldSelector,
+        *,
+        start_rv: int,
+        queue_limit: int,
+    ) -> None:
+        self._render = render
+        self._namespace = namespace
+        self._labels = labels
+        self._fields = fields
+        self._plain = labels.empty and fields.empty
+        self._limit = queue_limit
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.start_rv = start_rv
+        self.sent_rv = start_rv
+        self.closed = False
+
+    def matches(self, entry: Entry) -> bool:
+        """Whether ``entry`` is in this watch's namespace and selected."""
+        if self._namespace is not None and entry.namespace != self._namespace:
+            return False
+        if self._plain:
+            return True
+        obj = entry.obj
+        return self._labels.matches(obj["metadata"].get("labels")) and self._fields.matches(obj)
+
+    def offer(self, event: Event) -> None:
+        """Queue the line for ``event`` if this watcher should see it."""
+        if self.closed:
+            return
+        if self._plain:
+            if self._namespace is not None and event.entry.namespace != self._namespace:
+                return
+            line = self._render(event, event.type)
+        else:
+            now = event.type != "DELETED" and self.matches(event.entry)
+            before = event.prev is not None and self.matches(event.prev)
+            if now and before:
+                line = self._render(event, event.type)
+            elif now:
+                line = self._render(event, "ADDED")
+            elif before:
+                line = self._render(event, "DELETED", previous=event.type != "DELETED")
+            else:
+                return
+        self.sent_rv = event.rv
+        self.queue.put_nowait(line)
+        if self.queue.qsize() > self._limit:
+            logger.warning("closing a watch that fell %d events behind", self.queue.qsize())
+            self.close()
+
+    def queue_line(self, line: bytes) -> None:
+        """Queue a line that is not an event of the table (initial state, errors)."""
+        self.queue.put_nowait(line)
+
+    def close(self) -> None:
+        """End the stream after what is already queued."""
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+
+@dataclass(slots=True)
+class StreamTimes:
+    """Loop-time instants that end or punctuate a stream (None: never)."""
+
+    deadline: float
+    bookmark_every: float | None
+    cut_at: float | None
+
+
+async def stream(
+    request: web.BaseRequest,
+    spec: ResourceSpec,
+    table: Table,
+    watcher: Watcher,
+    times: StreamTimes,
+    headers: dict[str, str],
+) -> web.StreamResponse:
+    """Write the watch until its deadline, a cut, a close or the client leaving."""
+    response = web.StreamResponse(status=200, headers=headers)
+    response.enable_chunked_encoding()
+    loop = asyncio.get_running_loop()
+    try:
+        await response.prepare(request)
+        queue = watcher.queue
+        next_bookmark = _first_bookmark(loop.time(), times)
+        while True:
+            if queue.empty():
+                now = loop.time()
+                if times.cut_at is not None and now >= times.cut_at:
+                    if request.transport is not None:
+                        request.transport.close()  # abrupt: no terminating chunk
+                    return response
+                if now >= times.deadline:
+                    break
+                if next_bookmark is not None and now >= next_bookmark:
+                    if table.last_rv > watcher.start_rv:
+                        rv = max(table.last_rv, watcher.sent_rv)
+                        watcher.sent_rv = rv
+                        await response.write(views.bookmark_line(spec, rv))
+                    next_bookmark = _next_bookmark(now, times)
+                    continue
+                wake = min(
+                    t for t in (times.deadline, times.cut_at, next_bookmark) if t is not None
+                )
+                try:
+                    async with asyncio.timeout_at(wake):
+                        first = await queue.get()
+                except TimeoutError:
+                    continue
+            else:
+                first = queue.get_nowait()
+            if first is None:
+                break
+            chunks = [first]
+            ended = False
+            while not queue.empty():
+                item = queue.get_nowait()
+                if item is None:
+                    ended = True
+                    break
+                chunks.append(item)
+            await response.write(b"".join(chunks) if len(chunks) > 1 else first)
+            if ended:
+                break
+        await response.write_eof()
+    except (ConnectionResetError, RuntimeError) as exc:  # the client went away mid-write
+        logger.debug("watch on %s ended: %s", spec.resource, exc)
+    finally:
+        watcher.closed = True
+        table.subscribers.discard(watcher)
+    return response
+
+
+def _first_bookmark(now: float, times: StreamTimes) -> float | None:
+    if times.bookmark_every is None:
+        return None
+    return min(now + times.bookmark_every, max(now, times.deadline - 2.0))
+
+
+def _next_bookmark(now: float, times: StreamTimes) -> float | None:
+    if times.bookmark_every is None:
+        return None
+    candidate = now + times.bookmark_every
+    before_deadline = times.deadline - 2.0
+    return min(candidate, before_deadline) if before_deadline > now else candidate
