@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "asched.backends.command",
         "build, start or stop a genuine kube-apiserver v1.20.2 for tests and benchmarks",
     ),
-    "run": ("asched.app.command", "schedule pods in a cluster"),
+    "run": ("asched.scheduler.command", "schedule pods in a cluster"),
     "bench": ("asched.benchmark.command", "run benchmarks (core, workloads)"),
     "tune": ("asched.benchmark.tune_command", "tune percentageOfNodesToScore on a workload"),
 }

@@ -1,0 +1,255 @@
+"""The one I/O seam to the Kubernetes API, over kubernetes-asyncio with raw JSON.
+
+Why raw: the generated models deserialize at ~1,500 pods/s and the binding call raises
+after succeeding while building its response model (see the client pitfalls in the
+docs). Every request here goes through ``ApiClient.call_api(..., _preload_content=False)``;
+the body is read as bytes, parsed with orjson, and the response is always released. A
+non-2xx status is returned (for bindings, leases, status patches: the caller decides) or
+raised as :class:`~asched.errors.ApiError` (``*_json`` helpers).
+
+Tokens never reach a log line: only method, path and status are logged. TLS is verified
+with the kubeconfig's CA (or the in-cluster CA).
+
+This is the only module (with :mod:`asched.api.watch`) that imports kubernetes_asyncio;
+every ``# type: ignore`` for that untyped library lives here.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import quote
+
+import aiohttp
+import orjson
+from kubernetes_asyncio import client as k8s_client, config as k8s_config
+
+from asched.errors import ApiError, WatchExpired
+
+logger = logging.getLogger(__name__)
+
+MERGE_PATCH: Final = "application/merge-patch+json"
+STRATEGIC_PATCH: Final = "application/strategic-merge-patch+json"
+JSON: Final = "application/json"
+DEFAULT_TIMEOUT: Final = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A finished request: status code and the parsed body (None when empty or not JSON)."""
+
+    status: int
+    body: Any
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def raise_for_status(self, what: str) -> Any:
+        if not self.ok:
+            raise api_error(self.status, self.body, what)
+        return self.body
+
+
+def api_error(status: int, body: Any, what: str) -> ApiError:
+    """An ApiError (WatchExpired for 410) carrying the Status reason and message."""
+    reason = body.get("reason", "") if isinstance(body, Mapping) else ""
+    message = body.get("message", "") if isinstance(body, Mapping) else ""
+    cls = WatchExpired if status == 410 else ApiError
+    return cls(status, reason or str(status), f"{what}: {message}" if message else what)
+
+
+def _parse(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+class KubeClient:
+    """Raw-JSON access to the API server. Create it inside the running event loop."""
+
+    def __init__(self, api: Any) -> None:
+        self._api = api
+
+    @classmethod
+    async def connect(
+        cls, kubeconfig: str | None = None, *, max_connections: int = 128
+    ) -> KubeClient:
+        """From a kubeconfig file, or the in-cluster service account when None."""
+        configuration = k8s_client.Configuration()
+        if kubeconfig:
+            await k8s_config.load_kube_config(
+                config_file=kubeconfig, client_configuration=configuration
+            )
+        else:
+            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        configuration.connection_pool_maxsize = max_connections
+        return cls(k8s_client.ApiClient(configuration))
+
+    async def close(self) -> None:
+        await self._api.close()
+
+    @property
+    def host(self) -> str:
+        return str(self._api.configuration.host)
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        request_timeout: float | aiohttp.ClientTimeout | None = DEFAULT_TIMEOUT,
+    ) -> aiohttp.ClientResponse:
+        response: aiohttp.ClientResponse = await self._api.call_api(
+            path,
+            method,
+            query_params=list((params or {}).items()),
+            header_params={"Content-Type": content_type, "Accept": JSON},
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=request_timeout,
+        )
+        return response
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        request_timeout: float | None = DEFAULT_TIMEOUT,
+    ) -> Response:
+        """Send a request and return its status and parsed body; never raises on status."""
+        response = await self._send(
+            method,
+            path,
+            params=params,
+            body=body,
+            content_type=content_type,
+            request_timeout=request_timeout,
+        )
+        try:
+            raw = await response.read()
+        finally:
+            response.release()
+        if response.status >= 400:
+            logger.debug("%s %s -> %d", method, path, response.status)
+        return Response(response.status, _parse(raw))
+
+    async def get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
+        return (await self.request("GET", path, params=params)).raise_for_status(f"GET {path}")
+
+    async def list_all(
+        self, path: str, *, page_size: int = 500, params: Mapping[str, str | int] | None = None
+    ) -> tuple[list[dict[str, Any]], str]:
+        """Every item of a collection, paginated; returns (items, list resourceVersion).
+
+        Python's cyclic GC is paused while big pages are parsed (it dominates otherwise).
+        """
+        items: list[dict[str, Any]] = []
+        query: dict[str, str | int] = dict(params or {})
+        query["limit"] = page_size
+        resource_version = ""
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            while True:
+                page = await self.get_json(path, query)
+                items.extend(page.get("items") or [])
+                meta = page.get("metadata") or {}
+                resource_version = meta.get("resourceVersion", resource_version)
+                token = meta.get("continue")
+                if not token:
+                    return items, resource_version
+                query["continue"] = token
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    async def watch(
+        self,
+        path: str,
+        *,
+        resource_version: str,
+        timeout_seconds: int = 300,
+        params: Mapping[str, str | int] | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Raw watch events (``{"type", "object"}``) from ``resource_version``.
+
+        A 410 (HTTP status or ERROR event) raises WatchExpired; any other ERROR event or
+        non-200 status raises ApiError. The stream ends when the server closes it.
+        """
+        query: dict[str, str | int] = dict(params or {})
+        query.update(
+            watch="true",
+            resourceVersion=resource_version,
+            allowWatchBookmarks="true",
+            timeoutSeconds=timeout_seconds,
+        )
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30)
+        response = await self._send("GET", path, params=query, request_timeout=timeout)
+        try:
+            if response.status != 200:
+                raise api_error(response.status, _parse(await response.read()), f"watch {path}")
+            async for line in response.content:
+                if not line.strip():
+                    continue
+                event = orjson.loads(line)
+                if event.get("type") == "ERROR":
+                    status = event.get("object") or {}
+                    raise api_error(int(status.get("code", 500)), status, f"watch {path}")
+                yield event
+        finally:
+            response.release()
+
+    # ------------------------------------------------------------------ pods
+    async def bind(self, namespace: str, name: str, uid: str, node: str) -> Response:
+        """POST the pod's Binding: 201 bound, 404 pod gone, 409 already assigned."""
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid}
+            if uid
+            else {"name": name, "namespace": namespace},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        return await self.request(
+            "POST", f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/binding", body=body
+        )
+
+    async def patch_pod_status(
+        self, namespace: str, name: str, patch: Mapping[str, Any]
+    ) -> Response:
+        """Strategic-merge the pod's status (conditions merge by type)."""
+        return await self.request(
+            "PATCH",
+            f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/status",
+            body=patch,
+            content_type=STRATEGIC_PATCH,
+        )
+
+    async def create(self, path: str, body: Mapping[str, Any]) -> Response:
+        return await self.request("POST", path, body=body)
+
+    async def replace(self, path: str, body: Mapping[str, Any]) -> Response:
+        return await self.request("PUT", path, body=body)
+
+    async def patch(
+        self, path: str, body: Mapping[str, Any], content_type: str = MERGE_PATCH
+    ) -> Response:
+        return await self.request("PATCH", path, body=body, content_type=content_type)
+
+    async def get(self, path: str) -> Response:
+        return await self.request("GET", path)

@@ -1,0 +1,209 @@
+"""The composition root of ``asched run``: builds everything and runs it in one TaskGroup.
+
+Tasks (all owned by the group; if one fails, the process fails fast and Kubernetes
+restarts it): one reflector per watched resource, the reporter, the binder, the
+scheduling loop, and (when enabled) the leader's renew loop. Order of life:
+
+1. list+watch everything; ready once every reflector has synced;
+2. acquire the lease (when leader election is on);
+3. schedule: drain watch events (the single writer), take a binder slot, pop, run one
+   synchronous cycle; sleep only when there is nothing to do;
+4. on stop: stop popping, let in-flight binds finish (or roll back), flush reports,
+   release the lease. Losing the lease instead cancels everything at once (binding
+   tasks roll back) and the run ends with LeadershipLost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from asched.api.client import KubeClient
+from asched.api.watch import Reflector, Relisted, WatchEvent
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.config.types import SchedulerConfig
+from asched.framework.algorithm import Algorithm
+from asched.framework.interface import PreEnqueuePlugin
+from asched.framework.runtime import Framework
+from asched.framework.status import Status
+from asched.queue.scheduling_queue import SchedulingQueue
+from asched.scheduler.binder import Binder
+from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.handle import ApiHandle
+from asched.scheduler.ingest import Ingest
+from asched.scheduler.ledger import Ledger
+from asched.scheduler.reporting import Reporter
+
+logger = logging.getLogger(__name__)
+
+#: kind -> collection path, for what the scheduler and its plugins read.
+WATCHED: dict[str, str] = {
+    "nodes": "/api/v1/nodes",
+    "pods": "/api/v1/pods",
+    "namespaces": "/api/v1/namespaces",
+    "services": "/api/v1/services",
+    "replicationcontrollers": "/api/v1/replicationcontrollers",
+    "replicasets": "/apis/apps/v1/replicasets",
+    "statefulsets": "/apis/apps/v1/statefulsets",
+}
+
+
+@dataclass(slots=True)
+class Options:
+    """Run-time options that are not part of KubeSchedulerConfiguration."""
+
+    max_in_flight_binds: int = 64
+    seed: int | None = None
+    identity: str = field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4()}")
+    watch_timeout: int = 300
+
+
+def _pre_enqueue(plugins: list[PreEnqueuePlugin]) -> Callable[[PodInfo], Status]:
+    """The first non-success of the PreEnqueue plugins (SchedulingGates), else success."""
+
+    def check(pod: PodInfo) -> Status:
+        for plugin in plugins:
+            status = plugin.pre_enqueue(pod)
+            if not status.ok:
+                return status
+        return Status.success()
+
+    return check
+
+
+class App:
+    """One scheduler process. Build with :meth:`create` inside the running loop."""
+
+    def __init__(self, config: SchedulerConfig, client: KubeClient, options: Options) -> None:
+        loop = asyncio.get_running_loop()
+        self.config = config
+        self.client = client
+        self.options = options
+        self.table = NodeTable(capacity=1024)
+        self.ledger = Ledger(self.table)
+        self._work = asyncio.Event()
+        self._events: list[WatchEvent | Relisted] = []
+        handle = ApiHandle(client)
+        self.profiles: dict[str, ProfileRuntime] = {}
+        for profile in config.profiles:
+            framework = Framework(profile, handle=handle)
+            algorithm = Algorithm(
+                framework,
+                self.table,
+                percentage=config.percentage_of_nodes_to_score,
+                seed=options.seed,
+            )
+            self.profiles[profile.scheduler_name] = ProfileRuntime(framework, algorithm)
+        gates = next(iter(self.profiles.values())).framework.pre_enqueue
+        self.queue = SchedulingQueue(
+            clock=loop.time,
+            initial_backoff=float(config.pod_initial_backoff_seconds),
+            max_backoff=float(config.pod_max_backoff_seconds),
+            wakeup=self._work.set,
+            pre_enqueue=_pre_enqueue(gates) if gates else None,
+        )
+        self.ingest = Ingest(self.table, self.ledger, self.queue, self.profiles)
+        self.reporter = Reporter(client, instance=options.identity)
+        self.scheduler = Scheduler(
+            profiles=self.profiles,
+            queue=self.queue,
+            ledger=self.ledger,
+            binder_factory=lambda s: Binder(s, max_in_flight=options.max_in_flight_binds),
+            reporter=self.reporter,
+            clock=loop.time,
+        )
+        self.reflectors = [
+            Reflector(client, kind, path, self._sink, watch_timeout=options.watch_timeout)
+            for kind, path in WATCHED.items()
+        ]
+        self.stopping = asyncio.Event()
+        self.ready = asyncio.Event()
+        self.on_ready: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------------ plumbing
+    def _sink(self, event: WatchEvent | Relisted) -> None:
+        self._events.append(event)
+        self._work.set()
+
+    def drain(self) -> int:
+        """Apply every pending watch event (the single writer); return how many."""
+        events, self._events = self._events, []
+        for event in events:
+            self.ingest.apply(event)
+        return len(events)
+
+    async def _wait_for_work(self) -> None:
+        if self._events:
+            return
+        loop = asyncio.get_running_loop()
+        wakeup = self.queue.next_wakeup()
+        delay = None if wakeup is None else max(0.0, wakeup - loop.time())
+        self._work.clear()
+        try:
+            async with asyncio.timeout(delay):
+                await self._work.wait()
+        except TimeoutError:
+            pass
+
+    # ------------------------------------------------------------------ loops
+    async def schedule_loop(self) -> None:
+        """Pop and schedule until ``stopping``; never awaits between pop and permit."""
+        binder = self.scheduler.binder
+        while not self.stopping.is_set():
+            self.drain()
+            await binder.acquire_slot()
+            if self.stopping.is_set():
+                binder.release_slot()
+                break
+            self.drain()
+            qp = self.queue.pop()
+            if qp is None:
+                binder.release_slot()
+                stop = asyncio.ensure_future(self.stopping.wait())
+                work = asyncio.ensure_future(self._wait_for_work())
+                try:
+                    await asyncio.wait({stop, work}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for task in (stop, work):
+                        task.cancel()
+                    await asyncio.gather(stop, work, return_exceptions=True)
+                continue
+            self.scheduler.schedule_one(qp)
+            await asyncio.sleep(0)  # let watchers and binding tasks run
+
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(r.synced.wait() for r in self.reflectors))
+        self.drain()
+        self.ready.set()
+        for callback in self.on_ready:
+            callback()
+        logger.info(
+            "synced: %d nodes, %d pods counted, %d pending",
+            self.table.n_nodes,
+            len(self.table.pods),
+            len(self.queue),
+        )
+
+    async def run(self, *, elector: object | None = None) -> None:
+        """Run until :attr:`stopping` is set (graceful) or a root task fails."""
+        async with asyncio.TaskGroup() as group:
+            watchers = [group.create_task(r.run(), name=f"watch {r.kind}") for r in self.reflectors]
+            reporter = group.create_task(self.reporter.run(), name="reporter")
+            await self.wait_synced()
+            binder = group.create_task(self.scheduler.binder.run(), name="binder")
+            await self.scheduler.binder.running.wait()
+            await self.schedule_loop()
+            self.scheduler.binder.stop()
+            await binder
+            await self.reporter.flush()
+            for task in [*watchers, reporter]:
+                task.cancel()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._work.set()

@@ -1,0 +1,128 @@
+"""The binding cycle: concurrent tasks, bounded in number, one per assumed pod.
+
+WaitOnPermit -> PreBind -> Bind -> PostBind (section 17.2). Every task is owned by the
+binder's TaskGroup, never raises out of it (failures become a Status and go through the
+scheduler's single rollback), and on cancellation (shutdown, leadership lost) rolls its
+pod back before re-raising: unreserve, forget, and no API call left half-done counted.
+
+The number of binds in flight is bounded by ``slots``; the cycle acquires a slot before it
+pops a pod (an await *before* the pop, never between pop and permit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from asched.cluster.records import PodInfo
+from asched.framework.cycle_state import CycleState
+from asched.framework.runtime import Framework
+from asched.framework.status import Code, Status
+from asched.framework.waiting import WaitingPod
+from asched.queue.queued import QueuedPod
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class BindJob:
+    """Everything the binding cycle of one pod needs."""
+
+    qp: QueuedPod
+    pod: PodInfo
+    node: str
+    framework: Framework
+    state: CycleState
+    waiting: WaitingPod | None = None
+    started: float = 0.0
+    done: bool = field(default=False)
+
+
+class Outcomes(Protocol):
+    """What the scheduler does with a finished binding cycle."""
+
+    def bound(self, job: BindJob) -> None: ...
+
+    def rollback(self, job: BindJob, status: Status) -> None: ...
+
+
+class Binder:
+    """Runs binding cycles; ``run()`` owns their TaskGroup."""
+
+    def __init__(self, outcomes: Outcomes, *, max_in_flight: int = 64) -> None:
+        self.outcomes = outcomes
+        self.max_in_flight = max_in_flight
+        self.slots = asyncio.Semaphore(max_in_flight)
+        self.in_flight: dict[str, BindJob] = {}
+        self._group: asyncio.TaskGroup | None = None
+        self._stop = asyncio.Event()
+        self.running = asyncio.Event()
+        self.started = 0
+        self.succeeded = 0
+        self.failed = 0
+
+    async def run(self) -> None:
+        """Own the binding tasks until ``stop()``; then wait for the ones in flight."""
+        async with asyncio.TaskGroup() as group:
+            self._group = group
+            self.running.set()
+            await self._stop.wait()
+        self._group = None
+        self.running.clear()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def acquire_slot(self) -> None:
+        await self.slots.acquire()
+
+    def release_slot(self) -> None:
+        self.slots.release()
+
+    def start(self, job: BindJob) -> None:
+        """Hand an assumed, permitted (or waiting) pod to a binding task; it owns a slot."""
+        if self._group is None:
+            raise RuntimeError("the binder is not running")
+        self.in_flight[job.pod.key] = job
+        self.started += 1
+        self._group.create_task(self._bind(job), name=f"bind {job.pod.key}")
+
+    async def _bind(self, job: BindJob) -> None:
+        try:
+            status = await self._cycle(job)
+            if status.ok:
+                self.succeeded += 1
+                self.outcomes.bound(job)
+            else:
+                self.failed += 1
+                self.outcomes.rollback(job, status)
+        except asyncio.CancelledError:
+            self.outcomes.rollback(
+                job, Status.error("binding cancelled (shutdown or leadership lost)")
+            )
+            raise
+        except Exception as exc:  # a plugin or client bug: roll back, keep the scheduler up
+            logger.exception("binding %s to %s failed", job.pod.key, job.node)
+            self.failed += 1
+            self.outcomes.rollback(job, Status.error(f"binding failed: {exc}"))
+        finally:
+            job.done = True
+            self.in_flight.pop(job.pod.key, None)
+            self.slots.release()
+
+    async def _cycle(self, job: BindJob) -> Status:
+        if job.waiting is not None:
+            status = await job.waiting.wait()
+            if not status.ok:
+                return status
+        for pre_bind in job.framework.pre_bind:
+            status = await pre_bind.pre_bind(job.state, job.pod, job.node)
+            if not status.ok:
+                return status if status.plugin else status.with_plugin(pre_bind.name)
+        for binder in job.framework.bind:
+            status = await binder.bind(job.state, job.pod, job.node)
+            if status.code != Code.SKIP:
+                return status if status.plugin else status.with_plugin(binder.name)
+        return Status.error("no bind plugin bound the pod")

@@ -1,0 +1,199 @@
+"""The serial scheduling cycle, and the one rollback path.
+
+``schedule_one`` is synchronous from pop to Permit's answer: decide (filters, scores,
+select over the whole table), assume (the pod's requests enter its row), Reserve,
+Permit, then hand the pod to a binding task. No ``await`` happens in between, so no
+watch event, other cycle or binding result can change the table under a decision.
+
+``rollback`` is the only way back from any failure after assume (reserve error, permit
+rejection or timeout, bind error or conflict, pod deleted, shutdown, leadership lost):
+unreserve in reverse order (idempotent), forget the assumed pod (the row returns to its
+exact previous values), then requeue with backoff, or drop the pod when it is gone or
+already bound. It is synchronous, so cancellation cannot interrupt it half-way.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from asched.framework import diagnosis
+from asched.framework.algorithm import Algorithm, Decision
+from asched.framework.runtime import Framework
+from asched.framework.status import Code, Status
+from asched.framework.waiting import WaitingPod, WaitingPods
+from asched.queue.events import ClusterEvent
+from asched.queue.queued import QueuedPod
+from asched.queue.scheduling_queue import SchedulingQueue
+from asched.scheduler.binder import Binder, BindJob
+from asched.scheduler.ledger import Ledger
+from asched.scheduler.reporting import Reporter
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class ProfileRuntime:
+    """One profile's framework and its decision algorithm (cache, start index, rng)."""
+
+    framework: Framework
+    algorithm: Algorithm
+
+
+@dataclass(slots=True)
+class CycleStats:
+    """Counters the benchmarks and tests read (metrics have their own registry)."""
+
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    bound: int = 0
+    rolled_back: int = 0
+
+
+class Scheduler:
+    """Decides and hands off; owns the rollback. See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        profiles: Mapping[str, ProfileRuntime],
+        queue: SchedulingQueue,
+        ledger: Ledger,
+        binder_factory: Callable[[Scheduler], Binder],
+        reporter: Reporter | None,
+        clock: Callable[[], float] = time.monotonic,
+        on_attempt: Callable[[str, str, float], None] | None = None,
+        on_bound: Callable[[BindJob, float], None] | None = None,
+    ) -> None:
+        self.profiles = profiles
+        self.queue = queue
+        self.ledger = ledger
+        self.reporter = reporter
+        self.clock = clock
+        self.waiting = WaitingPods()
+        self.stats = CycleStats()
+        self.binder = binder_factory(self)
+        self._on_attempt = on_attempt
+        self._on_bound = on_bound
+
+    # ------------------------------------------------------------------ cycle
+    def schedule_one(self, qp: QueuedPod) -> None:
+        """One synchronous cycle for a popped pod; the caller holds a binder slot for it."""
+        pod = qp.pod
+        profile = self.profiles.get(pod.scheduler_name)
+        if profile is None or pod.deleting:
+            self.queue.done(pod.key)
+            self.binder.release_slot()
+            return
+        start = self.clock()
+        self.stats.attempts += 1
+        decision = profile.algorithm.schedule(pod)
+        if decision.node is None:
+            self._failed(qp, profile, decision)
+            self.binder.release_slot()
+            self._attempt(
+                "unschedulable" if decision.status.code != Code.ERROR else "error", profile, start
+            )
+            return
+        node = decision.node
+        self.ledger.assume(pod, node)
+        job = BindJob(qp, pod, node, profile.framework, decision.state, started=start)
+        status = self._reserve(job)
+        waits: dict[str, float] = {}
+        if status.ok:
+            status, waits = self._permit(job)
+        if not status.ok:
+            self.rollback(job, status)
+            self.binder.release_slot()
+            self._attempt("unschedulable" if status.code != Code.ERROR else "error", profile, start)
+            return
+        if waits:
+            job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
+            self.waiting.add(job.waiting)
+        self.stats.scheduled += 1
+        self.binder.start(job)
+        self._attempt("scheduled", profile, start)
+
+    def _attempt(self, result: str, profile: ProfileRuntime, start: float) -> None:
+        if self._on_attempt is not None:
+            self._on_attempt(result, profile.framework.name, self.clock() - start)
+
+    def _reserve(self, job: BindJob) -> Status:
+        for plugin in job.framework.reserve:
+            status = plugin.reserve(job.state, job.pod, job.node)
+            if not status.ok:
+                return status if status.plugin else status.with_plugin(plugin.name)
+        return Status.success()
+
+    def _permit(self, job: BindJob) -> tuple[Status, dict[str, float]]:
+        waits: dict[str, float] = {}
+        for plugin in job.framework.permit:
+            status, timeout = plugin.permit(job.state, job.pod, job.node)
+            if status.code == Code.WAIT:
+                waits[plugin.name] = timeout
+            elif not status.ok:
+                return (status if status.plugin else status.with_plugin(plugin.name)), {}
+        return Status.success(), waits
+
+    def _failed(self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision) -> None:
+        """No node: record who rejected it, requeue, and tell the pod why (cold path)."""
+        if decision.status.code == Code.ERROR:
+            self.stats.errors += 1
+            message = decision.status.message
+            rejectors: frozenset[str] = frozenset()
+        else:
+            self.stats.unschedulable += 1
+            message = decision.message()
+            rejectors = frozenset(s.plugin for s in decision.failures().values() if s.plugin)
+            if decision.pre_filter is not None and not decision.pre_filter.status.ok:
+                rejectors = frozenset({decision.pre_filter.status.plugin})
+        for plugin in profile.framework.post_filter:
+            plugin.post_filter(decision.state, qp.pod, profile.algorithm.table, decision.failures())
+        status = Status(decision.status.code, (message,), next(iter(rejectors), ""))
+        if self.queue.requeue(qp, status):
+            self.queue.reject_plugins(qp, rejectors)
+            if self.reporter is not None:
+                self.reporter.unschedulable(qp.pod, message)
+        logger.debug("pod %s unschedulable: %s", qp.pod.key, message)
+
+    # ------------------------------------------------------------------ outcomes
+    def bound(self, job: BindJob) -> None:
+        """The API accepted the binding. The ledger keeps it until the watch confirms."""
+        self.stats.bound += 1
+        self.queue.done(job.pod.key)
+        for plugin in job.framework.post_bind:
+            plugin.post_bind(job.state, job.pod, job.node)
+        if self.reporter is not None:
+            self.reporter.scheduled(job.pod, job.node)
+        if self._on_bound is not None:
+            self._on_bound(job, self.clock())
+
+    def rollback(self, job: BindJob, status: Status) -> None:
+        """The single way back from any failure after assume; see the module docstring."""
+        self.stats.rolled_back += 1
+        for plugin in reversed(job.framework.reserve):
+            plugin.unreserve(job.state, job.pod, job.node)
+        if job.waiting is not None:
+            job.waiting.reject("", "rolled back")
+            self.waiting.remove(job.waiting)
+        self.ledger.forget(job.pod.key)
+        gone = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and status.plugin in {
+            p.name for p in job.framework.bind
+        }
+        if gone:
+            self.queue.done(job.pod.key)  # the watch tells where it went (or that it is gone)
+        else:
+            message = (
+                diagnosis.fit_error_message(1, status.reasons)
+                if status.code.rejected
+                else status.message
+            )
+            requeued = self.queue.requeue(job.qp, Status(status.code, (message,), status.plugin))
+            if requeued and self.reporter is not None:
+                self.reporter.unschedulable(job.pod, message)
+        self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)  # what it held may help others
+        logger.debug("rolled back %s from %s: %s", job.pod.key, job.node, status.message)

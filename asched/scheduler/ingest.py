@@ -1,0 +1,170 @@
+"""The single writer: applies watch events to the table, the ledger and the queue.
+
+Called only by the scheduling loop between cycles (never concurrently with one), so a
+cycle never sees a half-applied event. Decoding happens here; an object that does not
+decode is logged with its field path and skipped, and the scheduler keeps running.
+
+Pods: a bound, non-terminal pod counts on its node (confirming an assumption when it is
+ours); a pending pod whose schedulerName names one of our profiles is queued; a deleted
+pod leaves everything, and its node's freed capacity moves parked pods. Nodes: added,
+updated (only the parked pods a change can help are moved) or removed. A relist
+reconciles: whatever the full set no longer holds is treated as deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from asched.api.watch import Relisted, WatchEvent
+from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.records import NodeInfo, PodInfo
+from asched.cluster.table import NodeTable
+from asched.errors import DecodeError
+from asched.queue.events import ClusterEvent
+from asched.queue.scheduling_queue import SchedulingQueue
+from asched.scheduler.ledger import Ledger
+
+logger = logging.getLogger(__name__)
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+class Ingest:
+    """Applies events; see the module docstring."""
+
+    def __init__(
+        self,
+        table: NodeTable,
+        ledger: Ledger,
+        queue: SchedulingQueue,
+        scheduler_names: Collection[str],
+        *,
+        on_bad_pod: Callable[[Mapping[str, Any], DecodeError], None] | None = None,
+    ) -> None:
+        self.table = table
+        self.ledger = ledger
+        self.queue = queue
+        self.scheduler_names = frozenset(scheduler_names)
+        self.on_bad_pod = on_bad_pod
+        self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
+        self.pending: dict[str, PodInfo] = {}
+        self.events_applied = 0
+        self.decode_errors = 0
+
+    # ------------------------------------------------------------------ dispatch
+    def apply(self, event: WatchEvent | Relisted) -> None:
+        self.events_applied += 1
+        if isinstance(event, Relisted):
+            self._relist(event)
+        elif event.kind == "nodes":
+            self._node(event.type, event.obj)
+        elif event.kind == "pods":
+            self._pod(event.type, event.obj)
+        else:
+            store = self.objects.setdefault(event.kind, {})
+            if event.type == "DELETED":
+                store.pop(_key(event.obj), None)
+            else:
+                store[_key(event.obj)] = event.obj
+
+    def _relist(self, event: Relisted) -> None:
+        present = {_key(obj) for obj in event.objects}
+        if event.kind == "nodes":
+            for name in [n for n in self.table.index if n not in present]:
+                self._node_deleted(name)
+            for obj in event.objects:
+                self._node("ADDED", obj)
+        elif event.kind == "pods":
+            known = set(self.table.pods) | set(self.pending)
+            for key in known - present:
+                self._pod_deleted(key)
+            for obj in event.objects:
+                self._pod("ADDED", obj)
+        else:
+            self.objects[event.kind] = {_key(obj): obj for obj in event.objects}
+
+    # ------------------------------------------------------------------ nodes
+    def _node(self, kind: str, obj: Mapping[str, Any]) -> None:
+        if kind == "DELETED":
+            self._node_deleted(_key(obj))
+            return
+        try:
+            node = decode_node(obj)
+        except DecodeError as exc:
+            self.decode_errors += 1
+            logger.warning("ignoring node: %s", exc)
+            return
+        row = self.table.row_of(node.name)
+        old = self.table.node_at(row) if row is not None else None
+        self.table.upsert_node(node)
+        for event in _node_events(old, node):
+            self.queue.move(event)
+
+    def _node_deleted(self, name: str) -> None:
+        self.table.remove_node(name)
+
+    # ------------------------------------------------------------------ pods
+    def _pod(self, kind: str, obj: Mapping[str, Any]) -> None:
+        if kind == "DELETED":
+            self._pod_deleted(_key(obj))
+            return
+        try:
+            pod = decode_pod(obj)
+        except DecodeError as exc:
+            self.decode_errors += 1
+            logger.warning("ignoring pod: %s", exc)
+            if self.on_bad_pod is not None:
+                self.on_bad_pod(obj, exc)
+            return
+        if pod.node_name:
+            self.pending.pop(pod.key, None)
+            self.queue.delete(pod.key)
+            if pod.phase in TERMINAL_PHASES:
+                self._release(pod.key)
+            else:
+                self.ledger.observe_bound(pod)
+        elif pod.scheduler_name in self.scheduler_names:
+            if pod.deleting:
+                self.pending.pop(pod.key, None)
+                self.queue.delete(pod.key)
+            else:
+                known = pod.key in self.pending
+                self.pending[pod.key] = pod
+                if known:
+                    self.queue.update(pod)
+                else:
+                    self.queue.add(pod)
+
+    def _pod_deleted(self, key: str) -> None:
+        self.pending.pop(key, None)
+        self.queue.delete(key)
+        self._release(key)
+
+    def _release(self, key: str) -> None:
+        self.ledger.forget(key)
+        if self.table.remove_pod(key) is not None:
+            self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
+
+
+def _node_events(old: NodeInfo | None, new: NodeInfo) -> list[ClusterEvent]:
+    """The queue events a node change may trigger (only what actually changed)."""
+    if old is None:
+        return [ClusterEvent.NODE_ADD]
+    events = []
+    if old.allocatable != new.allocatable:
+        events.append(ClusterEvent.NODE_ALLOCATABLE)
+    if old.labels != new.labels:
+        events.append(ClusterEvent.NODE_LABEL)
+    if old.taints != new.taints:
+        events.append(ClusterEvent.NODE_TAINT)
+    if old.unschedulable != new.unschedulable:
+        events.append(ClusterEvent.NODE_SCHEDULABLE)
+    return events

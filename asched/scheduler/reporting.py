@@ -1,0 +1,243 @@
+"""Telling the cluster what happened: pod conditions and events, coalesced per pod.
+
+The cycle is synchronous and must not wait for the API, so it only records what should
+be said; one owned worker task says it. Reports are keyed by pod: a pod that fails a
+hundred times while the API is slow is reported once with the latest message, and a
+repeated FailedScheduling with the same message updates one event's ``series.count``
+(at most every ``series_interval`` seconds) instead of creating a hundred events.
+
+Events go to events.k8s.io/v1 (``eventTime`` with microseconds); if the server lacks that
+group (404), core/v1 events are used instead, once and for all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from asched.api.client import KubeClient
+from asched.cluster.records import PodInfo
+
+logger = logging.getLogger(__name__)
+
+NOTE_LIMIT: Final = 1024
+COMPONENT: Final = "asched"
+
+
+def truncate_note(message: str) -> str:
+    """Upstream's event note limit: 1,024 characters, longer ones end in `` ...``."""
+    return message if len(message) <= NOTE_LIMIT else message[: NOTE_LIMIT - 4] + " ..."
+
+
+def micro_time(epoch: float | None = None) -> str:
+    """A MicroTime string (``%Y-%m-%dT%H:%M:%S.%fZ``, UTC)."""
+    stamp = time.time() if epoch is None else epoch
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1e6):06d}Z"
+
+
+def rfc3339(epoch: float | None = None) -> str:
+    stamp = time.time() if epoch is None else epoch
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+@dataclass(slots=True)
+class Report:
+    """The latest thing to say about one pod."""
+
+    pod: PodInfo
+    reason: str  # Scheduled | FailedScheduling
+    message: str
+    condition: bool  # patch PodScheduled=False
+
+
+@dataclass(slots=True)
+class _Series:
+    name: str
+    note: str
+    count: int
+    last_sent: float
+    core: bool
+
+
+class Reporter:
+    """Coalesces and sends reports; ``run()`` is the owned worker task."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        instance: str,
+        series_interval: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.instance = instance
+        self.series_interval = series_interval
+        self._clock = clock
+        self._pending: OrderedDict[str, Report] = OrderedDict()
+        self._wake = asyncio.Event()
+        self._series: dict[tuple[str, str], _Series] = {}
+        self._last_condition: dict[str, str] = {}
+        self._core_events = False
+        self.events_created = 0
+        self.events_updated = 0
+        self.conditions_patched = 0
+
+    # ------------------------------------------------------------------ cycle side
+    def unschedulable(self, pod: PodInfo, message: str) -> None:
+        self._pending[pod.key] = Report(pod, "FailedScheduling", message, condition=True)
+        self._pending.move_to_end(pod.key)
+        self._wake.set()
+
+    def scheduled(self, pod: PodInfo, node: str) -> None:
+        message = f"Successfully assigned {pod.key} to {node}"
+        self._pending[pod.key] = Report(pod, "Scheduled", message, condition=False)
+        self._pending.move_to_end(pod.key)
+        self._wake.set()
+
+    def forget(self, key: str) -> None:
+        self._last_condition.pop(key, None)
+        for series_key in [k for k in self._series if k[0] == key]:
+            del self._series[series_key]
+
+    @property
+    def backlog(self) -> int:
+        return len(self._pending)
+
+    # ------------------------------------------------------------------ worker side
+    async def run(self) -> None:
+        """Send reports until cancelled."""
+        while True:
+            if not self._pending:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            _, report = self._pending.popitem(last=False)
+            try:
+                await self._send(report)
+            except Exception:  # the reporter must outlive any one bad answer
+                logger.exception("reporting on %s failed", report.pod.key)
+
+    async def flush(self) -> None:
+        """Send everything pending now (shutdown)."""
+        while self._pending:
+            _, report = self._pending.popitem(last=False)
+            try:
+                await self._send(report)
+            except Exception:
+                logger.exception("reporting on %s failed", report.pod.key)
+
+    async def _send(self, report: Report) -> None:
+        pod = report.pod
+        if report.condition and self._last_condition.get(pod.key) != report.message:
+            patch = {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": report.message,
+                            "lastProbeTime": None,
+                            "lastTransitionTime": rfc3339(),
+                        }
+                    ]
+                }
+            }
+            response = await self.client.patch_pod_status(pod.namespace, pod.name, patch)
+            if response.ok:
+                self.conditions_patched += 1
+                self._last_condition[pod.key] = report.message
+        await self._event(report)
+        if report.reason == "Scheduled":
+            self.forget(pod.key)
+
+    async def _event(self, report: Report) -> None:
+        pod = report.pod
+        note = truncate_note(report.message)
+        key = (pod.key, report.reason)
+        series = self._series.get(key)
+        now = self._clock()
+        if series is not None and series.note == note:
+            series.count += 1
+            if now - series.last_sent < self.series_interval:
+                return
+            series.last_sent = now
+            await self._update_series(pod, series)
+            return
+        kind = "Warning" if report.reason == "FailedScheduling" else "Normal"
+        name = f"{pod.name}.{secrets.token_hex(8)}"
+        created = await self._create_event(pod, name, report.reason, note, kind)
+        if created is not None:
+            self.events_created += 1
+            self._series[key] = _Series(name, note, 1, now, created)
+
+    async def _create_event(
+        self, pod: PodInfo, name: str, reason: str, note: str, kind: str
+    ) -> bool | None:
+        """Create the event; returns whether it is a core/v1 event, None on failure."""
+        regarding = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": pod.name,
+            "namespace": pod.namespace,
+        }
+        if pod.uid:
+            regarding["uid"] = pod.uid
+        if not self._core_events:
+            body: dict[str, Any] = {
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": pod.namespace},
+                "eventTime": micro_time(),
+                "reportingController": COMPONENT,
+                "reportingInstance": self.instance,
+                "action": "Scheduling" if reason == "FailedScheduling" else "Binding",
+                "reason": reason,
+                "regarding": regarding,
+                "note": note,
+                "type": kind,
+            }
+            path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
+            response = await self.client.create(path, body)
+            if response.ok:
+                return False
+            if response.status != 404:
+                logger.debug("event for %s: %d", pod.key, response.status)
+                return None
+            self._core_events = True  # an old server without events.k8s.io/v1
+        stamp = rfc3339()
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": pod.namespace},
+            "involvedObject": regarding,
+            "reason": reason,
+            "message": note,
+            "type": kind,
+            "count": 1,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "source": {"component": COMPONENT},
+            "reportingComponent": COMPONENT,
+            "reportingInstance": self.instance,
+        }
+        response = await self.client.create(f"/api/v1/namespaces/{pod.namespace}/events", body)
+        return True if response.ok else None
+
+    async def _update_series(self, pod: PodInfo, series: _Series) -> None:
+        if series.core:
+            path = f"/api/v1/namespaces/{pod.namespace}/events/{series.name}"
+            patch: dict[str, Any] = {"count": series.count, "lastTimestamp": rfc3339()}
+        else:
+            path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events/{series.name}"
+            patch = {"series": {"count": series.count, "lastObservedTime": micro_time()}}
+        response = await self.client.patch(path, patch)
+        if response.ok:
+            self.events_updated += 1
