@@ -8,8 +8,8 @@ watch event, other cycle or binding result can change the table under a decision
 ``rollback`` is the only way back from any failure after assume (reserve error, permit
 rejection or timeout, bind error or conflict, pod deleted, shutdown, leadership lost):
 unreserve in reverse order (idempotent), forget the assumed pod (the row returns to its
-exact previous values), then requeue with backoff, or drop the pod when it is gone or
-already bound. It is synchronous, so cancellation cannot interrupt it half-way.
+exact previous values), then requeue (the queue drops a pod the watch has meanwhile
+reported deleted or bound). It is synchronous, so cancellation cannot interrupt it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The framework's handle onto the API: DefaultBinder binds through it.
 
-Binding answers map to statuses the rollback understands: 201 is success; 404 (the pod
-is gone) and 409 (it already has a node, or its uid changed) are
-UnschedulableAndUnresolvable from the bind plugin, which makes the rollback drop the pod
-instead of retrying (the watch reports where it went); anything else is an Error and
-the pod is retried with backoff.
+Binding answers: 201 is success; anything else (404 pod gone, 409 already assigned or a
+changed uid, 5xx) is an Error, and the rollback requeues the pod with backoff. That is
+safe for a pod that really is gone or bound elsewhere: the watch reports it, and the
+queue drops a pod the watch reported deleted or bound, whether it is in flight or
+waiting in backoff. It is also what makes a spurious 409 lose nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +25,4 @@ class ApiHandle:
         if response.ok:
             return Status.success()
         message = response.body.get("message", "") if isinstance(response.body, dict) else ""
-        if response.status in (404, 409):
-            return Status.unresolvable(f"binding rejected ({response.status}): {message}")
-        return Status.error(f"binding failed ({response.status}): {message}")
+        return Status.error(f"binding rejected ({response.status}): {message}")
