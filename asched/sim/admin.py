@@ -5,6 +5,8 @@
 ``POST /admin/restart``    ``{"downtimeSeconds": s}``: cut every connection (watches
                            included), forget the watch history, optionally stop
                            listening for ``s`` seconds; objects are kept
+``POST /admin/compact``    forget the watch history (as ``etcdctl compact`` + a watch-cache
+                           restart): older versions now get 410; connections stay
 ``GET /admin/stats``       counters, object counts, open watches, process CPU seconds
 
 Answers are plain JSON (not Status objects) except errors.
@@ -43,6 +45,9 @@ class Controls(Protocol):
     def schedule_restart(self, downtime: float) -> None:
         """Restart soon (after this answer is sent)."""
 
+    def compact(self) -> None:
+        """Make every resourceVersion issued so far too old for watches and snapshots."""
+
     def apply_history(self, limit: int) -> None:
         """Set every resource's watch-history bound."""
 
@@ -76,6 +81,9 @@ async def handle(
         stats.restarts += 1
         controls.schedule_restart(downtime)
         return _ok({"restarting": True, "downtimeSeconds": downtime}, status=202)
+    if path == "/admin/compact" and method == "POST":
+        controls.compact()
+        return _ok({"compacted": True})
     if path == "/admin/stats" and method == "GET":
         cpu = time.process_time()
         return _ok(

@@ -33,8 +33,22 @@ _NOT_FOUND: Final = ("Not found", "FieldValueNotFound")
 _WITHOUT_VALUE: Final = frozenset({_REQUIRED[0], _FORBIDDEN[0], _TOO_LONG[0]})
 
 
+class GoLiteral(str):
+    """A bad value already formatted as Go prints it (``0x0`` for a ``uint64`` zero)."""
+
+    __slots__ = ()
+
+
+def go_map(values: dict[str, str]) -> GoLiteral:
+    """``%#v`` of a ``map[string]string`` (keys sorted, as Go prints maps)."""
+    inner = ", ".join(f'"{key}":"{values[key]}"' for key in sorted(values))
+    return GoLiteral(f"map[string]string{{{inner}}}")
+
+
 def _go_value(value: object) -> str:
     """Format a bad value the way ``field.Error.ErrorBody`` does (``%q`` for strings)."""
+    if isinstance(value, GoLiteral):
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -135,7 +149,7 @@ def _qualified(resource: str, group: str) -> str:
 
 
 def _details(resource: str, group: str, name: str) -> JSON:
-    details: JSON = {"name": name}
+    details: JSON = {"name": name} if name else {}
     if group:
         details["group"] = group
     details["kind"] = resource
@@ -155,6 +169,14 @@ def not_found(resource: str, group: str, name: str) -> StatusError:
 def path_not_found() -> StatusError:
     """The 404 for a URL that names no served resource."""
     return StatusError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+class PageNotFound(StatusError):
+    """A path outside every served group/version: the real server's mux answers a plain
+    ``404 page not found`` text, not a Status."""
+
+    def __init__(self) -> None:
+        super().__init__(404, "NotFound", "404 page not found")
 
 
 def already_exists(resource: str, group: str, name: str) -> StatusError:
@@ -191,7 +213,7 @@ def invalid(kind: str, group: str, name: str, causes: list[FieldCause]) -> Statu
             messages.append(text)
     aggregate = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
     qualified_kind = f"{kind}.{group}" if group else kind
-    details: JSON = {"name": name}
+    details: JSON = {"name": name} if name else {}
     if group:
         details["group"] = group
     details["kind"] = kind
@@ -264,7 +286,7 @@ def too_large_resource_version(requested: int, current: int) -> StatusError:
     return StatusError(
         504,
         "Timeout",
-        f"Too large resource version: {requested}, current: {current}",
+        f"Timeout: Too large resource version: {requested}, current: {current}",
         {
             "causes": [
                 {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}

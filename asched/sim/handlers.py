@@ -127,13 +127,15 @@ class Api:
             if path == "/openapi/v2" and request.method == "GET":
                 return _openapi(request)
             return await self._resource(request, routing.parse(path))
+        except apierrors.PageNotFound:
+            return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
         except StatusError as error:
             return status_response(error)
         except Exception:
             logger.exception("unexpected failure answering %s %s", request.method, request.path)
             return status_response(apierrors.internal("the simulated server failed; see its log"))
 
-    async def _body(self, request: web.BaseRequest) -> Any:
+    async def _body(self, request: web.BaseRequest, kind: str = "") -> Any:
         raw = await request.read()
         content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
         if content_type in ("application/yaml", "application/x-yaml"):
@@ -159,7 +161,8 @@ class Api:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise apierrors.bad_request(
-                f"couldn't get version/kind; json parse error: {exc}"
+                f"the object provided is unrecognized (must be of type {kind or 'Binding'}): "
+                f"couldn't get version/kind; json parse error: {exc} ({_summary(raw)})"
             ) from None
 
     async def _bind(self, request: web.BaseRequest, path: str) -> web.Response:
@@ -209,11 +212,11 @@ class Api:
                     return await self._watch(
                         request, spec, route.namespace, _list_options(spec, query)
                     )
-                return self._list(request, spec, route.namespace, _list_options(spec, query))
+                return await self._list(request, spec, route.namespace, _list_options(spec, query))
             if method == "POST":
                 self._verb(spec, "create")
                 entry = self.registry.create(
-                    spec, namespace, await self._body(request), dry_run=dry_run
+                    spec, namespace, await self._body(request, spec.kind), dry_run=dry_run
                 )
                 return _json(views.object_bytes(spec, entry), 201)
             if method == "DELETE":
@@ -247,7 +250,7 @@ class Api:
                 spec,
                 namespace,
                 route.name,
-                await self._body(request),
+                await self._body(request, spec.kind),
                 subresource=route.subresource,
                 dry_run=dry_run,
             )
@@ -255,8 +258,8 @@ class Api:
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             if content_type not in PATCH_TYPES:
-                raise apierrors.unsupported_media_type(
-                    content_type, [*PATCH_TYPES, patch.APPLY_PATCH]
+                raise apierrors.StatusError(
+                    415, "UnsupportedMediaType", "415: Unsupported Media Type", {}
                 )
             entry = self.registry.patch(
                 spec,
@@ -318,13 +321,20 @@ class Api:
                 ) from None
         return options
 
-    def _list(
+    async def _list(
         self,
         request: web.BaseRequest,
         spec: ResourceSpec,
         namespace: str | None,
         options: ListOptions,
     ) -> web.Response:
+        wanted = options.resource_version
+        if wanted not in ("", "0") and not options.continue_token:
+            target = parse_rv(wanted)
+            waited = 0.0  # as 1.20's waitUntilFreshAndBlock: up to 3 s, then 504
+            while target > self.registry.store.rv and waited < FUTURE_RV_WAIT:
+                await asyncio.sleep(0.05)
+                waited += 0.05
         entries, meta = self.registry.list(spec, namespace, options)
         if _wants_table(request):
             return _json(tables.table(spec, entries, meta))
@@ -361,13 +371,7 @@ class Api:
             )
             initial = [_added(spec, entry, table_mode=table_mode) for entry in found]
         else:
-            start_rv = parse_rv(rv_text)
-            waited = 0.0
-            while start_rv > store.rv and waited < FUTURE_RV_WAIT:
-                await asyncio.sleep(0.05)
-                waited += 0.05
-            if start_rv > store.rv:
-                raise apierrors.too_large_resource_version(start_rv, store.rv)
+            start_rv = parse_rv(rv_text)  # a future version: events after it, when they come
             try:
                 history = table.since(start_rv)
             except TooOld as exc:
@@ -399,6 +403,15 @@ class Api:
             cut_at=now + cut if cut is not None else None,
         )
         return await watch.stream(request, spec, table, watcher, times, HEADERS)
+
+
+def _summary(raw: bytes, limit: int = 30) -> str:
+    """apimachinery's ``summarizeData``: the body's start, hex unless it looks like JSON."""
+    if not raw:
+        return "<empty>"
+    head = raw[:limit]
+    text = head.decode(errors="replace") if raw[:1] == b"{" else head.hex()
+    return text + " ..." if len(raw) > limit else text
 
 
 def _openapi(request: web.BaseRequest) -> web.Response:

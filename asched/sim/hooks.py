@@ -42,6 +42,9 @@ class Hooks:
 
     #: top-level fields a plain update copies from the stored object (status subresource).
     kept_on_update: tuple[str, ...] = ("status",)
+    #: graceful kinds (pods) are marked (deletionTimestamp, a MODIFIED event) before
+    #: removal, even with grace 0; others are removed at once.
+    graceful: bool = False
 
     def name_error(self, name: str) -> str | None:
         """Why ``name`` is not a valid object name of this kind, or None."""

@@ -25,6 +25,18 @@ SYSTEM_PRIORITY_CLASSES: Final = {
 }
 SERVICE_NETWORK: Final = ipaddress.ip_network("10.96.0.0/12")
 _EFFECTS: Final = ["NoExecute", "NoSchedule", "PreferNoSchedule"]
+_NODE_INFO: Final = (
+    "machineID",
+    "systemUUID",
+    "bootID",
+    "kernelVersion",
+    "osImage",
+    "containerRuntimeVersion",
+    "kubeletVersion",
+    "kubeProxyVersion",
+    "operatingSystem",
+    "architecture",
+)
 
 
 class NodeHooks(Hooks):
@@ -35,10 +47,27 @@ class NodeHooks(Hooks):
         validation.resource_list(status, "capacity", "status.capacity")
         validation.resource_list(status, "allocatable", "status.allocatable")
 
+    def default(self, obj: JSON) -> None:
+        status = obj["status"]
+        if "allocatable" not in status and "capacity" in status:
+            status["allocatable"] = dict(status["capacity"])
+        status.setdefault("daemonEndpoints", {"kubeletEndpoint": {"Port": 0}})
+        for condition in status.get("conditions") or []:
+            condition.setdefault("lastHeartbeatTime", None)
+            condition.setdefault("lastTransitionTime", None)
+        info = status.setdefault("nodeInfo", {})
+        if isinstance(info, dict):
+            for key in _NODE_INFO:
+                info.setdefault(key, "")
+
     def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
         status = obj.get("status") or {}
-        causes = validation.resource_values(status.get("capacity") or {}, "status.capacity")
-        causes += validation.resource_values(status.get("allocatable") or {}, "status.allocatable")
+        causes = validation.resource_values(
+            status.get("capacity") or {}, "status.capacity", keyed=False
+        )
+        causes += validation.resource_values(
+            status.get("allocatable") or {}, "status.allocatable", keyed=False
+        )
         for index, taint in enumerate(items(obj.get("spec") or {}, "taints", "spec.taints")):
             where = f"spec.taints[{index}]"
             key = taint.get("key") or ""
@@ -124,6 +153,12 @@ class EventHooks(Hooks):
     def name_error(self, name: str) -> str | None:
         return None
 
+    def decode(self, obj: JSON) -> None:
+        validation.micro_time(obj, "eventTime", "eventTime")
+        series = obj.get("series")
+        if isinstance(series, dict):
+            validation.micro_time(series, "lastObservedTime", "series.lastObservedTime")
+
     def default(self, obj: JSON) -> None:
         obj.setdefault("involvedObject", {})
         for key, value in (
@@ -141,6 +176,8 @@ class EventHooks(Hooks):
         namespace = obj["metadata"].get("namespace", "")
         involved = obj.get("involvedObject") or {}
         strict = group == "events.k8s.io"
+        if strict:
+            causes += validation.object_names(obj["metadata"], validation.dns_subdomain)
         if not strict and not obj.get("eventTime"):
             if involved.get("namespace", "") not in ("", namespace) or (
                 not involved.get("namespace") and namespace not in ("", "default")
@@ -170,7 +207,12 @@ class EventHooks(Hooks):
 
 
 class LeaseHooks(Hooks):
-    """Leases: durations must be positive, transitions non-negative."""
+    """Leases: durations must be positive, transitions non-negative, micro-second times."""
+
+    def decode(self, obj: JSON) -> None:
+        spec = section(obj, "spec", "spec")
+        validation.micro_time(spec, "acquireTime", "spec.acquireTime")
+        validation.micro_time(spec, "renewTime", "spec.renewTime")
 
     def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
         spec = obj.get("spec") or {}
@@ -216,7 +258,8 @@ class PriorityClassHooks(Hooks):
                 causes.append(
                     apierrors.forbidden(
                         "metadata.name",
-                        "priority class names with 'system-' prefix are reserved for system use only",
+                        "priority class names with 'system-' prefix are reserved for system use "
+                        f"only. error: {name} is not a known system priority class",
                     )
                 )
         elif value > HIGHEST_USER_PRIORITY:
@@ -349,6 +392,7 @@ class WorkloadHooks(Hooks):
         if self._legacy and not spec.get("selector"):
             spec["selector"] = dict((template.get("metadata") or {}).get("labels") or {})
         if self._statefulset:
+            spec.setdefault("serviceName", "")
             spec.setdefault("podManagementPolicy", "OrderedReady")
             spec.setdefault(
                 "updateStrategy", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
@@ -373,7 +417,7 @@ class WorkloadHooks(Hooks):
                 causes.append(
                     apierrors.invalid_value(
                         "spec.template.metadata.labels",
-                        str(dict(template_labels)),
+                        apierrors.go_map(dict(template_labels)),
                         "`selector` does not match template `labels`",
                     )
                 )

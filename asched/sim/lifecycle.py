@@ -17,6 +17,9 @@ under the same name is never touched by a stale timer.
 
 from __future__ import annotations
 
+import calendar
+import contextlib
+import time
 from typing import Any, Final
 
 from asched.sim import apierrors, kinds, pods
@@ -27,10 +30,8 @@ from asched.sim.store import Entry, object_key
 JSON = dict[str, Any]
 
 PROTECTED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public"})
-_PURGING: Final = (
-    "The system is ensuring all content is removed from this namespace.  "
-    "Upon completion, this namespace will automatically be purged by the system."
-)
+#: how long the simulated namespace controller takes to empty and remove a namespace.
+NAMESPACE_PURGE_SECONDS: Final = 1.0
 
 
 def _check_preconditions(spec: ResourceSpec, entry: Entry, options: JSON) -> None:
@@ -81,24 +82,43 @@ def delete(
         return _delete_namespace(registry, entry, dry_run=dry_run), False
     table = registry.table(spec)
     meta = entry.obj["metadata"]
+    hooks = kinds.hooks_for(spec.storage)
     requested = options.get("gracePeriodSeconds")
-    grace = kinds.hooks_for(spec.storage).grace_seconds(
-        entry.obj, requested if isinstance(requested, int) else None
-    )
+    grace = hooks.grace_seconds(entry.obj, requested if isinstance(requested, int) else None)
     finalizers = meta.get("finalizers") or []
     if meta.get("deletionTimestamp"):
         current = meta.get("deletionGracePeriodSeconds") or 0
-        if grace >= current and (current or finalizers):
+        if not current and not finalizers:
+            deadline = None  # a mark left behind: remove now
+        elif grace >= current or not current:
             return entry, False  # already terminating; only a shorter grace changes it
+        else:  # Go's BeforeDelete: the deadline moves to (request time + new grace)
+            deadline = _shifted(meta["deletionTimestamp"], grace - current)
+    elif hooks.graceful:
+        deadline = registry.clock.now(grace)
+    elif finalizers:
+        deadline, grace = registry.clock.now(), 0
+    else:
+        deadline = None
     if dry_run:
         return entry, grace == 0 and not finalizers
-    if grace > 0:
-        marked = registry.write(spec.storage, _marked(entry, registry.clock.now(grace), grace))
-        _finish_later(registry, spec.storage, marked, grace)
-        return marked, False
-    if finalizers:
-        return registry.write(spec.storage, _marked(entry, registry.clock.now(), 0)), False
-    return registry.store.remove(table, entry.key), True
+    if deadline is not None:
+        # Graceful kinds are first marked (a MODIFIED event), even with grace 0.
+        entry = registry.write(spec.storage, _marked(entry, deadline, grace))
+        if grace > 0:
+            _finish_later(registry, spec.storage, entry, grace)
+    if grace > 0 or finalizers:
+        return entry, False
+    registry.store.remove(table, entry.key)
+    return entry, True
+
+
+def _shifted(timestamp: str, seconds: int) -> str:
+    try:
+        then = calendar.timegm(time.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return timestamp
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(then + seconds))
 
 
 def _finish_later(registry: Registry, storage: str, entry: Entry, grace: float) -> None:
@@ -129,32 +149,28 @@ def delete_collection(
     options: ListOptions,
     delete_options: JSON,
 ) -> list[Entry]:
-    """DELETE on a collection: delete every selected object, return what was deleted."""
+    """DELETE on a collection: delete every selected object, return them as listed."""
     found, _ = registry.list(
         spec, namespace, ListOptions(labels=options.labels, fields=options.fields)
     )
-    deleted: list[Entry] = []
     for entry in found:
-        try:
-            result, _ = delete(registry, spec, entry.namespace, entry.name, delete_options)
-        except apierrors.StatusError:
-            continue
-        deleted.append(result)
-    return deleted
+        with contextlib.suppress(apierrors.StatusError):
+            delete(registry, spec, entry.namespace, entry.name, delete_options)
+    return found  # as the real server: the list as it was before the deletions
 
 
 def _delete_namespace(registry: Registry, entry: Entry, *, dry_run: bool) -> Entry:
     name = entry.name
     if name in PROTECTED_NAMESPACES:
         raise apierrors.forbidden_error("namespaces", "", name, "this namespace may not be deleted")
-    if entry.obj["metadata"].get("deletionTimestamp"):
-        raise apierrors.conflict("namespaces", "", name, _PURGING)
-    if dry_run:
-        return entry
-    status = {**(entry.obj.get("status") or {}), "phase": "Terminating"}
-    marked = registry.write("namespaces", _marked(entry, registry.clock.now(), 0, status=status))
+    if entry.obj["metadata"].get("deletionTimestamp") or dry_run:
+        return entry  # already terminating: answered with the namespace, unchanged
+    obj = dict(entry.obj)
+    obj["metadata"] = {**obj["metadata"], "deletionTimestamp": registry.clock.now()}
+    obj["status"] = {**(obj.get("status") or {}), "phase": "Terminating"}
+    marked = registry.write("namespaces", obj)
     uid = marked.obj["metadata"].get("uid")
-    registry.clock.later(0.0, lambda: purge_namespace(registry, name, uid))
+    registry.clock.later(NAMESPACE_PURGE_SECONDS, lambda: purge_namespace(registry, name, uid))
     return marked
 
 

@@ -224,12 +224,13 @@ def _merge_map(original: JSON, patch: JSON, schema: Struct) -> JSON | None:
     retain = patch.get("$retainKeys")
     if isinstance(retain, list):
         result = {key: value for key, value in result.items() if key in retain}
-    orders: list[tuple[str, Any]] = []
+    orders = {
+        key[len(_ORDER) :]: value
+        for key, value in patch.items()
+        if key.startswith(_ORDER) and isinstance(value, list)
+    }
     for key, value in patch.items():
-        if key in ("$patch", "$retainKeys"):
-            continue
-        if key.startswith(_ORDER):
-            orders.append((key[len(_ORDER) :], value))
+        if key in ("$patch", "$retainKeys") or key.startswith(_ORDER):
             continue
         if key.startswith(_DELETE_PRIMITIVE):
             name = key[len(_DELETE_PRIMITIVE) :]
@@ -250,19 +251,33 @@ def _merge_map(original: JSON, patch: JSON, schema: Struct) -> JSON | None:
             else:
                 result[key] = merged
         elif isinstance(value, list) and isinstance(node, MergeList):
-            result[key] = _merge_list(current if isinstance(current, list) else [], value, node)
+            base = current if isinstance(current, list) else []
+            result[key] = _merge_list(base, value, node, orders.pop(key, None))
         else:
             result[key] = _clean(value, node)
-    for name, order in orders:
+    for name, order in orders.items():  # an order for a list the patch does not touch
         node = schema.fields.get(name)
         current = result.get(name)
-        if isinstance(current, list) and isinstance(order, list):
-            key_field = node.key if isinstance(node, MergeList) else None
-            result[name] = _reorder(current, order, key_field)
+        if isinstance(current, list):
+            result[name] = _merge_list(
+                current, [], node if isinstance(node, MergeList) else MergeList(None), order
+            )
     return result
 
 
-def _merge_list(original: list[Any], patch: list[Any], schema: MergeList) -> list[Any]:
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool | None) else repr(value)
+
+
+def _merge_list(
+    original: list[Any], patch: list[Any], schema: MergeList, order: list[Any] | None = None
+) -> list[Any]:
+    """Merge a list, then order it as Go's ``normalizeElementOrder`` does.
+
+    Items named by the patch (or by its ``$setElementOrder``) keep the patch's order; the
+    others keep the original's; the two sequences are interleaved by ``mergeSortedSlice``:
+    a server-only item goes first only if it preceded the patch item in the original.
+    """
     replace = any(isinstance(item, dict) and item.get("$patch") == "replace" for item in patch)
     if replace:
         return [
@@ -271,55 +286,65 @@ def _merge_list(original: list[Any], patch: list[Any], schema: MergeList) -> lis
             if not (isinstance(item, dict) and "$patch" in item and len(item) == 1)
         ]
     key = schema.key
-    if key is None:
-        result = list(original)
-        for item in patch:
-            if item not in result:
-                result.append(item)
-        return result
-    result = list(original)
+
+    def ident(item: Any) -> Any:
+        if key is not None and isinstance(item, dict):
+            return _hashable(item.get(key))
+        return _hashable(item)
+
+    merged = list(original)
+    mentioned: list[Any] = []
     for item in patch:
+        if key is None:
+            if item not in merged:
+                merged.append(item)
+            mentioned.append(ident(item))
+            continue
         if not isinstance(item, dict):
             raise PatchError(f"merging list item {item!r}: expected an object", malformed=False)
         if key not in item:
             raise PatchError(
                 f"map: {item} does not contain declared merge key: {key}", malformed=False
             )
-        wanted = item[key]
-        position = next(
-            (i for i, old in enumerate(result) if isinstance(old, dict) and old.get(key) == wanted),
-            -1,
-        )
+        wanted = ident(item)
         if item.get("$patch") == "delete":
-            result = [
-                old for old in result if not (isinstance(old, dict) and old.get(key) == wanted)
-            ]
-        elif position >= 0:
-            merged = _merge_map(result[position], item, schema.item)
-            if merged is None:
-                del result[position]
+            merged = [old for old in merged if ident(old) != wanted]
+            continue
+        mentioned.append(wanted)
+        position = next((i for i, old in enumerate(merged) if ident(old) == wanted), -1)
+        if position >= 0:
+            combined = _merge_map(merged[position], item, schema.item)
+            if combined is None:
+                del merged[position]
             else:
-                result[position] = merged
+                merged[position] = combined
         else:
-            result.append(_clean(item, schema.item))
-    return result
+            merged.append(_clean(item, schema.item))
+    reference = [ident(entry) for entry in order] if order is not None else mentioned
+    rank = {value: position for position, value in reversed(list(enumerate(reference)))}
+    patched = sorted((m for m in merged if ident(m) in rank), key=lambda m: rank[ident(m)])
+    server_only = [m for m in merged if ident(m) not in rank]
+    return _interleave(server_only, patched, [ident(item) for item in original], ident)
 
 
-def _reorder(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
-    def ident(item: Any) -> Any:
-        return item.get(key) if key is not None and isinstance(item, dict) else item
-
-    wanted = [ident(entry) for entry in order]
-    rank = {
-        value: position for position, value in enumerate(wanted) if isinstance(value, str | int)
-    }
-
-    def position(item: Any) -> int | None:
-        value = ident(item)
-        return rank.get(value) if isinstance(value, str | int) else None
-
-    ranked = sorted(
-        (item for item in items if position(item) is not None), key=lambda item: position(item) or 0
-    )
-    others = [item for item in items if position(item) is None]
-    return ranked + others
+def _interleave(left: list[Any], right: list[Any], server: list[Any], ident: Any) -> list[Any]:
+    """Go's ``mergeSortedSlice``: insert server-only items (left) among patch items (right)."""
+    position = {value: index for index, value in reversed(list(enumerate(server)))}
+    out: list[Any] = []
+    i = j = 0
+    while i < len(left) or j < len(right):
+        if i >= len(left):
+            out.append(right[j])
+            j += 1
+        elif j >= len(right):
+            out.append(left[i])
+            i += 1
+        else:
+            li, ri = position.get(ident(left[i])), position.get(ident(right[j]))
+            if li is not None and ri is not None and li < ri:
+                out.append(left[i])
+                i += 1
+            else:
+                out.append(right[j])
+                j += 1
+    return out

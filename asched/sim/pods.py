@@ -207,11 +207,19 @@ def _masked(spec: JSON, old: JSON) -> JSON:
 class PodHooks(Hooks):
     """Hooks of ``pods``."""
 
+    graceful = True
+
     def decode(self, obj: JSON) -> None:
         decode_spec(section(obj, "spec", "spec"), "spec")
 
     def default(self, obj: JSON) -> None:
         default_spec(obj["spec"])
+        status = obj.get("status")
+        if isinstance(status, dict):
+            for condition in status.get("conditions") or []:
+                # Go prints these metav1.Time fields (no omitempty on a struct) as null.
+                condition.setdefault("lastProbeTime", None)
+                condition.setdefault("lastTransitionTime", None)
 
     def initial_status(self, obj: JSON) -> JSON | None:
         return {"phase": "Pending", "qosClass": qos_class(obj["spec"])}

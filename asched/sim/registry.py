@@ -31,12 +31,20 @@ from asched.sim.apierrors import StatusError
 from asched.sim.hooks import Hooks
 from asched.sim.resources import STORAGE, ResourceSpec
 from asched.sim.selectors import FieldSelector, LabelSelector
-from asched.sim.store import Entry, Store, Table, object_key
+from asched.sim.store import Entry, Store, Table, TooOld, object_key
 
 JSON = dict[str, Any]
 
 #: the alphabet of ``utilrand.String`` (no vowels, no look-alikes), as generateName uses.
 _ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
+LIST_EXPIRED: Final = "The resourceVersion for the provided list is too old."
+CONTINUE_EXPIRED: Final = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list."
+)
 _SYSTEM_META: Final = (
     "uid",
     "creationTimestamp",
@@ -85,13 +93,12 @@ def decode_continue(token: str) -> tuple[int, str]:
 
 def parse_rv(text: str, what: str = "resourceVersion") -> int:
     """A resourceVersion query value as an int; 400 if it is not a number."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise apierrors.bad_request(f"{what}: Invalid value: {text!r}: must be a number") from None
-    if value < 0:
-        raise apierrors.bad_request(f"{what}: Invalid value: {text!r}: must be non-negative")
-    return value
+    if not text.isdigit():  # Go: strconv.ParseUint, surfaced as a plain 500
+        raise apierrors.unknown(
+            500,
+            f'{what}: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": invalid syntax',
+        )
+    return int(text)
 
 
 class Registry:
@@ -130,22 +137,30 @@ class Registry:
     def list(
         self, spec: ResourceSpec, namespace: str | None, options: ListOptions
     ) -> tuple[list[Entry], JSON]:
-        """Matching entries in key order and the list metadata (rv, continue, remaining)."""
+        """Matching entries in key order and the list metadata (rv, continue, remaining).
+
+        As a 1.20 server: ``resourceVersion=0`` reads the cache (``limit`` ignored);
+        unset or ``NotOlderThan`` reads the current state; a ``continue`` token, or a
+        version together with ``limit`` (or ``resourceVersionMatch=Exact``), reads the
+        exact snapshot at that version, rebuilt from the watch history (410 once the
+        history no longer reaches back that far, as etcd after a compaction).
+        """
         table = self.table(spec)
-        list_rv = self.store.rv
-        start = ""
+        current = self.store.rv
+        at, start, expired_message = current, "", LIST_EXPIRED
         if options.continue_token:
             if options.resource_version not in ("", "0"):
                 raise apierrors.bad_request(
                     "specifying resource version is not allowed when using continue"
                 )
-            list_rv, start = decode_continue(options.continue_token)
+            at, start = decode_continue(options.continue_token)
+            expired_message = CONTINUE_EXPIRED
         elif options.resource_version not in ("", "0"):
             requested = parse_rv(options.resource_version)
-            if requested > self.store.rv:
-                raise apierrors.too_large_resource_version(requested, self.store.rv)
-            if options.resource_version_match == "Exact" and requested != self.store.rv:
-                raise apierrors.expired(f"too old resource version: {requested} ({self.store.rv})")
+            if requested > current:
+                raise apierrors.too_large_resource_version(requested, current)
+            if options.limit or options.resource_version_match == "Exact":
+                at = requested
         # resourceVersion=0 is served from the watch cache, which ignores limit (1.20).
         limit = (
             0 if options.resource_version == "0" and not options.continue_token else options.limit
@@ -158,12 +173,15 @@ class Registry:
         else:
             key = object_key(namespace or "", pinned)
             keys = [key] if key in table.objects and key >= start else []
+        objects = table.objects
+        if at == current:
+            entries = [objects[key] for key in keys]
+        else:
+            entries = _snapshot(table, at, keys, namespace, start, pinned, expired_message)
         selective = not (options.labels.empty and options.fields.empty)
         found: list[Entry] = []
-        meta: JSON = {"resourceVersion": str(list_rv)}
-        objects = table.objects
-        for position, key in enumerate(keys):
-            entry = objects[key]
+        meta: JSON = {"resourceVersion": str(at)}
+        for position, entry in enumerate(entries):
             if selective:
                 obj = entry.obj
                 if not options.labels.matches(
@@ -172,9 +190,9 @@ class Registry:
                     continue
             found.append(entry)
             if limit and len(found) == limit:
-                remaining = len(keys) - position - 1
+                remaining = len(entries) - position - 1
                 if remaining:
-                    meta["continue"] = encode_continue(list_rv, key)
+                    meta["continue"] = encode_continue(at, entry.key)
                     if not selective:
                         meta["remainingItemCount"] = remaining
                 break
@@ -224,10 +242,9 @@ class Registry:
 
     @staticmethod
     def _decode_error(spec: ResourceSpec, failure: validation.DecodeFailure) -> StatusError:
-        cause = {"reason": "FieldValueInvalid", "message": failure.message, "field": failure.field}
         return apierrors.bad_request(
-            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: {failure.field}: {failure.message}',
-            {"causes": [cause]},
+            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: '
+            f"{failure.field}: {failure.message}"
         )
 
     def _decode(self, spec: ResourceSpec, hooks: Hooks, obj: JSON) -> None:
@@ -281,7 +298,9 @@ class Registry:
         hooks = kinds.hooks_for(spec.storage)
         metadata = obj["metadata"]
         if metadata.get("resourceVersion") and not restore:
-            raise apierrors.internal("resourceVersion should not be set on objects to be created")
+            raise apierrors.unknown(
+                500, "resourceVersion should not be set on objects to be created"
+            )
         self._decode(spec, hooks, obj)
         if not metadata.get("name") and metadata.get("generateName"):
             base = str(metadata["generateName"])[:58]
@@ -354,7 +373,9 @@ class Registry:
         try:
             document = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise apierrors.bad_request(f"error decoding patch: {exc}") from None
+            if content_type == patch.JSON_PATCH:
+                raise apierrors.bad_request(str(exc)) from None
+            raise apierrors.unknown(500, "Invalid JSON Patch") from None
         current = views.full_object(spec, old)
         try:
             if content_type == patch.MERGE_PATCH:
@@ -367,10 +388,7 @@ class Registry:
             if exc.malformed:
                 raise apierrors.bad_request(str(exc)) from None
             raise apierrors.StatusError(
-                422,
-                "Invalid",
-                "the server rejected our request due to an error in our request",
-                {"causes": [{"reason": "UnexpectedServerResponse", "message": str(exc)}]},
+                422, "Invalid", "the server rejected our request due to an error in our request", {}
             ) from None
         if not isinstance(result, dict):
             raise apierrors.bad_request("the patch did not produce an object")
@@ -397,6 +415,13 @@ class Registry:
         metadata = obj["metadata"]
         old_meta = old.obj["metadata"]
         wanted_rv = metadata.get("resourceVersion")
+        if not wanted_rv and not spec.unconditional_update:
+            cause = apierrors.invalid_value(
+                "metadata.resourceVersion",
+                apierrors.GoLiteral("0x0"),
+                "must be specified for an update",
+            )
+            raise apierrors.invalid(spec.resource, spec.group, old.name, [cause])
         if wanted_rv and wanted_rv != old_meta["resourceVersion"]:
             raise apierrors.conflict(spec.resource, spec.group, old.name, apierrors.STALE_OBJECT)
         self._decode(spec, hooks, obj)
@@ -470,6 +495,39 @@ class Registry:
     def write(self, storage: str, obj: JSON) -> Entry:
         """Store an internally built object (binding, kubelet status, deletion marks)."""
         return self.store.commit(self.store.tables[storage], obj)
+
+
+def _snapshot(
+    table: Table,
+    at: int,
+    keys: list[str],
+    namespace: str | None,
+    start: str,
+    pinned: str | None,
+    expired_message: str,
+) -> list[Entry]:
+    """The entries of ``keys`` (plus objects deleted since) as they were at ``at``."""
+    try:
+        changes = table.since(at)
+    except TooOld:
+        raise apierrors.expired(expired_message) from None
+    before: dict[str, Entry | None] = {}
+    for event in changes:  # the first change after ``at`` knows the state at ``at``
+        before.setdefault(event.entry.key, event.prev)
+    prefix = f"{namespace}/" if namespace is not None else ""
+    extra = [
+        key
+        for key in before
+        if key.startswith(prefix)
+        and key >= start
+        and (pinned is None or key.rpartition("/")[2] == pinned)
+    ]
+    entries: list[Entry] = []
+    for key in sorted(set(keys).union(extra)):
+        entry = before[key] if key in before else table.objects.get(key)
+        if entry is not None:
+            entries.append(entry)
+    return entries
 
 
 def _ordered(obj: JSON) -> JSON:

@@ -95,6 +95,8 @@ class ResourceSpec:
     return_deleted: bool = False
     create_on_update: bool = False
     generation: bool = False
+    #: whether PUT may omit metadata.resourceVersion (AllowUnconditionalUpdate).
+    unconditional_update: bool = True
     prefix: bytes = b""
 
     @property
@@ -361,6 +363,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         storage="leases",
         schema=_PLAIN,
         create_on_update=True,
+        unconditional_update=False,
     ),
     _spec(
         group="policy",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from asched.sim import apierrors
-from asched.sim.resources import BY_GVR, ResourceSpec
+from asched.sim.resources import BY_GVR, GROUP_VERSIONS, ResourceSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,9 @@ def parse(path: str) -> Route:
     elif len(parts) >= 4 and parts[0] == "apis":
         group, version, rest = parts[1], parts[2], parts[3:]
     else:
-        raise apierrors.path_not_found()
+        raise apierrors.PageNotFound()
+    if version not in GROUP_VERSIONS.get(group, ()):
+        raise apierrors.PageNotFound()
     watch = False
     if rest[0] == "watch":
         watch, rest = True, rest[1:]

@@ -29,7 +29,6 @@ _VALUE: Final = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _DNS_SUBDOMAIN: Final = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 )
-_TOKEN: Final = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=,()<>]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,103 +119,166 @@ def label_value_error(value: str) -> str | None:
     return None
 
 
-def _bad(text: str, why: str) -> apierrors.StatusError:
-    return apierrors.bad_request(f"unable to parse requirement: {why}" if text else why)
+_SPECIAL: Final = "!=<>(),"
+_BINARY_OPERATORS: Final = "'=', '!=', '==', 'in', notin'"  # sic: 1.20's message
+_EOS: Final = ("EOS", "")
 
 
-def _tokens(text: str) -> list[str]:
-    tokens: list[str] = []
+def _lex(text: str) -> list[tuple[str, str]]:
+    """Go's selector lexer: (token kind, literal); kinds are the literal for symbols."""
+    tokens: list[tuple[str, str]] = []
     pos = 0
     while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            break
-        tokens.append(match.group(1))
-        pos = match.end()
-        while pos < len(text) and text[pos].isspace():
+        char = text[pos]
+        if char.isspace():
             pos += 1
+        elif char in _SPECIAL:
+            pair = text[pos : pos + 2]
+            symbol = pair if pair in ("!=", "==") else char
+            tokens.append((symbol, symbol))
+            pos += len(symbol)
+        else:
+            end = pos
+            while end < len(text) and not text[end].isspace() and text[end] not in _SPECIAL:
+                end += 1
+            tokens.append(("ID", text[pos:end]))
+            pos = end
     return tokens
+
+
+class _LabelParser:
+    """A port of apimachinery's ``labels.Parser`` (1.20), messages included."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = _lex(text)
+        self.pos = 0
+
+    def peek(self) -> tuple[str, str]:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else _EOS
+
+    def take(self) -> tuple[str, str]:
+        token = self.peek()
+        self.pos += 1
+        return token
+
+    def parse(self) -> LabelSelector:
+        requirements: list[Requirement] = []
+        while True:
+            kind, literal = self.peek()
+            if kind == "EOS":
+                return LabelSelector(tuple(requirements))
+            if kind not in ("ID", "!"):
+                raise ValueError(f"found '{literal}', expected: !, identifier, or 'end of string'")
+            try:
+                requirements.append(self.requirement())
+            except ValueError as exc:
+                raise ValueError(f"unable to parse requirement: {exc}") from None
+            kind, literal = self.take()
+            if kind == "EOS":
+                return LabelSelector(tuple(requirements))
+            if kind != ",":
+                raise ValueError(f"found '{literal}', expected: ',' or 'end of string'")
+            kind, literal = self.peek()
+            if kind not in ("ID", "!"):
+                raise ValueError(f"found '{literal}', expected: identifier after ','")
+
+    def requirement(self) -> Requirement:
+        kind, literal = self.take()
+        negated = kind == "!"
+        if negated:
+            kind, literal = self.take()
+        if kind != "ID":
+            raise ValueError(f"found '{literal}', expected: identifier")
+        key = literal
+        _check_key(key)
+        if self.peek()[0] in ("EOS", ","):
+            return Requirement(key, "!" if negated else "exists")
+        kind, literal = self.take()
+        operators = {"=": "=", "==": "=", "!=": "!=", ">": "gt", "<": "lt"}
+        if kind == "ID" and literal in ("in", "notin"):
+            op = literal
+            values = self.values()
+            if not values:
+                raise ValueError("for 'in', 'notin' operators, values set can't be empty")
+        elif kind in operators:
+            op = operators[kind]
+            values = self.exact_value()
+            if op in ("gt", "lt"):
+                (bound,) = values
+                try:
+                    int(bound)
+                except ValueError:
+                    raise ValueError(
+                        "for 'Gt', 'Lt' operators, the value must be an integer"
+                    ) from None
+        else:
+            raise ValueError(f"found '{literal}', expected: {_BINARY_OPERATORS}")
+        for value in values:
+            _check_value(key, value)
+        return Requirement(key, op, frozenset(values))
+
+    def values(self) -> set[str]:
+        kind, literal = self.take()
+        if kind != "(":
+            raise ValueError(f"found '{literal}' expected: '('")
+        kind, literal = self.peek()
+        if kind == ")":
+            self.take()
+            return {""}
+        if kind not in ("ID", ","):
+            raise ValueError(f"found '{literal}', expected: ',', ')' or identifier")
+        found: set[str] = set()
+        while True:
+            kind, literal = self.take()
+            if kind == "ID":
+                found.add(literal)
+                nxt, nxt_literal = self.peek()
+                if nxt == ")":
+                    self.take()
+                    return found
+                if nxt != ",":
+                    raise ValueError(f"found '{nxt_literal}', expected: ',' or ')'")
+            elif kind == ",":
+                if not found:
+                    found.add("")
+                if self.peek()[0] == ")":
+                    self.take()
+                    found.add("")
+                    return found
+                if self.peek()[0] == ",":
+                    self.take()
+                    found.add("")
+            else:
+                raise ValueError(f"found '{literal}', expected: ',', or identifier")
+
+    def exact_value(self) -> set[str]:
+        kind, literal = self.peek()
+        if kind in ("EOS", ","):
+            return {""}
+        self.take()
+        if kind == "ID":
+            return {literal}
+        raise ValueError(f"found '{literal}', expected: identifier")
 
 
 def _check_key(key: str) -> None:
     why = label_key_error(key)
     if why is not None:
-        raise _bad(key, f"invalid label key {key!r}: {why}")
+        raise ValueError(f'invalid label key "{key}": {why}')
 
 
-def _check_value(value: str) -> None:
+def _check_value(key: str, value: str) -> None:
     why = label_value_error(value)
     if why is not None:
-        raise _bad(value, f"invalid label value: {value!r}: {why}")
+        raise ValueError(f'invalid label value: "{value}": at key: "{key}": {why}')
 
 
 def parse_labels(text: str) -> LabelSelector:
     """Parse a ``labelSelector`` query value; raise a 400 StatusError when malformed."""
-    tokens = _tokens(text.strip())
-    requirements: list[Requirement] = []
-    pos = 0
-
-    def take() -> str:
-        nonlocal pos
-        if pos >= len(tokens):
-            raise apierrors.bad_request(f"found '', expected: identifier in selector {text!r}")
-        pos += 1
-        return tokens[pos - 1]
-
-    while pos < len(tokens):
-        token = take()
-        if token == "!":
-            key = take()
-            _check_key(key)
-            requirements.append(Requirement(key, "!"))
-        else:
-            key = token
-            _check_key(key)
-            nxt = tokens[pos] if pos < len(tokens) else ","
-            if nxt == ",":
-                requirements.append(Requirement(key, "exists"))
-            elif nxt in ("=", "==", "!="):
-                pos += 1
-                value = tokens[pos] if pos < len(tokens) and tokens[pos] != "," else ""
-                if value:
-                    pos += 1
-                _check_value(value)
-                requirements.append(
-                    Requirement(key, "!=" if nxt == "!=" else "=", frozenset([value]))
-                )
-            elif nxt in ("in", "notin"):
-                pos += 1
-                if take() != "(":
-                    raise apierrors.bad_request(f"found '{tokens[pos - 1]}', expected: '('")
-                values: list[str] = []
-                while True:
-                    item = take()
-                    if item == ")":
-                        break
-                    if item == ",":
-                        continue
-                    _check_value(item)
-                    values.append(item)
-                requirements.append(Requirement(key, nxt, frozenset(values)))
-            elif nxt in ("<", ">"):
-                pos += 1
-                bound = take()
-                if not bound.lstrip("-").isdigit():
-                    raise _bad(bound, "for 'Gt', 'Lt' operators, the value must be an integer")
-                requirements.append(
-                    Requirement(key, "gt" if nxt == ">" else "lt", frozenset([bound]))
-                )
-            else:
-                raise apierrors.bad_request(
-                    f"found '{nxt}', expected: '=', '!=', '==', 'in', notin'"
-                )
-        if pos < len(tokens):
-            if tokens[pos] != ",":
-                raise apierrors.bad_request(
-                    f"found '{tokens[pos]}', expected: ',' or 'end of string'"
-                )
-            pos += 1
-    return LabelSelector(tuple(requirements))
+    try:
+        return _LabelParser(text).parse()
+    except ValueError as exc:
+        raise apierrors.bad_request(str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,9 +363,7 @@ def parse_fields(text: str, getters: Mapping[str, FieldGetter]) -> FieldSelector
                 negated = op == "!="
                 break
         else:
-            raise apierrors.bad_request(
-                f"invalid field selector: invalid selector: '{part}'; can't understand '{part}'"
-            )
+            raise apierrors.bad_request(f"invalid selector: '{part}'; can't understand '{part}'")
         getter = getters.get(field)
         if getter is None:
             raise apierrors.bad_request(f"field label not supported: {field}")

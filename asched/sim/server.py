@@ -162,7 +162,6 @@ class SimServer:
         if self.config.snapshot:
             loaded = bootstrap.restore(self.registry, list(self.config.snapshot))
             logger.info("loaded %d of %d snapshot objects", loaded, len(self.config.snapshot))
-        self.store.reset_history()
         if self.config.tls:
             self._tls = tls.generate(self.config.host)
         server = web.Server(self.api, handler_cancellation=True, access_log=None)
@@ -223,6 +222,10 @@ class SimServer:
     async def _restart_soon(self, downtime: float) -> None:
         await asyncio.sleep(0.05)
         await self.restart(downtime)
+
+    def compact(self) -> None:
+        """Forget the watch history; open connections stay (``POST /admin/compact``)."""
+        self.store.reset_history()
 
     def apply_history(self, limit: int) -> None:
         """Set every resource's history bound (the ``history`` fault)."""

@@ -28,6 +28,8 @@ _LABEL: Final = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035: Final = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _C_IDENTIFIER: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TOTAL_ANNOTATION_BYTES: Final = 256 * 1024
+_MICRO_TIME: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$")
+_MICRO_LAYOUT: Final = "2006-01-02T15:04:05.000000Z07:00"
 STANDARD_RESOURCES: Final = frozenset({"cpu", "memory", "storage", "ephemeral-storage", "pods"})
 
 
@@ -97,15 +99,8 @@ def string_map(obj: JSON, field: str, path: str) -> dict[str, str]:
 
 def meta(obj: JSON, *, namespaced: bool, check_name: NameCheck) -> list[FieldCause]:
     """``ValidateObjectMeta``: name, namespace, labels and annotations."""
-    causes: list[FieldCause] = []
     metadata = obj.get("metadata") or {}
-    name = metadata.get("name") or ""
-    if not name:
-        causes.append(apierrors.required("metadata.name", "name or generateName is required"))
-    else:
-        why = check_name(name)
-        if why is not None:
-            causes.append(apierrors.invalid_value("metadata.name", name, why))
+    causes = object_names(metadata, check_name)
     if namespaced:
         namespace = metadata.get("namespace") or ""
         if not namespace:
@@ -131,6 +126,22 @@ def meta(obj: JSON, *, namespaced: bool, check_name: NameCheck) -> list[FieldCau
         why = selectors.label_key_error(finalizer)
         if why is not None:
             causes.append(apierrors.invalid_value(f"metadata.finalizers[{index}]", finalizer, why))
+    return causes
+
+
+def object_names(metadata: JSON, check_name: NameCheck) -> list[FieldCause]:
+    """``metadata.name`` (required, valid) and ``generateName`` (valid as a prefix)."""
+    causes: list[FieldCause] = []
+    name = metadata.get("name") or ""
+    if not name:
+        causes.append(apierrors.required("metadata.name", "name or generateName is required"))
+    elif (why := check_name(name)) is not None:
+        causes.append(apierrors.invalid_value("metadata.name", name, why))
+    prefix = metadata.get("generateName") or ""
+    if prefix:
+        masked = prefix[:-1] + "a" if prefix.endswith("-") else prefix  # maskTrailingDash
+        if (why := check_name(masked)) is not None:
+            causes.append(apierrors.invalid_value("metadata.generateName", prefix, why))
     return causes
 
 
@@ -164,10 +175,14 @@ def resource_list(owner: JSON, field: str, path: str) -> dict[str, str]:
     return out
 
 
-def resource_values(values: dict[str, str], path: str) -> list[FieldCause]:
-    """``ValidateResourceQuantityValue`` + resource names: non-negative, known or qualified."""
+def resource_values(values: dict[str, str], path: str, *, keyed: bool = True) -> list[FieldCause]:
+    """``ValidateResourceQuantityValue`` + resource names: non-negative, known or qualified.
+
+    ``keyed`` chooses Go's ``path[cpu]`` (pods) over ``path.cpu`` (node status) field paths.
+    """
     causes: list[FieldCause] = []
     for name, text in values.items():
+        where = f"{path}[{name}]" if keyed else f"{path}.{name}"
         if (
             name not in STANDARD_RESOURCES
             and not name.startswith(("hugepages-", "requests.", "limits."))
@@ -175,14 +190,12 @@ def resource_values(values: dict[str, str], path: str) -> list[FieldCause]:
         ):
             causes.append(
                 apierrors.invalid_value(
-                    f"{path}[{name}]", name, "must be a standard resource type or fully qualified"
+                    where, name, "must be a standard resource type or fully qualified"
                 )
             )
         if quantity.is_negative(text):
             causes.append(
-                apierrors.invalid_value(
-                    f"{path}[{name}]", text, "must be greater than or equal to 0"
-                )
+                apierrors.invalid_value(where, text, "must be greater than or equal to 0")
             )
     return causes
 
@@ -197,3 +210,19 @@ def non_negative(obj: JSON, field: str, path: str) -> list[FieldCause]:
     if value < 0:
         return [apierrors.invalid_value(path, value, "must be greater than or equal to 0")]
     return []
+
+
+def micro_time(owner: JSON, field: str, path: str) -> None:
+    """A ``metav1.MicroTime`` field: RFC 3339 with exactly six fractional digits, or null.
+
+    Anything else fails decoding as in Go's ``time.Parse(RFC3339Micro, ...)``.
+    """
+    value = owner.get(field)
+    if value is None:
+        return
+    if not isinstance(value, str) or not _MICRO_TIME.match(value):
+        text = str(value)
+        head = text[:19]
+        rest = text[19:] if len(text) > 19 else ""
+        detail = f'cannot parse "{rest}" as ".000000"' if len(head) == 19 else "invalid time"
+        raise DecodeFailure(path, f'parsing time "{text}" as "{_MICRO_LAYOUT}": {detail}')

@@ -86,7 +86,7 @@ class Watcher:
 
     def offer(self, event: Event) -> None:
         """Queue the line for ``event`` if this watcher should see it."""
-        if self.closed:
+        if self.closed or event.rv <= self.start_rv:
             return
         if self._plain:
             if self._namespace is not None and event.entry.namespace != self._namespace:
