@@ -8,6 +8,12 @@ repeated FailedScheduling with the same message updates one event's ``series.cou
 
 Events go to events.k8s.io/v1 (``eventTime`` with microseconds); if the server lacks that
 group (404), core/v1 events are used instead, once and for all.
+
+``workers`` requests run at once. Failure reports (condition + event) are never dropped
+(coalescing bounds them by the number of pending pods); ``Scheduled`` events are
+informational and are dropped, and counted, once more than ``max_backlog`` reports wait,
+as upstream's event broadcaster drops events when its buffer is full. The shutdown flush
+has a deadline.
 """
 
 from __future__ import annotations
@@ -74,17 +80,22 @@ class Reporter:
         *,
         instance: str,
         series_interval: float = 10.0,
+        workers: int = 8,
+        max_backlog: int = 2000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.instance = instance
         self.series_interval = series_interval
+        self.workers = workers
+        self.max_backlog = max_backlog
         self._clock = clock
         self._pending: OrderedDict[str, Report] = OrderedDict()
         self._wake = asyncio.Event()
         self._series: dict[tuple[str, str], _Series] = {}
         self._last_condition: dict[str, str] = {}
         self._core_events = False
+        self.dropped = 0
         self.events_created = 0
         self.events_updated = 0
         self.conditions_patched = 0
@@ -96,6 +107,10 @@ class Reporter:
         self._wake.set()
 
     def scheduled(self, pod: PodInfo, node: str) -> None:
+        if len(self._pending) >= self.max_backlog:
+            self.dropped += 1  # informational; failures are never dropped
+            self._pending.pop(pod.key, None)
+            return
         message = f"Successfully assigned {pod.key} to {node}"
         self._pending[pod.key] = Report(pod, "Scheduled", message, condition=False)
         self._pending.move_to_end(pod.key)
@@ -112,26 +127,39 @@ class Reporter:
 
     # ------------------------------------------------------------------ worker side
     async def run(self) -> None:
-        """Send reports until cancelled."""
+        """Send reports until cancelled, ``workers`` at a time."""
+        async with asyncio.TaskGroup() as group:
+            for index in range(self.workers):
+                group.create_task(self._worker(), name=f"reporter-{index}")
+
+    async def _worker(self) -> None:
         while True:
             if not self._pending:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
             _, report = self._pending.popitem(last=False)
-            try:
-                await self._send(report)
-            except Exception:  # the reporter must outlive any one bad answer
-                logger.exception("reporting on %s failed", report.pod.key)
+            await self._send_safely(report)
 
-    async def flush(self) -> None:
-        """Send everything pending now (shutdown)."""
-        while self._pending:
-            _, report = self._pending.popitem(last=False)
-            try:
-                await self._send(report)
-            except Exception:
-                logger.exception("reporting on %s failed", report.pod.key)
+    async def _send_safely(self, report: Report) -> None:
+        try:
+            await self._send(report)
+        except Exception:  # the reporter must outlive any one bad answer
+            logger.exception("reporting on %s failed", report.pod.key)
+
+    async def flush(self, deadline: float = 5.0) -> None:
+        """Send what is pending, failures first, for at most ``deadline`` seconds."""
+        failures = [r for r in self._pending.values() if r.condition]
+        rest = [r for r in self._pending.values() if not r.condition]
+        self._pending.clear()
+        try:
+            async with asyncio.timeout(deadline):
+                for batch in (failures, rest):
+                    for start in range(0, len(batch), self.workers):
+                        chunk = batch[start : start + self.workers]
+                        await asyncio.gather(*(self._send_safely(r) for r in chunk))
+        except TimeoutError:
+            logger.warning("shutdown: %d reports not sent", len(failures) + len(rest))
 
     async def _send(self, report: Report) -> None:
         pod = report.pod
