@@ -10,6 +10,11 @@ raised as :class:`~asched.errors.ApiError` (``*_json`` helpers).
 Tokens never reach a log line: only method, path and status are logged. TLS is verified
 with the kubeconfig's CA (or the in-cluster CA).
 
+kubernetes-asyncio opens its aiohttp session with ``trust_env=True``, which makes every
+request look up proxy and netrc settings in a thread pool: measured here, that more than
+doubles the client CPU per binding (736 -> 298 us). The scheduler talks straight to its
+API server, so asched turns that off unless ``ASCHED_API_TRUST_ENV=1`` asks for proxies.
+
 This is the only module (with :mod:`asched.api.watch`) that imports kubernetes_asyncio;
 every ``# type: ignore`` for that untyped library lives here.
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -90,7 +96,16 @@ class KubeClient:
         else:
             k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         configuration.connection_pool_maxsize = max_connections
-        return cls(k8s_client.ApiClient(configuration))
+        api = k8s_client.ApiClient(configuration)
+        session = api.rest_client.pool_manager
+        if os.environ.get("ASCHED_API_TRUST_ENV") != "1" and hasattr(session, "_trust_env"):
+            session._trust_env = False
+        return cls(api)
+
+    @property
+    def trusts_env(self) -> bool:
+        """Whether requests consult proxy/netrc environment settings."""
+        return bool(getattr(self._api.rest_client.pool_manager, "_trust_env", True))
 
     async def close(self) -> None:
         await self._api.close()
