@@ -314,6 +314,7 @@ class KubeApiServer:
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             f"--disable-admission-plugins={DISABLED_ADMISSION_PLUGINS}",
             "--enable-priority-and-fairness=false",
+            "--anonymous-auth=false",  # no token is 401, not 403 for system:anonymous
             "--profiling=false",
             f"--v={self._verbosity}",
             *self._extra_args,

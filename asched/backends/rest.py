@@ -21,7 +21,7 @@ import builtins
 import datetime as dt
 import ssl
 import types
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -272,7 +272,7 @@ class RestClient:
         field_selector: str | None = None,
         allow_watch_bookmarks: bool = False,
         timeout_seconds: int | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncGenerator[dict[str, Any], None]:
         """Yield watch events (``{"type": ..., "object": {...}}``) as raw dicts.
 
         The server's ``ERROR`` events (e.g. a 410 ``Status``) are yielded like the others; the
