@@ -2,4 +2,10 @@
 
 Written straight from the semantics document, node by node, for differential tests and
 for the core benchmark's vectorised-vs-scalar comparison. Never used to schedule.
+:func:`evaluate` has the same signature and output contract
+(:class:`asched.framework.result.Evaluation`) as the vectorised engine.
 """
+
+from asched.reference.evaluate import evaluate
+
+__all__ = ["evaluate"]

@@ -1,0 +1,216 @@
+"""Evaluate one pod against every node, one node at a time: the differential-test oracle.
+
+The steps follow kube-scheduler's scheduling cycle (sections 4, 14 and 19), without
+sampling (every node is examined) and without the one-feasible-node shortcut (every
+feasible node is scored, so ``asched explain`` can show the scores):
+
+1. PreFilter, in ``resolved.pre_filter`` order. Skip: that plugin's Filter is not run
+   for this pod. UnschedulableAndUnresolvable: stop; every node gets that status.
+   Unschedulable: remembered while the remaining PreFilters run, then the last one is
+   given to every node. A plugin may restrict the nodes worth filtering (NodeAffinity's
+   ``metadata.name`` terms); the others get UnschedulableAndUnresolvable
+   ``node(s) didn't satisfy plugin <name>``.
+2. Filter, per node, in ``resolved.filter`` order; the first rejecting plugin decides.
+3. PreScore/Score/NormalizeScore over the feasible nodes, per ``resolved.score`` entry.
+   A plugin listed in ``resolved.pre_score`` whose PreScore skips this pod is absent
+   from every node's ``scores`` (so is a plugin whose score asched does not implement).
+   A plugin not listed in ``resolved.pre_score`` is scored without its PreScore, as
+   upstream's Score falls back to computing the state itself.
+4. ``total`` = sum of weight x normalized score; ``top`` = the feasible nodes with the
+   highest total, in snapshot order; ``selected`` is drawn uniformly from ``top`` with
+   ``numpy.random.default_rng(seed)``.
+
+Clarity beats speed here: this module is the specification the vectorised engine is
+tested against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from asched.cluster.records import PodInfo
+from asched.cluster.snapshot import Snapshot
+from asched.config.types import Profile
+from asched.framework.result import Evaluation, NodeVerdict
+from asched.framework.status import Code, Status
+from asched.reference.cycle import Cycle, NodeState, build_cycle
+from asched.reference.message import NO_NODES_MESSAGE, fit_error_message
+from asched.reference.normalize import default_normalize
+from asched.reference.plugins import REGISTRY, Plugin
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterPass:
+    """What PreFilter decided for the pod."""
+
+    rejection: Status | None
+    skipped: frozenset[str]
+    allowed: frozenset[str] | None
+    restricting: tuple[str, ...]
+
+
+def _plugin(name: str) -> Plugin:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"the reference implementation has no plugin {name!r}") from None
+
+
+def _run_pre_filter(cycle: Cycle) -> _PreFilterPass:
+    skipped: set[str] = set()
+    allowed: frozenset[str] | None = None
+    restricting: list[str] = []
+    unschedulable: Status | None = None
+    for name in cycle.profile.resolved.pre_filter:
+        outcome = _plugin(name).pre_filter(cycle)
+        code = outcome.status.code
+        if code == Code.SKIP:
+            skipped.add(name)
+        elif code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return _PreFilterPass(outcome.status.with_plugin(name), frozenset(), None, ())
+        elif code == Code.UNSCHEDULABLE:
+            unschedulable = outcome.status.with_plugin(name)
+        if outcome.node_names is not None:
+            allowed = outcome.node_names if allowed is None else allowed & outcome.node_names
+            restricting.append(name)
+    return _PreFilterPass(unschedulable, frozenset(skipped), allowed, tuple(restricting))
+
+
+def _outside_result(restricting: Sequence[str]) -> NodeVerdict:
+    """The verdict of a node left out by PreFilter node-name restrictions."""
+    if len(restricting) == 1:
+        plugin, reason = restricting[0], f"node(s) didn't satisfy plugin {restricting[0]}"
+    else:
+        names = " ".join(sorted(restricting))
+        plugin, reason = restricting[-1], f"node(s) didn't satisfy plugin(s) [{names}]"
+    return NodeVerdict(
+        feasible=False, plugin=plugin, code=Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons=(reason,)
+    )
+
+
+def _filter(cycle: Cycle, node: NodeState, skipped: frozenset[str]) -> NodeVerdict | None:
+    """The first rejecting Filter's verdict, or None when every Filter passes."""
+    for name in cycle.profile.resolved.filter:
+        if name in skipped:
+            continue
+        status = _plugin(name).filter(cycle, node)
+        if not status.ok:
+            return NodeVerdict(
+                feasible=False, plugin=name, code=status.code, reasons=status.reasons
+            )
+    return None
+
+
+def _normalized(plugin: Plugin, raw: list[int]) -> list[int]:
+    if plugin.normalization == "default":
+        return default_normalize(raw, reverse=False)
+    if plugin.normalization == "reverse":
+        return default_normalize(raw, reverse=True)
+    return raw
+
+
+def _scores(cycle: Cycle, feasible: Sequence[NodeState]) -> dict[str, list[int]]:
+    """Normalized scores per present plugin, aligned with ``feasible``."""
+    pre_score = set(cycle.profile.resolved.pre_score)
+    out: dict[str, list[int]] = {}
+    for name, _weight in cycle.profile.resolved.score:
+        plugin = _plugin(name)
+        if not plugin.implements_score:
+            continue
+        if name in pre_score and not plugin.pre_score(cycle):
+            continue
+        out[name] = _normalized(plugin, [plugin.score(cycle, node) for node in feasible])
+    return out
+
+
+def evaluate(snapshot: Snapshot, pod: PodInfo, profile: Profile, *, seed: int = 0) -> Evaluation:
+    """Evaluate ``pod`` against every node of ``snapshot`` under ``profile``.
+
+    Parameters
+    ----------
+    snapshot : Snapshot
+        Nodes (in order) and the pods bound to them.
+    pod : PodInfo
+        The pod to place; its own ``node_name`` only matters to the NodeName filter.
+    profile : Profile
+        A resolved profile: ``resolved`` gives the plugins per extension point and the
+        score weights, ``plugin_args`` the args (defaults when a plugin has none).
+    seed : int
+        Seed of the tie-break among the highest totals.
+    """
+    if not snapshot.nodes:
+        return Evaluation(
+            pod=pod.key,
+            profile=profile.scheduler_name,
+            nodes={},
+            weights={},
+            selected=None,
+            top=(),
+            message=NO_NODES_MESSAGE,
+        )
+    cycle = build_cycle(snapshot, pod, profile)
+    weights = dict(profile.resolved.score)
+    pre = _run_pre_filter(cycle)
+    if pre.rejection is not None:
+        rejection = pre.rejection
+        everywhere = NodeVerdict(
+            feasible=False,
+            plugin=rejection.plugin,
+            code=rejection.code,
+            reasons=rejection.reasons,
+        )
+        return Evaluation(
+            pod=pod.key,
+            profile=profile.scheduler_name,
+            nodes={node.name: everywhere for node in cycle.nodes},
+            weights=weights,
+            selected=None,
+            top=(),
+            message=fit_error_message(len(cycle.nodes), pre_filter_message=rejection.message),
+        )
+
+    rejected: dict[str, NodeVerdict] = {}
+    feasible: list[NodeState] = []
+    for node in cycle.nodes:
+        if pre.allowed is not None and node.name not in pre.allowed:
+            rejected[node.name] = _outside_result(pre.restricting)
+            continue
+        failure = _filter(cycle, node, pre.skipped)
+        if failure is None:
+            feasible.append(node)
+        else:
+            rejected[node.name] = failure
+
+    scores = _scores(cycle, feasible) if feasible else {}
+    feasible_verdicts: dict[str, NodeVerdict] = {}
+    for index, node in enumerate(feasible):
+        node_scores = {name: values[index] for name, values in scores.items()}
+        total = sum(weights[name] * score for name, score in node_scores.items())
+        feasible_verdicts[node.name] = NodeVerdict(feasible=True, scores=node_scores, total=total)
+
+    verdicts = {
+        node.name: feasible_verdicts[node.name]
+        if node.name in feasible_verdicts
+        else rejected[node.name]
+        for node in cycle.nodes
+    }
+    if feasible_verdicts:
+        best = max(v.total for v in feasible_verdicts.values())
+        top = tuple(name for name, v in feasible_verdicts.items() if v.total == best)
+        selected: str | None = top[int(np.random.default_rng(seed).integers(len(top)))]
+        message = None
+    else:
+        top, selected = (), None
+        message = fit_error_message(len(cycle.nodes), (v.reasons for v in rejected.values()))
+    return Evaluation(
+        pod=pod.key,
+        profile=profile.scheduler_name,
+        nodes=verdicts,
+        weights=weights,
+        selected=selected,
+        top=top,
+        message=message,
+    )

@@ -1,0 +1,38 @@
+"""The reference plugins by kube-scheduler name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from asched.framework.plugins import _guards
+from asched.reference.plugins.balanced_allocation import BalancedAllocation
+from asched.reference.plugins.base import Plugin
+from asched.reference.plugins.image_locality import ImageLocality
+from asched.reference.plugins.node_affinity import NodeAffinity
+from asched.reference.plugins.node_name import NodeName
+from asched.reference.plugins.node_ports import NodePorts
+from asched.reference.plugins.node_resources_fit import NodeResourcesFit
+from asched.reference.plugins.node_unschedulable import NodeUnschedulable
+from asched.reference.plugins.taint_toleration import TaintToleration
+from asched.reference.plugins.unsupported import AlwaysSkip, Guarded
+
+#: Every plugin with a PreFilter, Filter, PreScore or Score extension.
+REGISTRY: Final[Mapping[str, Plugin]] = {
+    "NodeUnschedulable": NodeUnschedulable(),
+    "NodeName": NodeName(),
+    "TaintToleration": TaintToleration(),
+    "NodeAffinity": NodeAffinity(),
+    "NodePorts": NodePorts(),
+    "NodeResourcesFit": NodeResourcesFit(),
+    "VolumeRestrictions": AlwaysSkip(),
+    "NodeVolumeLimits": AlwaysSkip(),
+    "VolumeBinding": Guarded(_guards.VOLUME_BINDING),
+    "VolumeZone": AlwaysSkip(),
+    "PodTopologySpread": Guarded(_guards.POD_TOPOLOGY_SPREAD),
+    "InterPodAffinity": Guarded(_guards.INTER_POD_AFFINITY),
+    "NodeResourcesBalancedAllocation": BalancedAllocation(),
+    "ImageLocality": ImageLocality(),
+}
+
+__all__ = ["REGISTRY", "Plugin"]

@@ -1,0 +1,380 @@
+"""Differential test: the vectorised engine must agree exactly with the scalar reference.
+
+Hypothesis builds small random clusters as raw JSON (nodes with random allocatable,
+labels, taints, images; bound pods with random requests and host ports), a random
+incoming pod (requests, init containers, tolerations, nodeSelector, required and
+preferred node affinity with every operator, host ports, images) and a random profile
+(default plugins with random weights and args: scoring strategy, RTCR shape, ignored
+resources, scheduler-enforced affinity; sometimes a subset of the filters). Both
+implementations evaluate it; the whole :class:`Evaluation` must be equal: verdicts,
+reasons, normalized scores, totals, top, the seeded choice and the message.
+
+The run is derandomized so CI sees the same examples every time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from asched.config.types import (
+    NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    ScoringStrategy,
+    ShapePoint,
+)
+from asched.reference import evaluate as reference_evaluate
+from tests.builders import (
+    MB,
+    added_affinity,
+    container,
+    default_profile,
+    make_node,
+    make_pod,
+    node_affinity,
+    pod_info,
+    profile_with,
+    snapshot_of,
+    toleration,
+)
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+GPU = "example.com/gpu"
+FPGA = "vendor.io/fpga"
+HUGE = "hugepages-2Mi"
+SCALARS = (GPU, FPGA, HUGE)
+LABEL_VALUES: dict[str, tuple[str, ...]] = {
+    ZONE: ("zone-a", "zone-b", "zone-c"),
+    "disk": ("ssd", "hdd"),
+    "gen": ("1", "2", "5", "10", "v2"),
+    "team": ("a", "b"),
+}
+TAINT_KEYS = ("dedicated", "gpu", "spot")
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+NODE_IMAGES = ("img-a:latest", "img-b:v1", "reg:5000/img-c:latest", "img-d:latest", "img-d:v2")
+POD_IMAGES = ("img-a", "img-b:v1", "reg:5000/img-c", "img-d", "img-d:v2", "img-e")
+PORTS = (80, 8080)
+HOST_IPS = ("", "0.0.0.0", "10.0.0.1", "10.0.0.2")
+
+Raw = dict[str, Any]
+
+cpus = st.one_of(
+    st.sampled_from(["0", "100m", "250m", "500m", "1", "2", "3500m"]),
+    st.integers(0, 4000).map(lambda m: f"{m}m"),
+)
+memories = st.one_of(
+    st.sampled_from(["0", "64Mi", "128Mi", "512Mi", "1Gi", "2Gi"]),
+    st.integers(0, 4 * 1024).map(lambda m: f"{m}Mi"),
+)
+
+
+@st.composite
+def request_maps(draw: st.DrawFn) -> dict[str, str]:
+    """One container's requests: any subset of cpu, memory, storage and scalars."""
+    out: dict[str, str] = {}
+    if draw(st.booleans()):
+        out["cpu"] = draw(cpus)
+    if draw(st.booleans()):
+        out["memory"] = draw(memories)
+    if draw(st.integers(0, 5)) == 0:
+        out["ephemeral-storage"] = draw(st.sampled_from(["0", "1Gi", "10Gi"]))
+    for scalar in SCALARS:
+        if draw(st.integers(0, 4)) == 0:
+            out[scalar] = str(draw(st.integers(0, 3)))
+    return out
+
+
+@st.composite
+def host_port_specs(draw: st.DrawFn, max_size: int = 2) -> list[tuple[int, str, str]]:
+    return draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(PORTS),
+                st.sampled_from(["", "TCP", "UDP"]),
+                st.sampled_from(HOST_IPS),
+            ),
+            min_size=1,
+            max_size=max_size,
+        )
+    )
+
+
+@st.composite
+def nodes(draw: st.DrawFn, name: str) -> Raw:
+    labels = {HOSTNAME: name}
+    for key, values in LABEL_VALUES.items():
+        if draw(st.booleans()):
+            labels[key] = draw(st.sampled_from(values))
+    extra = {}
+    for scalar in SCALARS:
+        if draw(st.booleans()):
+            extra[scalar] = str(draw(st.integers(0, 8)))
+    if draw(st.booleans()):
+        extra["ephemeral-storage"] = draw(st.sampled_from(["0", "20Gi", "100Gi"]))
+    taints = []
+    if draw(st.integers(0, 2)) == 0:
+        taints = draw(
+            st.lists(
+                st.tuples(
+                    st.sampled_from(TAINT_KEYS),
+                    st.sampled_from(["", "a", "b"]),
+                    st.sampled_from(EFFECTS),
+                ),
+                min_size=1,
+                max_size=3,
+                unique_by=lambda t: (t[0], t[2]),
+            )
+        )
+    images = draw(
+        st.lists(
+            st.tuples(
+                st.lists(st.sampled_from(NODE_IMAGES), min_size=1, max_size=2, unique=True),
+                st.integers(1, 3000).map(lambda mb: mb * MB),
+            ),
+            max_size=3,
+        )
+    )
+    return make_node(
+        name,
+        cpu=draw(
+            st.one_of(
+                st.none(),
+                st.sampled_from(["1", "2", "4", "8"]),
+                st.integers(0, 16000).map(lambda m: f"{m}m"),
+            )
+        ),
+        memory=draw(
+            st.one_of(
+                st.none(),
+                st.sampled_from(["1Gi", "4Gi", "16Gi"]),
+                st.integers(0, 16 * 1024).map(lambda m: f"{m}Mi"),
+            )
+        ),
+        pods=draw(st.one_of(st.none(), st.integers(0, 12).map(str))),
+        labels=labels,
+        taints=taints,
+        unschedulable=draw(st.integers(0, 9)) == 0,
+        images=images,
+        allocatable=extra,
+    )
+
+
+@st.composite
+def bound_pods(draw: st.DrawFn, index: int, node_names: list[str]) -> Raw:
+    node_name = draw(st.one_of(st.sampled_from(node_names), st.just("gone-node")))
+    requests = draw(st.lists(request_maps(), max_size=2))
+    return make_pod(
+        f"bound-{index}",
+        node_name=node_name,
+        requests=requests,
+        init=draw(st.lists(request_maps(), max_size=1)),
+        host_ports=draw(host_port_specs()) if draw(st.booleans()) else (),
+        images=draw(st.lists(st.sampled_from(POD_IMAGES), max_size=2)),
+    )
+
+
+@st.composite
+def requirements(draw: st.DrawFn, node_names: list[str]) -> Raw:
+    kind = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]))
+    key = draw(st.sampled_from([*LABEL_VALUES, "missing"]))
+    if kind in ("In", "NotIn"):
+        values = draw(
+            st.lists(
+                st.sampled_from([*LABEL_VALUES.get(key, ("x",)), *node_names[:2]]),
+                min_size=1,
+                max_size=3,
+            )
+        )
+        return {"key": key, "operator": kind, "values": values}
+    if kind in ("Gt", "Lt"):
+        return {
+            "key": draw(st.sampled_from(["gen", "team"])),
+            "operator": kind,
+            "values": [str(draw(st.integers(0, 11)))],
+        }
+    return {"key": key, "operator": kind}
+
+
+@st.composite
+def selector_terms(draw: st.DrawFn, node_names: list[str]) -> Raw:
+    term: Raw = {}
+    expressions = draw(st.lists(requirements(node_names), max_size=2))
+    if expressions:
+        term["matchExpressions"] = expressions
+    if draw(st.integers(0, 2)) == 0:
+        term["matchFields"] = [
+            {
+                "key": "metadata.name",
+                "operator": draw(st.sampled_from(["In", "NotIn"])),
+                "values": [draw(st.sampled_from([*node_names, "nowhere"]))],
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+    return term
+
+
+@st.composite
+def affinities(draw: st.DrawFn, node_names: list[str]) -> Raw | None:
+    if draw(st.integers(0, 2)) == 0:
+        return None
+    required = draw(st.one_of(st.none(), st.lists(selector_terms(node_names), max_size=3)))
+    preferred = draw(
+        st.lists(st.tuples(st.integers(0, 100), selector_terms(node_names)), max_size=3)
+    )
+    return node_affinity(required=required, preferred=preferred)
+
+
+@st.composite
+def tolerations(draw: st.DrawFn) -> list[Raw]:
+    out = []
+    for _ in range(draw(st.integers(0, 3))):
+        shape = draw(st.sampled_from(["equal", "exists", "any"]))
+        effect = draw(st.sampled_from(["", *EFFECTS]))
+        if shape == "any":
+            out.append(toleration(operator="Exists", effect=effect))
+        elif shape == "exists":
+            out.append(toleration(draw(st.sampled_from(TAINT_KEYS)), "Exists", effect=effect))
+        else:
+            key = draw(st.sampled_from(TAINT_KEYS))
+            out.append(
+                toleration(
+                    key,
+                    draw(st.sampled_from(["", "Equal"])),
+                    draw(st.sampled_from(["", "a", "b"])),
+                    effect,
+                )
+            )
+    return out
+
+
+@st.composite
+def incoming_pods(draw: st.DrawFn, node_names: list[str]) -> Raw:
+    shape = draw(st.sampled_from(["requests", "containers", "empty"]))
+    init_containers = None
+    if draw(st.integers(0, 3)) == 0:
+        init_containers = [
+            container(
+                f"init{i}",
+                requests=r,
+                restart_policy=draw(st.sampled_from([None, "Always"])),
+                image=draw(st.sampled_from(POD_IMAGES)),
+            )
+            for i, r in enumerate(draw(st.lists(request_maps(), min_size=1, max_size=2)))
+        ]
+    node_selector = None
+    if draw(st.integers(0, 3)) == 0:
+        key = draw(st.sampled_from(list(LABEL_VALUES)))
+        node_selector = {key: draw(st.sampled_from(LABEL_VALUES[key]))}
+    overhead = {"cpu": "50m", "memory": "32Mi"} if draw(st.integers(0, 5)) == 0 else None
+    images = draw(st.lists(st.sampled_from(POD_IMAGES), max_size=3))
+    requests = (
+        draw(st.lists(request_maps(), min_size=1, max_size=3)) if shape == "requests" else None
+    )
+    ports = draw(host_port_specs()) if draw(st.booleans()) else []
+    containers = None
+    if shape == "containers":
+        containers = [
+            container(f"c{i}", image=image, ports=ports if i == 0 else ())
+            for i, image in enumerate(images or ["img-a"])
+        ]
+    return make_pod(
+        "incoming",
+        requests=requests,
+        containers=containers,
+        init_containers=init_containers,
+        overhead=overhead,
+        node_name=draw(st.sampled_from(node_names)) if draw(st.integers(0, 9)) == 0 else "",
+        host_ports=ports if shape != "containers" else (),
+        tolerations=draw(tolerations()),
+        node_selector=node_selector,
+        affinity=draw(affinities(node_names)),
+        images=images if shape != "containers" else (),
+    )
+
+
+@st.composite
+def shapes(draw: st.DrawFn) -> tuple[ShapePoint, ...]:
+    utilizations = sorted(draw(st.sets(st.integers(0, 100), min_size=1, max_size=4)))
+    return tuple(ShapePoint(u, draw(st.integers(0, 10))) for u in utilizations)
+
+
+@st.composite
+def resource_specs(draw: st.DrawFn) -> tuple[ResourceSpec, ...]:
+    names = draw(
+        st.lists(
+            st.sampled_from(["cpu", "memory", "ephemeral-storage", *SCALARS]),
+            min_size=1,
+            max_size=4,
+            unique=True,
+        )
+    )
+    return tuple(ResourceSpec(name, draw(st.integers(1, 5))) for name in names)
+
+
+@st.composite
+def profiles(draw: st.DrawFn, node_names: list[str]):
+    base = default_profile()
+    kind = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
+    resources = draw(st.one_of(st.just(ScoringStrategy().resources), resource_specs()))
+    strategy = ScoringStrategy(
+        type=kind,
+        resources=resources,
+        shape=draw(shapes()) if kind == "RequestedToCapacityRatio" else (),
+    )
+    args: dict[str, Any] = {
+        "NodeResourcesFit": NodeResourcesFitArgs(
+            ignored_resources=tuple(draw(st.lists(st.sampled_from(SCALARS), max_size=1))),
+            ignored_resource_groups=tuple(
+                draw(st.lists(st.sampled_from(["vendor.io", "example.com"]), max_size=1))
+            ),
+            scoring_strategy=strategy,
+        ),
+    }
+    if draw(st.booleans()):
+        args["NodeResourcesBalancedAllocation"] = NodeResourcesBalancedAllocationArgs(
+            resources=draw(resource_specs())
+        )
+    if draw(st.integers(0, 3)) == 0:
+        added = draw(affinities(node_names))
+        if added is not None:
+            args["NodeAffinity"] = NodeAffinityArgs(added_affinity=added_affinity(added))
+    filters = base.resolved.filter
+    if draw(st.integers(0, 3)) == 0:
+        filters = tuple(name for name in filters if draw(st.booleans()))
+    score = tuple((name, draw(st.integers(1, 10))) for name, _ in base.resolved.score)
+    return profile_with(filter=filters, score=score, args=args)
+
+
+@st.composite
+def scenarios(draw: st.DrawFn):
+    node_count = draw(st.integers(1, 30))
+    names = [f"node-{i}" for i in range(node_count)]
+    node_objects = [draw(nodes(name)) for name in names]
+    pod_objects = [draw(bound_pods(i, names)) for i in range(draw(st.integers(0, 40)))]
+    return (
+        snapshot_of(node_objects, pod_objects),
+        pod_info(draw(incoming_pods(names))),
+        draw(profiles(names)),
+        draw(st.integers(0, 2**16)),
+    )
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(scenarios())
+def test_vectorised_engine_matches_the_reference(scenario) -> None:
+    from asched.explain.engine import evaluate as vectorised_evaluate
+
+    snapshot, pod, profile, seed = scenario
+    want = reference_evaluate(snapshot, pod, profile, seed=seed)
+    got = vectorised_evaluate(snapshot, pod, profile, seed=seed)
+    assert got.to_json() == want.to_json()
+    assert got == want
