@@ -200,8 +200,11 @@ def _first_bookmark(now: float, times: StreamTimes) -> float | None:
 
 
 def _next_bookmark(now: float, times: StreamTimes) -> float | None:
+    """Every ``bookmark_every`` seconds, then every second from 2 s before the deadline
+    (what a 1.20 watch cache does: measured, bookmarks at 60 s and each second at the end)."""
     if times.bookmark_every is None:
         return None
-    candidate = now + times.bookmark_every
     before_deadline = times.deadline - 2.0
-    return min(candidate, before_deadline) if before_deadline > now else candidate
+    if now >= before_deadline:
+        return now + 1.0
+    return min(now + times.bookmark_every, before_deadline)
