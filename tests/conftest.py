@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 from pytest_asyncio import is_async_test
 
-from asched.backends.errors import StatusError
+from asched.backends.errors import BackendError, StatusError
 from asched.backends.launcher import KubeApiServer
 from asched.backends.provision import provision
 from asched.backends.rest import RestClient
@@ -86,7 +86,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reporter.write_line(
                 "asched: provisioning kube-apiserver v1.20.2 (cached: instant; cold: ~4 min)"
             )
-        provision()
+        try:
+            provision()
+        except BackendError as exc:
+            raise pytest.UsageError(
+                f"the kube-apiserver backend is unavailable: {exc}\n"
+                "(run only the simulator's tests with ASCHED_BACKENDS=sim)"
+            ) from exc
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,23 @@ from ._support import kinds, read_events, rv
 
 
 async def _bound_pod(cluster, name: str) -> None:
+    """Create a pod with a 30 s grace period and bind it; return once the server's cache has it.
+
+    kube-apiserver v1.20 may evaluate a DELETE's grace period on its watch-cache copy of the
+    pod first; a DELETE sent right after the binding can then see an unscheduled pod and
+    delete it at once. Waiting until a watch shows the binding (a watch is served from that
+    cache) rules this out, as a kubelet's own watch would in a real cluster.
+    """
+    rest, ns = cluster.rest, cluster.namespace
     node = (await cluster.create_node())["metadata"]["name"]
-    await cluster.create_pod(name, termination_grace_period_seconds=30)
-    assert await cluster.rest.bind(cluster.namespace, name, node) == 201
+    created = await cluster.create_pod(name, termination_grace_period_seconds=30)
+    assert await rest.bind(ns, name, node) == 201
+    await read_events(
+        rest.watch(
+            pods_path(ns), resource_version=rv(created), field_selector=f"metadata.name={name}"
+        ),
+        until=lambda evs: bool(evs[-1]["object"]["spec"].get("nodeName")),
+    )
 
 
 async def test_bound_pod_deleted_with_grace_gets_a_deletion_timestamp_first(cluster):
