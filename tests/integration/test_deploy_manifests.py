@@ -1,0 +1,208 @@
+"""deploy/: the manifests agree with the code, grant least privilege, and a real server accepts them.
+
+Offline checks read the YAML files (and ``kubectl kustomize``'s rendering); the last test
+sends the whole kustomization to kube-apiserver v1.20.2 as a server-side dry run, which
+runs schema validation and admission (RBAC escalation checks included) without persisting.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from asched import cli
+from asched.config.load import load_config
+from asched.health import DEFAULT_PORT
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+
+
+READ = ("get", "list", "watch")
+#: (apiGroup, resources, verbs): every call asched makes outside the leader-election Lease.
+NEEDED = [
+    ("", ("nodes", "pods", "namespaces", "services", "replicationcontrollers"), READ),
+    ("apps", ("replicasets", "statefulsets"), READ),
+    ("policy", ("poddisruptionbudgets",), READ),
+    ("", ("persistentvolumeclaims", "persistentvolumes"), READ),
+    ("storage.k8s.io", ("storageclasses", "csinodes", "csidrivers"), ("list", "watch")),
+    ("", ("pods/binding", "bindings"), ("create",)),
+    ("", ("pods/status",), ("patch", "update")),
+    ("", ("events",), ("create", "patch", "update")),
+    ("events.k8s.io", ("events",), ("create", "patch", "update")),
+]
+
+
+def documents(name: str) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all((DEPLOY / name).read_text()) if doc]
+
+
+def one(kind: str, name: str | None = None) -> dict[str, Any]:
+    found = [
+        doc
+        for path in sorted(DEPLOY.glob("*.yaml"))
+        if path.name != "kustomization.yaml"
+        for doc in documents(path.name)
+        if doc["kind"] == kind and (name is None or doc["metadata"]["name"] == name)
+    ]
+    assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
+    return found[0]
+
+
+def container() -> dict[str, Any]:
+    deployment = one("Deployment")
+    (main,) = deployment["spec"]["template"]["spec"]["containers"]
+    return main
+
+
+def test_configmap_holds_a_config_that_loads() -> None:
+    configmap = one("ConfigMap", "asched-config")
+    config = load_config(yaml.safe_load(configmap["data"]["config.yaml"]), source="deploy")
+
+    assert [profile.scheduler_name for profile in config.profiles] == ["asched"]
+    election = config.leader_election
+    assert election.leader_elect
+    assert (election.resource_lock, election.resource_name) == ("leases", "asched")
+    assert election.resource_namespace == "kube-system"
+
+
+def test_cluster_role_has_no_wildcards_and_exactly_the_needed_rules() -> None:
+    role = one("ClusterRole", "asched")
+    granted = {
+        (group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert not any("*" in part for triple in granted for part in triple)
+    assert all(
+        "resourceNames" not in rule and "nonResourceURLs" not in rule for rule in role["rules"]
+    )
+
+    expected = {
+        (group, resource, verb)
+        for group, resources, verbs in NEEDED
+        for resource in resources
+        for verb in verbs
+    }
+    assert granted == expected
+
+
+def test_lease_permissions_are_namespaced_and_named_where_possible() -> None:
+    role = one("Role", "asched-leader-election")
+    assert role["metadata"]["namespace"] == "kube-system"
+    rules = {tuple(rule["verbs"]): rule for rule in role["rules"]}
+    assert set(rules) == {("create",), ("get", "update")}
+    # create cannot carry resourceNames (the name is unknown when it is authorized).
+    assert "resourceNames" not in rules[("create",)]
+    assert rules[("get", "update")]["resourceNames"] == ["asched"]
+    for rule in role["rules"]:
+        assert (rule["apiGroups"], rule["resources"]) == (["coordination.k8s.io"], ["leases"])
+
+    binding = one("RoleBinding", "asched-leader-election")
+    assert binding["roleRef"]["name"] == "asched-leader-election"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "asched", "namespace": "kube-system"}
+    ]
+    cluster_binding = one("ClusterRoleBinding", "asched")
+    assert cluster_binding["subjects"] == binding["subjects"]
+
+
+def test_deployment_runs_asched_hardened_with_probes_on_the_health_port() -> None:
+    deployment = one("Deployment", "asched")
+    pod = deployment["spec"]["template"]["spec"]
+    main = container()
+
+    assert deployment["spec"]["replicas"] == 2
+    assert pod["serviceAccountName"] == one("ServiceAccount")["metadata"]["name"]
+    assert pod["automountServiceAccountToken"] is True
+    assert pod["schedulerName"] == "default-scheduler"
+
+    # The command parses with asched's own CLI and uses the in-cluster config.
+    argv = main["command"][1:] + main["args"]
+    assert main["command"][0] == "asched"
+    args = cli.build_parser().parse_args(argv)
+    assert args.config == "/etc/asched/config.yaml"
+    assert getattr(args, "kubeconfig", None) is None
+    mount = {m["name"]: m for m in main["volumeMounts"]}["config"]
+    volume = {v["name"]: v for v in pod["volumes"]}["config"]
+    assert (mount["mountPath"], volume["configMap"]["name"]) == ("/etc/asched", "asched-config")
+
+    security = main["securityContext"]
+    assert security["runAsNonRoot"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["capabilities"] == {"drop": ["ALL"]}
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert {"requests", "limits"} <= set(main["resources"])
+    for kind in ("requests", "limits"):
+        assert set(main["resources"][kind]) == {"cpu", "memory"}
+
+    (port,) = main["ports"]
+    assert (port["name"], port["containerPort"]) == ("health", DEFAULT_PORT)
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        get = main[probe]["httpGet"]
+        assert (get["path"], get["port"], get["scheme"]) == (path, "health", "HTTP")
+
+    spread = pod["topologySpreadConstraints"][0]
+    assert spread["topologyKey"] == "kubernetes.io/hostname"
+    assert spread["whenUnsatisfiable"] == "DoNotSchedule"
+    assert spread["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_dockerfile_user_matches_the_pod_uid() -> None:
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    uid = container()["securityContext"]["runAsUser"]
+    assert re.search(r"^FROM python:3\.11-slim$", dockerfile, re.MULTILINE)
+    assert f"--uid {uid}" in dockerfile
+    assert re.search(rf"^USER {uid}(:\d+)?$", dockerfile, re.MULTILINE)
+    assert 'ENTRYPOINT ["asched"]' in dockerfile
+
+
+def test_kustomization_renders_every_manifest() -> None:
+    rendered = subprocess.run(
+        [KUBECTL, "kustomize", str(DEPLOY)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    kinds = sorted(doc["kind"] for doc in yaml.safe_load_all(rendered) if doc)
+    assert kinds == sorted(
+        [
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "ConfigMap",
+            "Deployment",
+        ]
+    )
+
+
+@pytest.mark.kube_apiserver
+def test_server_side_dry_run_is_accepted(kube_apiserver) -> None:
+    result = subprocess.run(
+        [
+            KUBECTL,
+            "apply",
+            "--dry-run=server",
+            "-k",
+            str(DEPLOY),
+            "--kubeconfig",
+            str(kube_apiserver.kubeconfig),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 7, result.stdout
+    assert all(line.endswith("(server dry run)") for line in lines), result.stdout
