@@ -48,7 +48,7 @@ JSON = dict[str, Any]
 
 HEADERS: Final = {"Content-Type": "application/json", "Cache-Control": "no-cache, private"}
 BOUND: Final = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}'
-PUBLIC_PATHS: Final = frozenset({"/version", "/healthz", "/livez", "/readyz"})
+HEALTH_PATHS: Final = frozenset({"/healthz", "/livez", "/readyz"})
 PATCH_TYPES: Final = [patch.JSON_PATCH, patch.MERGE_PATCH, patch.STRATEGIC_PATCH]
 #: how long a list or watch waits for a future resourceVersion before 504 (as 1.20: 3 s).
 FUTURE_RV_WAIT: Final = 3.0
@@ -113,7 +113,7 @@ class Api:
                 await asyncio.sleep(self.faults.latency_ms / 1000)
             path = request.path
             auth = request.headers.get("Authorization")
-            if auth != self._bearer and not (auth is None and path in PUBLIC_PATHS):
+            if auth != self._bearer:  # as kube-apiserver with --anonymous-auth=false
                 raise apierrors.unauthorized()
             if path.endswith("/binding") and request.method == "POST":
                 return await self._bind(request, path)
@@ -122,7 +122,7 @@ class Api:
             document = self._discovery.get(path.rstrip("/") or "/")
             if document is not None and request.method == "GET":
                 return _json(document)
-            if path in PUBLIC_PATHS:
+            if path in HEALTH_PATHS:
                 return web.Response(text="ok", content_type="text/plain")
             if path == "/openapi/v2" and request.method == "GET":
                 return _openapi(request)
@@ -177,7 +177,14 @@ class Api:
             or parts[5] != "pods"
         ):
             raise apierrors.path_not_found()
-        body = await self._body(request)
+        if request.content_type == "application/json":  # the common case, without _body's checks
+            raw = await request.read()
+            try:
+                body = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                body = await self._body(request)  # for the real server's error message
+        else:
+            body = await self._body(request)
         name = parts[6]
         if isinstance(body, dict) and (body.get("metadata") or {}).get("name", name) != name:
             raise apierrors.bad_request("name in URL does not match name in Binding object")

@@ -68,10 +68,18 @@ class LoopClock:
     def __init__(self, scale: float) -> None:
         self.scale = scale
         self._handles: set[asyncio.TimerHandle] = set()
+        self._second = -1
+        self._stamp = ""
 
     def now(self, offset_seconds: float = 0.0) -> str:
-        """RFC 3339 UTC, whole seconds (what metav1.Time serialises)."""
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + offset_seconds))
+        """RFC 3339 UTC, whole seconds (what metav1.Time serialises); cached per second."""
+        second = int(time.time() + offset_seconds)
+        if offset_seconds:
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+        if second != self._second:  # strftime costs ~5 µs; bindings need "now" thousands/s
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+        return self._stamp
 
     def later(self, seconds: float, callback: Callable[[], None]) -> None:
         """Call ``callback`` after ``seconds * scale`` of loop time."""

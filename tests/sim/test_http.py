@@ -20,7 +20,7 @@ async def test_requests_without_the_token_are_401(api: Api):
             body = await response.json()
             assert response.status == 401
         async with anonymous.get("/version") as response:
-            assert response.status == 200  # public, as system:public-info-viewer allows
+            assert response.status == 401  # as kube-apiserver --anonymous-auth=false
         async with anonymous.get("/admin/stats") as response:
             assert response.status == 401
         async with anonymous.get(
