@@ -82,6 +82,7 @@ class KubeClient:
 
     def __init__(self, api: Any) -> None:
         self._api = api
+        self._host = str(api.configuration.host).rstrip("/")
 
     @classmethod
     async def connect(
@@ -124,15 +125,32 @@ class KubeClient:
         content_type: str = JSON,
         request_timeout: float | aiohttp.ClientTimeout | None = DEFAULT_TIMEOUT,
     ) -> aiohttp.ClientResponse:
-        response: aiohttp.ClientResponse = await self._api.call_api(
-            path,
+        """One request through kubernetes-asyncio's session, auth and TLS settings.
+
+        ``call_api`` is bypassed (its generic serialization costs ~100 us per request, measured
+        on bindings); the body is encoded with orjson and auth headers come from the library's
+        own ``update_params_for_auth``, so token refresh keeps working.
+        """
+        headers = {"Content-Type": content_type, "Accept": JSON}
+        await self._api.update_params_for_auth(headers, [], ["BearerToken"])
+        if isinstance(request_timeout, aiohttp.ClientTimeout):
+            timeout = request_timeout
+        else:
+            timeout = aiohttp.ClientTimeout(total=request_timeout)
+        rest = self._api.rest_client
+        extra: dict[str, Any] = {}
+        if rest.server_hostname:
+            extra["server_hostname"] = rest.server_hostname
+        if rest.proxy:
+            extra["proxy"] = rest.proxy
+        response: aiohttp.ClientResponse = await rest.pool_manager.request(
             method,
-            query_params=list((params or {}).items()),
-            header_params={"Content-Type": content_type, "Accept": JSON},
-            body=body,
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=request_timeout,
+            self._host + path,
+            params={key: str(value) for key, value in (params or {}).items()},
+            data=None if body is None else orjson.dumps(body),
+            headers=headers,
+            timeout=timeout,
+            **extra,
         )
         return response
 
