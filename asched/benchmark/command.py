@@ -1,4 +1,6 @@
-"""``asched bench``: the core decision benchmark (``core``) and, later, workloads."""
+"""``asched bench``: the core decision benchmark (``core``) and scheduler_perf-style workloads
+(``run``; see ``docs/benchmarks.md``). ``binder`` is internal: the bind-ceiling binder that
+``run`` starts as a child process."""
 
 from __future__ import annotations
 
@@ -11,11 +13,22 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from asched.benchmark import core
+from asched.benchmark import core, run_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
+    run_command.configure(
+        sub.add_parser(
+            "run",
+            help="run a workload (bench/workloads/*.yaml) and measure it the scheduler_perf way",
+            description=run_command.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
+    run_command.configure_binder(
+        sub.add_parser("binder", help="(internal) the bind-ceiling binder started by `run`")
+    )
     p = sub.add_parser("core", help="decisions per second of the vectorised core")
     p.add_argument("--nodes", default="1000,5000,15000,50000", help="comma-separated node counts")
     p.add_argument("--seconds", type=float, default=3.0, help="time per configuration")
@@ -28,6 +41,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.bench_command == "core":
         return run_core(args)
+    if args.bench_command == "run":
+        return run_command.run(args)
+    if args.bench_command == "binder":
+        return run_command.run_binder(args)
     return 2
 
 

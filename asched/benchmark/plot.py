@@ -1,0 +1,114 @@
+"""Plots of runs and tuning sweeps (matplotlib, Agg backend: no display needed).
+
+* :func:`plot_run`: scheduler_perf's 1 s throughput samples over time for the scheduler
+  and the bind ceiling, with the averages as dashed lines and the cumulative count of
+  bound pods as light lines (a run too short for samples still shows its pace); and the
+  creation-to-bound latency distribution (CDF; not for a ``bind``-mode ceiling, whose
+  pods were all created before the binder started).
+* :func:`plot_tune`: average throughput against mean regret, one point per
+  ``percentageOfNodesToScore``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from asched.benchmark.results import Phase, RunResult
+
+
+def _steps(phase: Phase) -> tuple[list[float], list[float]]:
+    """Step-plot coordinates of the recorded intervals."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for interval in phase.collector().intervals:
+        xs += [interval.start, interval.end]
+        ys += [interval.throughput, interval.throughput]
+    return xs, ys
+
+
+def plot_run(result: RunResult, path: Path) -> None:
+    """Write the two-panel figure of one run to ``path`` (PNG)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    pct = result.scheduler.percentage
+    label = f"{result.scheduler.kind} ({'adaptive' if pct == 0 else f'{pct} %'})"
+    series: list[tuple[str, Phase, str]] = [(label, result.measured, "tab:blue")]
+    if result.ceiling is not None:
+        series.append((f"bind ceiling ({result.ceiling.mode})", result.ceiling, "tab:gray"))
+    for name, phase, colour in series:
+        xs, ys = _steps(phase)
+        if xs:
+            left.plot(xs, ys, color=colour, label=name)
+        average = phase.throughput().average
+        if average is not None:
+            left.axhline(average, color=colour, linestyle="--", linewidth=1)
+    counts = left.twinx()
+    for _name, phase, colour in series:
+        times = np.sort(np.asarray(phase.bind_times, dtype=np.float64))
+        if times.size:
+            counts.plot(times, np.arange(1, times.size + 1), color=colour, alpha=0.3, linewidth=1)
+    counts.set_ylabel("pods bound so far (light lines)")
+    counts.set_ylim(bottom=0)
+    left.set_xlabel("seconds since the phase started")
+    left.set_ylabel("pods/s (1 s samples, scheduler_perf counting)")
+    left.set_title("throughput")
+    left.set_ylim(bottom=0)
+    if left.get_legend_handles_labels()[0]:
+        left.legend(loc="lower right")
+    else:
+        left.text(0.5, 0.5, "too short for a 1 s sample", ha="center", transform=left.transAxes)
+    for name, phase, colour in series:
+        if phase.mode == "bind":
+            continue  # pre-created pods: their wait before the binder started means nothing
+        latencies = np.sort(np.asarray(phase.latencies, dtype=np.float64))
+        if latencies.size:
+            fraction = np.arange(1, latencies.size + 1) / latencies.size
+            right.plot(latencies, fraction, color=colour, label=name)
+    right.set_xlabel("creation to bound, seconds")
+    right.set_ylabel("fraction of pods")
+    right.set_title("latency (CDF)")
+    right.set_ylim(0, 1)
+    if right.get_legend_handles_labels()[0]:
+        right.legend(loc="lower right")
+    wl = result.workload
+    fig.suptitle(
+        f"{wl['name']} on {result.backend}: {wl['nodes']:,} nodes, "
+        f"{wl['measured_pods']:,} measured pods ({result.machine.get('cpu_count')} CPUs)"
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_tune(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
+    """Throughput against mean regret; ``rows`` have ``label``, ``average``, ``regret_mean``."""
+    fig, ax = plt.subplots(figsize=(7, 5))
+    xs: list[float] = []
+    ys: list[float] = []
+    for row in rows:
+        x, y = row.get("regret_mean"), row.get("average")
+        if x is None or y is None:
+            continue
+        xs.append(float(x))
+        ys.append(float(y))
+        ax.scatter([x], [y], s=40, color="tab:blue", clip_on=False, zorder=3)
+        ax.annotate(str(row["label"]), (x, y), textcoords="offset points", xytext=(6, 4))
+    ax.set_xlabel("mean regret (total-score points; lower is better)")
+    ax.set_ylabel("average throughput, pods/s (higher is better)")
+    ax.set_title(title, fontsize=10, wrap=True)
+    ax.set_ylim(0, 1.15 * max(ys, default=1.0))
+    ax.set_xlim(-0.02 * max([1.0, *xs]), 1.2 * max([1.0, *xs]))
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,268 @@
+"""Reporting a run: the ``--json`` document, the summary table, machine and revision facts.
+
+The JSON keys are documented in ``docs/benchmarks.md`` (and pinned by a test); units are
+in the key names or stated there: throughputs in pods/s, times in seconds, CPU in seconds
+or milliseconds per pod, memory in bytes, regrets in total-score points.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from asched.benchmark import procstat
+from asched.benchmark.results import Phase, RunResult
+
+SCHEMA: Final = "asched.bench.run/v1"
+
+
+def machine() -> dict[str, Any]:
+    """Platform, CPU count and memory of this machine."""
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": procstat.memory_bytes(),
+        "python": platform.python_version(),
+    }
+
+
+def git_revision() -> dict[str, Any]:
+    """The git revision of the source tree this package runs from (and whether it is dirty)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        revision = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {"revision": None, "dirty": None}
+    return {"revision": revision, "dirty": bool(status.strip())}
+
+
+def phase_json(phase: Phase) -> dict[str, Any]:
+    """One phase as JSON: throughput (scheduler_perf), latency, CPU, creation."""
+    collector = phase.collector()
+    cpu_ms = {name: phase.cpu_ms_per_pod(name) for name in phase.cpu}
+    return {
+        "mode": phase.mode or None,
+        "pods": phase.pods,
+        "bound": phase.bound,
+        "completed": phase.completed,
+        "duration_seconds": phase.duration,
+        "throughput": {
+            **phase.throughput().to_json(),
+            "overall": phase.overall(),
+            "intervals": [[i.start, i.end, i.pods, i.repeat] for i in collector.intervals],
+        },
+        "latency_seconds": phase.latency().to_json(),
+        "cpu_seconds": phase.cpu,
+        "cpu_ms_per_pod": cpu_ms,
+        "create": None
+        if phase.create is None
+        else {
+            "created": phase.create.created,
+            "retries": phase.create.retries,
+            "seconds": phase.create.seconds,
+            "rate": phase.create.rate(),
+        },
+    }
+
+
+def to_json(result: RunResult) -> dict[str, Any]:
+    """The whole result as the documented JSON document."""
+    inv = result.invariants
+    return {
+        "schema": SCHEMA,
+        "ok": result.ok,
+        "started_at": result.started_at,
+        "wall_seconds": result.wall_seconds,
+        "workload": result.workload,
+        "options": result.options,
+        "backend": result.backend,
+        "scheduler": {
+            "kind": result.scheduler.kind,
+            "version": result.scheduler.version,
+            "percentage_of_nodes_to_score": result.scheduler.percentage,
+            "exit_code": result.scheduler.exit_code,
+            "cpu_seconds_total": result.scheduler.cpu_seconds_total,
+            "peak_rss_bytes": result.scheduler.peak_rss_bytes,
+            "log": result.scheduler.log,
+            "profile": result.scheduler.profile,
+        },
+        "init": result.init,
+        "measured": phase_json(result.measured),
+        "ceiling": phase_json(result.ceiling) if result.ceiling is not None else None,
+        "fraction_of_ceiling": result.fraction_of_ceiling(),
+        "fraction_of_ceiling_overall": result.fraction_of_ceiling(overall=True),
+        "quality": result.quality.to_json() if result.quality is not None else None,
+        "invariants": {
+            "ok": inv.ok,
+            "overcommitted": [
+                {
+                    "node": o.node,
+                    "resource": o.resource,
+                    "requested": o.requested,
+                    "allocatable": o.allocatable,
+                }
+                for o in inv.overcommitted
+            ],
+            "rebinds": [{"pod": p, "from": a, "to": b} for p, a, b in inv.rebinds],
+            "pods_on_missing_nodes": inv.pods_on_missing_nodes,
+            "watch_relists": inv.relists,
+        },
+        "churn": result.churn,
+        "harness_cpu_seconds": result.harness_cpu_seconds,
+        "versions": result.versions,
+        "machine": result.machine,
+        "git": result.git,
+    }
+
+
+def write_json(result: RunResult, path: Path) -> None:
+    """Write :func:`to_json` to ``path`` (indented)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(orjson.dumps(to_json(result), option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f} %"
+
+
+def summary_table(result: RunResult) -> Table:
+    """The human summary: throughput side by side with the ceiling, then the rest."""
+    wl = result.workload
+    title = (
+        f"{wl['name']}: {wl['nodes']:,} nodes / {wl['init_pods']:,} init / "
+        f"{wl['measured_pods']:,} measured, backend {result.backend}"
+    )
+    table = Table(title=title, title_justify="left")
+    table.add_column("")
+    table.add_column("average", justify="right")
+    table.add_column("p50", justify="right")
+    table.add_column("p90", justify="right")
+    table.add_column("p99", justify="right")
+    table.add_column("overall", justify="right")
+    table.add_column("latency p50 / p99", justify="right")
+    pct = result.scheduler.percentage
+    label = f"{result.scheduler.kind} ({'adaptive' if pct == 0 else f'{pct} %'})"
+    phases = [(label, result.measured)]
+    if result.ceiling is not None:
+        phases.append((f"bind ceiling ({result.ceiling.mode})", result.ceiling))
+    for name, phase in phases:
+        t = phase.throughput()
+        lat = phase.latency()
+        latency = (
+            "-"
+            if phase.mode == "bind"
+            else f"{_num(lat.p50, '{:.2f}')} / {_num(lat.p99, '{:.2f}')} s"
+        )
+        table.add_row(
+            name,
+            _num(t.average),
+            _num(t.p50),
+            _num(t.p90),
+            _num(t.p99),
+            _num(phase.overall()),
+            latency,
+        )
+    return table
+
+
+def details_table(result: RunResult) -> Table:
+    """Resources, quality and invariants, one per line."""
+    table = Table(show_header=False, title_justify="left")
+    table.add_column("what")
+    table.add_column("value")
+    m = result.measured
+    table.add_row("measured pods bound", f"{m.bound:,} of {m.pods:,} in {m.duration:.1f} s")
+    table.add_row("throughput samples", str(m.throughput().samples))
+    table.add_row(
+        "fraction of the bind ceiling",
+        f"{_percent(result.fraction_of_ceiling())} of its average "
+        f"({_percent(result.fraction_of_ceiling(overall=True))} of its overall rate)",
+    )
+    sched = result.scheduler
+    table.add_row(
+        "scheduler CPU",
+        f"{_num(m.cpu.get('scheduler'), '{:.1f}')} s while measuring "
+        f"({_num(m.cpu_ms_per_pod('scheduler'), '{:.2f}')} ms/pod); exit {sched.exit_code}",
+    )
+    rss = sched.peak_rss_bytes
+    table.add_row("scheduler peak RSS", "-" if rss is None else f"{rss / 2**20:,.0f} MiB")
+    for name in m.cpu:
+        if name != "scheduler":
+            table.add_row(
+                f"{name} CPU",
+                f"{_num(m.cpu[name], '{:.1f}')} s ({_num(m.cpu_ms_per_pod(name), '{:.2f}')} ms/pod)",
+            )
+    q = result.quality
+    if q is not None:
+        table.add_row(
+            "regret mean / p99 / max",
+            f"{_num(q.regret_mean, '{:.2f}')} / {_num(q.regret_p99, '{:.0f}')} / "
+            f"{_num(q.regret_max, '{:.0f}')} points of {q.max_total} "
+            f"({_percent(q.zero_regret_fraction)} at 0; {q.infeasible_at_replay} not replayable)",
+        )
+        table.add_row(
+            "CPU utilisation mean / std-dev",
+            f"{_percent(q.cpu_utilisation_mean)} / {_num(q.balance_cpu_stddev, '{:.4f}')}",
+        )
+        table.add_row(
+            "fragmentation",
+            f"{_num(q.fits_more)} more pods of {shape_text(q.largest_shape)} fit "
+            f"({_num(q.fits_if_pooled)} if pooled; {_percent(q.fragmentation)} lost)",
+        )
+    inv = result.invariants
+    table.add_row(
+        "invariants",
+        "ok"
+        if inv.ok
+        else f"{len(inv.overcommitted)} over-committed (node, resource); {len(inv.rebinds)} pods bound twice",
+    )
+    return table
+
+
+def shape_text(shape: dict[str, int]) -> str:
+    """``{"cpu": 100, "memory": 524288000}`` as ``100m CPU, 500Mi``."""
+    parts = []
+    for resource, amount in shape.items():
+        if resource == "cpu":
+            parts.append(f"{amount}m CPU")
+        elif resource == "memory":
+            parts.append(f"{amount / 2**20:g}Mi")
+        else:
+            parts.append(f"{amount} {resource}")
+    return ", ".join(parts) or "nothing"
+
+
+def stdout_console() -> Console:
+    """A console for results: the terminal's width, or 160 columns when piped to a file."""
+    import sys
+
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+def print_summary(result: RunResult, console: Console | None = None) -> None:
+    """Print both tables."""
+    out = console or stdout_console()
+    out.print(summary_table(result))
+    out.print(details_table(result))

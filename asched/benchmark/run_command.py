@@ -1,0 +1,174 @@
+"""asched bench run WORKLOAD: a scheduler_perf-style workload against a real API server.
+
+Builds the workload's cluster on the chosen backend, runs the scheduler as a child
+process, creates the measured pods (64 requests in flight) and counts them the way
+scheduler_perf does: a pod counts when a watch sees its nodeName set; 1 s samples, the
+first skipped, empty intervals merged; Average / P50 / P90 / P99 pods/s. Then measures the
+backend's bind ceiling and replays the bindings for placement quality.
+
+WORKLOAD is a file or a name in bench/workloads/ (e.g. scheduling-basic-500).
+Exit status: 0 when every measured pod was bound and the invariants hold, 1 otherwise,
+2 for bad input. Figures: docs/benchmarks.md.
+
+This module only parses arguments; the heavy imports happen when a run starts, so that
+every other ``asched`` command stays quick to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+BACKENDS = ("sim", "kube-apiserver")
+SCHEDULERS = ("asched", "kube-scheduler")
+CEILINGS = ("bind", "pipeline", "none")
+PROFILERS = ("py-spy", "cprofile")
+
+
+def percentage(text: str) -> int:
+    """A percentageOfNodesToScore: 0 (adaptive) to 100."""
+    value = int(text)
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be in 0..100 (0 = adaptive), got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``asched bench run`` and ``asched tune``."""
+    parser.add_argument("workload", help="workload file, or a name in bench/workloads/")
+    target = parser.add_argument_group("where")
+    target.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="sim",
+        help="API server to start: the simulator (default) or the genuine kube-apiserver v1.20.2",
+    )
+    target.add_argument(
+        "--kubeconfig", type=Path, help="use this existing cluster instead of starting a backend"
+    )
+    target.add_argument(
+        "--existing-nodes",
+        action="store_true",
+        help="with --kubeconfig: use the cluster's nodes, create none",
+    )
+    target.add_argument(
+        "--snapshot",
+        type=Path,
+        help="sim only: start from a `kubectl get nodes,pods -A -o yaml` export "
+        "(replaces the workload's nodes and init pods)",
+    )
+    how = parser.add_argument_group("how")
+    how.add_argument("--in-flight", type=positive_int, default=64, help="creates in flight (64)")
+    how.add_argument(
+        "--max-inflight-binds", type=positive_int, default=64, help="binds in flight (64)"
+    )
+    how.add_argument("--seed", type=int, default=1, help="asched's tie-breaking seed (1)")
+    how.add_argument("--timeout", type=float, help="seconds allowed for the measured phase")
+    how.add_argument(
+        "--stall", type=float, default=120.0, help="fail after this many seconds without a bind"
+    )
+    how.add_argument("--workdir", type=Path, help="keep configs and process logs here")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Options of ``asched bench run``."""
+    add_common(parser)
+    who = parser.add_argument_group("scheduler")
+    who.add_argument("--scheduler", choices=SCHEDULERS, default="asched")
+    who.add_argument(
+        "--percentage",
+        type=percentage,
+        default=0,
+        help="percentageOfNodesToScore for either scheduler (0 = adaptive, the default)",
+    )
+    who.add_argument(
+        "--profile", choices=PROFILERS, help="profile asched while measuring (py-spy or cProfile)"
+    )
+    who.add_argument("--profile-out", type=Path, help="where the profile goes")
+    extra = parser.add_argument_group("what else")
+    extra.add_argument(
+        "--ceiling",
+        choices=CEILINGS,
+        default="bind",
+        help="bind ceiling: pre-created pods (bind, default), created while binding "
+        "(pipeline), or none",
+    )
+    extra.add_argument(
+        "--ceiling-pods", type=positive_int, help="ceiling pods (default: measured, at most 10,000)"
+    )
+    extra.add_argument("--no-quality", action="store_true", help="skip the regret replay")
+    extra.add_argument(
+        "--keep", action="store_true", help="existing cluster: leave the created objects"
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", type=Path, help="write every figure here")
+    out.add_argument("--plot", type=Path, help="write throughput and latency plots (PNG) here")
+
+
+def configure_binder(parser: argparse.ArgumentParser) -> None:
+    """Options of the internal ``asched bench binder``."""
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--scheduler-name", default="bench-ceiling")
+    parser.add_argument("--in-flight", type=positive_int, default=64)
+    parser.add_argument("--ready-file", type=Path, help="written once the watch is open")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``asched bench run``."""
+    from asched.benchmark import plot, report, runner, workload
+
+    loaded = workload.load_workload_file(workload.resolve(args.workload))
+    options = runner.RunOptions(
+        workload=loaded,
+        backend=args.backend,
+        kubeconfig=args.kubeconfig,
+        snapshot=args.snapshot,
+        scheduler=args.scheduler,
+        percentage=args.percentage,
+        in_flight=args.in_flight,
+        max_inflight_binds=args.max_inflight_binds,
+        seed=args.seed,
+        ceiling=args.ceiling,
+        ceiling_pods=args.ceiling_pods,
+        quality=not args.no_quality,
+        existing_nodes=args.existing_nodes,
+        keep=args.keep,
+        profiler=args.profile,
+        profile_out=args.profile_out,
+        timeout=args.timeout,
+        stall=args.stall,
+        workdir=args.workdir,
+    )
+    try:
+        result = runner.run(options)
+    except runner.BenchmarkError as exc:
+        print(f"asched bench run: {exc}", file=sys.stderr)
+        return 1
+    report.print_summary(result, report.stdout_console())
+    if args.json is not None:
+        report.write_json(result, args.json)
+    if args.plot is not None:
+        plot.plot_run(result, args.plot)
+    if not result.ok:
+        print(
+            "asched bench run: FAILED (measured pods not all bound, invariants broken, "
+            f"or the scheduler exited with {result.scheduler.exit_code}); log: {result.scheduler.log}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def run_binder(args: argparse.Namespace) -> int:
+    """Entry point of ``asched bench binder``."""
+    from asched.benchmark import ceiling
+
+    return ceiling.run(args)

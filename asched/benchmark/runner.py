@@ -1,0 +1,489 @@
+"""One ``asched bench run``: build the cluster, run the scheduler, measure, replay, report.
+
+Phases, in order (each waits on the observer's watch, never on a poll of the API)::
+
+    backend up ─ observer LIST+WATCH ─ namespaces, priority classes ─ nodes (+ status)
+      ─ scheduler process starts ─ init pods created and all bound (or one warm-up pod)
+      ─ [measure-start] churn + measured pods created (64 in flight) ─ all bound
+      ─ [measure-end] scheduler stopped (SIGTERM)
+      ─ ceiling: fresh pods bound round-robin by the trivial binder
+      ─ replay (quality, over-commit) ─ result
+
+The measured phase ends when every measured pod is seen bound, or after the timeout, or
+when no measured pod was bound for ``stall`` seconds (the result then has
+``completed=False`` and the run fails). Processes we start are stopped by PID; on an
+existing cluster the objects we created are deleted at the end (``keep`` to skip).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import uvloop
+
+from asched.backends.process import Child
+from asched.backends.rest import RestClient
+from asched.benchmark import ceiling, loadgen, objects, procstat, quality, report
+from asched.benchmark.backend import Backend, BackendName
+from asched.benchmark.loadgen import CreateStats
+from asched.benchmark.observe import PHASE_LABEL, Observer
+from asched.benchmark.progress import Display
+from asched.benchmark.results import Invariants, Phase, RunResult, SchedulerInfo
+from asched.benchmark.schedulers import (
+    KUBE_SCHEDULER_VERSION,
+    SCHEDULER_NAME,
+    AschedProcess,
+    KubeSchedulerProcess,
+    Profiler,
+    SchedulerUnderTest,
+    asched_config,
+)
+from asched.benchmark.workload import PodGroup, Workload
+from asched.config.load import load_config
+from asched.errors import AschedError
+
+logger = logging.getLogger(__name__)
+
+SchedulerKind = Literal["asched", "kube-scheduler"]
+CeilingMode = Literal["bind", "pipeline", "none"]
+CEILING_NAMESPACE = "bench-ceiling"
+DEFAULT_CEILING_PODS = 10_000
+
+
+class BenchmarkError(AschedError):
+    """A benchmark could not run (a phase before measuring failed); names the phase."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """How to run a workload (the flags of ``asched bench run``)."""
+
+    workload: Workload
+    backend: BackendName = "sim"
+    kubeconfig: Path | None = None
+    snapshot: Path | None = None
+    scheduler: SchedulerKind = "asched"
+    percentage: int = 0
+    in_flight: int = 64
+    max_inflight_binds: int = 64
+    seed: int = 1
+    ceiling: CeilingMode = "bind"
+    ceiling_pods: int | None = None
+    quality: bool = True
+    existing_nodes: bool = False
+    keep: bool = False
+    profiler: Profiler | None = None
+    profile_out: Path | None = None
+    timeout: float | None = None
+    stall: float = 120.0
+    workdir: Path | None = None
+    progress: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "snapshot": str(self.snapshot) if self.snapshot else None,
+            "scheduler": self.scheduler,
+            "percentage_of_nodes_to_score": self.percentage,
+            "in_flight_creates": self.in_flight,
+            "max_inflight_binds": self.max_inflight_binds,
+            "seed": self.seed,
+            "ceiling": self.ceiling,
+            "quality": self.quality,
+            "profiler": self.profiler,
+        }
+
+
+def run(options: RunOptions) -> RunResult:
+    """Run the workload; blocking. Logs of the processes stay in ``options.workdir``."""
+    started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    wall = time.monotonic()
+    workdir = options.workdir or Path(tempfile.mkdtemp(prefix="asched-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    name: BackendName = "existing" if options.kubeconfig is not None else options.backend
+    with Backend(name, kubeconfig=options.kubeconfig, snapshot=options.snapshot) as backend:
+        result = uvloop.run(_Run(options, backend, workdir).main())
+    result.started_at = started_at
+    result.wall_seconds = time.monotonic() - wall
+    result.harness_cpu_seconds = procstat.self_cpu_seconds()
+    if options.workdir is None and result.ok and options.profiler is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+class _Run:
+    """The phases of one run (see the module docstring). Owns the processes it starts."""
+
+    def __init__(self, options: RunOptions, backend: Backend, workdir: Path) -> None:
+        self.options = options
+        self.workload = options.workload
+        self.backend = backend
+        self.workdir = workdir
+        self.display = Display(enabled=options.progress)
+        self.scheduler: SchedulerUnderTest = self._make_scheduler()
+
+    def _make_scheduler(self) -> SchedulerUnderTest:
+        opts = self.options
+        if opts.scheduler == "kube-scheduler":
+            return KubeSchedulerProcess(
+                self.backend.kubeconfig, self.workdir, percentage=opts.percentage
+            )
+        return AschedProcess(
+            self.backend.kubeconfig,
+            self.workdir,
+            percentage=opts.percentage,
+            max_inflight_binds=opts.max_inflight_binds,
+            seed=opts.seed,
+            profiler=opts.profiler,
+            profile_out=opts.profile_out,
+        )
+
+    # ------------------------------------------------------------------ main
+    async def main(self) -> RunResult:
+        kubeconfig = self.backend.kubeconfig
+        watch_rest = RestClient.from_kubeconfig(kubeconfig, connections=4, timeout=120)
+        rest = RestClient.from_kubeconfig(
+            kubeconfig, connections=self.options.in_flight + 8, timeout=60
+        )
+        async with watch_rest, rest, self.display:
+            self.rest = rest
+            self.observer = Observer(watch_rest)
+            await self.observer.sync()
+            async with asyncio.TaskGroup() as group:
+                watching = group.create_task(self.observer.run(), name="observer")
+                try:
+                    result = await self._phases()
+                finally:
+                    self.scheduler.stop()
+                    watching.cancel()
+            if self.backend.name == "existing" and not self.options.keep:
+                await self._cleanup()
+        return result
+
+    async def _phases(self) -> RunResult:
+        await self._setup()
+        await self._nodes()
+        self.scheduler.start()
+        init = await self._init()
+        measured, churn = await self._measure()
+        info = self._scheduler_info()
+        ceiling_phase = await self._ceiling() if self.options.ceiling != "none" else None
+        self.display.note("replaying bindings for placement quality")
+        profile = load_config(asched_config(100)).profiles[0]
+        replayed = await asyncio.to_thread(
+            quality.replay, self.observer, profile, evaluate=self.options.quality
+        )
+        result = RunResult(
+            workload=self.workload.to_json(),
+            options=self.options.to_json(),
+            backend=self.backend.name,
+            scheduler=info,
+            measured=measured,
+            ceiling=ceiling_phase,
+            quality=replayed.quality,
+            invariants=Invariants(
+                overcommitted=replayed.overcommitted,
+                rebinds=list(self.observer.rebinds),
+                pods_on_missing_nodes=replayed.pods_on_missing_nodes,
+                relists=self.observer.relists,
+            ),
+            churn=churn,
+            init=init,
+            versions=await self._versions(),
+            machine=report.machine(),
+            git=report.git_revision(),
+        )
+        return result
+
+    # ------------------------------------------------------------------ setup
+    async def _setup(self) -> None:
+        namespaces = [*self.workload.namespaces(), "bench-init", CEILING_NAMESPACE]
+        if self.workload.churn is not None:
+            namespaces.append("bench-churn")
+        setup = [objects.namespace(ns) for ns in dict.fromkeys(namespaces)]
+        setup += [objects.priority_class(p) for p in sorted(self.workload.priorities())]
+        await loadgen.ensure(self.rest, setup)
+
+    async def _nodes(self) -> None:
+        if self.options.snapshot is not None or self.options.existing_nodes:
+            return
+        total = self.workload.n_nodes
+        expected = self.observer.ready_nodes() + total
+        task = self.display.add(
+            "nodes", total, lambda: self.observer.ready_nodes() - expected + total
+        )
+        await loadgen.create_many(
+            self.rest, loadgen.node_objects(self.workload.nodes), in_flight=self.options.in_flight
+        )
+        ok = await self.observer.wait_until(
+            lambda: self.observer.ready_nodes() >= expected,
+            self.observer.ready_nodes,
+            within=120,
+            stall=60,
+        )
+        self.display.finish(task)
+        if not ok:
+            raise BenchmarkError(
+                f"nodes: the watch saw {self.observer.ready_nodes()} ready nodes, expected {expected}"
+            )
+
+    async def _init(self) -> dict[str, Any]:
+        groups = self.workload.init_pods or (PodGroup(count=1, namespace="bench-init"),)
+        total = sum(g.count for g in groups)
+        observer = self.observer
+        task = self.display.add("init pods (scheduled)", total, lambda: observer.bound["init"])
+        started = time.monotonic()
+        creating = asyncio.create_task(
+            loadgen.create_many(
+                self.rest,
+                loadgen.pod_objects(groups, "init", scheduler_name=SCHEDULER_NAME),
+                in_flight=self.options.in_flight,
+            ),
+            name="create init pods",
+        )
+        ok = await observer.wait_until(
+            lambda: observer.bound["init"] >= total,
+            lambda: observer.bound["init"],
+            within=max(300.0, total / 5),
+            stall=self.options.stall,
+        )
+        await _finish(creating)
+        self.display.finish(task)
+        if not ok:
+            raise BenchmarkError(
+                f"init pods: {observer.bound['init']} of {total} bound before the time limit; "
+                f"see the scheduler's log {self.scheduler.log}"
+            )
+        return {
+            "pods": total,
+            "seconds": time.monotonic() - started,
+            "nodes": observer.ready_nodes(),
+        }
+
+    # ------------------------------------------------------------------ measuring
+    def _pids(self) -> dict[str, int]:
+        pids = dict(self.backend.pids())
+        if self.scheduler.pid is not None:
+            pids["scheduler"] = self.scheduler.pid
+        return pids
+
+    async def _measure(self) -> tuple[Phase, dict[str, int]]:
+        observer, workload = self.observer, self.workload
+        total = workload.n_measured
+        timeout = self.options.timeout or workload.timeout or max(600.0, total / 20)
+        task = self.display.add(
+            "measured pods (scheduled)", total, lambda: observer.bound["measured"]
+        )
+        pids = self._pids()
+        before = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+        self.scheduler.measuring()
+        origin = observer.mark("measure-start")
+        churner = (
+            loadgen.Churner(self.rest, workload.churn, SCHEDULER_NAME)
+            if workload.churn is not None
+            else None
+        )
+        churning = asyncio.create_task(churner.run(), name="churn") if churner else None
+        creating = asyncio.create_task(
+            loadgen.create_many(
+                self.rest,
+                loadgen.pod_objects(
+                    workload.measured_pods, "measured", scheduler_name=SCHEDULER_NAME
+                ),
+                in_flight=self.options.in_flight,
+            ),
+            name="create measured pods",
+        )
+        completed = await observer.wait_until(
+            lambda: observer.bound["measured"] >= total,
+            lambda: observer.bound["measured"],
+            within=timeout,
+            stall=self.options.stall,
+        )
+        end = observer.mark("measure-end")
+        after = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+        self.display.finish(task)
+        create = await _finish(creating)
+        if churning is not None:
+            await _finish(churning)
+        phase = self._phase("measured", total, origin, end, completed=completed, create=create)
+        phase.cpu = {name: procstat.delta(before[name], after[name]) for name in pids}
+        churn = (
+            {"created": churner.created, "deleted": churner.deleted, "failures": churner.failures}
+            if churner is not None
+            else {}
+        )
+        return phase, churn
+
+    def _phase(
+        self,
+        name: str,
+        total: int,
+        origin: float,
+        end: float,
+        *,
+        completed: bool,
+        create: CreateStats | None,
+    ) -> Phase:
+        records = self.observer.records(name)
+        bound = [r for r in records if r.bound is not None and r.bound <= end]
+        return Phase(
+            name=name,
+            pods=total,
+            bind_times=[r.bound - origin for r in bound if r.bound is not None],
+            latencies=[max(0.0, r.bound - r.added) for r in bound if r.bound is not None],
+            duration=end - origin,
+            create=create,
+            completed=completed,
+        )
+
+    def _scheduler_info(self) -> SchedulerInfo:
+        pid = self.scheduler.pid
+        usage = procstat.usage(pid) if pid is not None else procstat.Usage(None, None)
+        exit_code = self.scheduler.stop()
+        asched = isinstance(self.scheduler, AschedProcess)
+        from asched import __version__
+
+        return SchedulerInfo(
+            kind=self.scheduler.kind,
+            version=__version__ if asched else KUBE_SCHEDULER_VERSION,
+            percentage=self.options.percentage,
+            pid=pid,
+            exit_code=exit_code,
+            cpu_seconds_total=usage.cpu_seconds,
+            peak_rss_bytes=usage.peak_rss_bytes,
+            log=str(self.scheduler.log),
+            profile=str(self.scheduler.profile_path)
+            if isinstance(self.scheduler, AschedProcess) and self.scheduler.profile_path
+            else None,
+        )
+
+    # ------------------------------------------------------------------ ceiling
+    async def _ceiling(self) -> Phase:
+        observer = self.observer
+        total = self.options.ceiling_pods or min(self.workload.n_measured, DEFAULT_CEILING_PODS)
+        shape = self.workload.measured_pods[0]
+        group = replace(shape, count=total, namespace=CEILING_NAMESPACE)
+        pods = loadgen.pod_objects(
+            [group], "ceiling", scheduler_name=ceiling.CEILING_SCHEDULER_NAME
+        )
+        mode = self.options.ceiling
+        create: CreateStats | None = None
+        if mode == "bind":
+            task = self.display.add(
+                "ceiling pods (created)", total, lambda: observer.created["ceiling"]
+            )
+            create = await loadgen.create_many(self.rest, pods, in_flight=self.options.in_flight)
+            await observer.wait_until(
+                lambda: observer.created["ceiling"] >= total,
+                lambda: observer.created["ceiling"],
+                within=120,
+                stall=30,
+            )
+            self.display.finish(task)
+        binder, ready = ceiling.start_binder(
+            self.backend.kubeconfig, self.workdir, in_flight=self.options.max_inflight_binds
+        )
+        try:
+            pids = {**self.backend.pids(), "binder": binder.pid}
+            await _wait_file(binder, ready)
+            before = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+            task = self.display.add(
+                f"ceiling ({mode}, bound)", total, lambda: observer.bound["ceiling"]
+            )
+            origin = observer.mark("ceiling-start")
+            os.kill(binder.pid, signal.SIGUSR1)
+            creating = (
+                asyncio.create_task(
+                    loadgen.create_many(self.rest, pods, in_flight=self.options.in_flight)
+                )
+                if mode == "pipeline"
+                else None
+            )
+            completed = await observer.wait_until(
+                lambda: observer.bound["ceiling"] >= total,
+                lambda: observer.bound["ceiling"],
+                within=max(300.0, total / 20),
+                stall=self.options.stall,
+            )
+            end = observer.mark("ceiling-end")
+            after = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+            self.display.finish(task)
+            if creating is not None:
+                create = await _finish(creating)
+        finally:
+            binder.stop()
+        phase = self._phase("ceiling", total, origin, end, completed=completed, create=create)
+        phase.mode = mode
+        phase.cpu = {name: procstat.delta(before[name], after[name]) for name in pids}
+        return phase
+
+    # ------------------------------------------------------------------ the rest
+    async def _versions(self) -> dict[str, str]:
+        import platform
+
+        import numpy
+
+        from asched import __version__
+
+        versions = {
+            "asched": __version__,
+            "python": platform.python_version(),
+            "numpy": numpy.__version__,
+        }
+        try:
+            server = await self.rest.get("/version")
+            versions["api_server"] = str(server.get("gitVersion", ""))
+        except (AschedError, OSError):
+            versions["api_server"] = "unknown"
+        versions["scheduler"] = (
+            KUBE_SCHEDULER_VERSION if self.options.scheduler == "kube-scheduler" else __version__
+        )
+        return versions
+
+    async def _cleanup(self) -> None:
+        """Delete what we created in an existing cluster (pods by label, then our nodes)."""
+        namespaces = [*self.workload.namespaces(), CEILING_NAMESPACE, "bench-churn"]
+        for namespace in dict.fromkeys(namespaces):
+            await self.rest.request(
+                "DELETE",
+                f"/api/v1/namespaces/{namespace}/pods",
+                params={"labelSelector": PHASE_LABEL, "gracePeriodSeconds": 0},
+                check=False,
+            )
+        await self.rest.request(
+            "DELETE",
+            "/api/v1/nodes",
+            params={"labelSelector": f"{PHASE_LABEL} in (node,churn)"},
+            check=False,
+        )
+
+
+async def _finish(task: asyncio.Task[Any]) -> Any:
+    """The task's result if it is done; cancel it (and wait) if it is still running."""
+    if not task.done():
+        task.cancel()
+    await asyncio.wait([task])
+    if task.cancelled():
+        return None
+    return task.result()
+
+
+async def _wait_file(child: Child, path: Path, within: float = 60.0) -> None:
+    deadline = time.monotonic() + within
+    while not await asyncio.to_thread(path.exists):
+        if not child.alive():
+            raise BenchmarkError(f"the ceiling binder exited early:\n{child.log_tail()}")
+        if time.monotonic() > deadline:
+            raise BenchmarkError("the ceiling binder did not get ready in time")
+        await asyncio.sleep(0.05)

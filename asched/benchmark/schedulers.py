@@ -1,0 +1,228 @@
+"""The scheduler under test, as a child process: asched (``python -m asched run``) or the
+genuine kube-scheduler v1.20.2, configured the same way.
+
+Both get one profile named :data:`SCHEDULER_NAME` (the pods ask for it, so nothing else in
+an existing cluster picks them up), no leader election, ``percentageOfNodesToScore`` as
+asked (0 = each scheduler's adaptive default) and client QPS/burst 5000 (scheduler_perf's
+setting; asched accepts and ignores it, it has no client-side rate limiter).
+
+Profiling asched (``--profile``): ``py-spy`` samples the running process from outside
+(``py-spy record --nonblocking --format raw``, from the start of measuring to its end);
+``cprofile`` runs it under ``python -m cProfile -o FILE`` (deterministic, slower, the
+whole life of the process). Processes are stopped by their PID only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Final, Literal, Protocol
+
+import yaml
+
+from asched.backends.process import Child
+from asched.backends.provision import provision
+from asched.backends.scheduler import KubeScheduler, scheduler_config
+from asched.config.load import load_config
+
+logger = logging.getLogger(__name__)
+
+SCHEDULER_NAME: Final = "bench-scheduler"
+CLIENT_QPS: Final = 5000.0
+CLIENT_BURST: Final = 5000
+KUBE_SCHEDULER_VERSION: Final = "v1.20.2"
+
+Profiler = Literal["py-spy", "cprofile"]
+
+
+class SchedulerUnderTest(Protocol):
+    """What the runner needs of a scheduler process."""
+
+    kind: str
+    log: Path
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def start(self) -> None: ...
+
+    def measuring(self) -> None: ...
+
+    def stop(self) -> int | None: ...
+
+
+def asched_config(percentage: int, scheduler_name: str = SCHEDULER_NAME) -> dict[str, Any]:
+    """The KubeSchedulerConfiguration (v1) asched runs with in benchmarks."""
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "percentageOfNodesToScore": percentage,
+        "clientConnection": {"qps": CLIENT_QPS, "burst": CLIENT_BURST},
+        "profiles": [{"schedulerName": scheduler_name}],
+    }
+
+
+class AschedProcess:
+    """``python -m asched run`` against ``kubeconfig``; see the module docstring."""
+
+    kind = "asched"
+
+    def __init__(
+        self,
+        kubeconfig: Path,
+        workdir: Path,
+        *,
+        percentage: int,
+        max_inflight_binds: int = 64,
+        seed: int = 1,
+        profiler: Profiler | None = None,
+        profile_out: Path | None = None,
+        log_level: str = "WARNING",
+    ) -> None:
+        self.kubeconfig = kubeconfig
+        self.workdir = workdir
+        self.percentage = percentage
+        self.max_inflight_binds = max_inflight_binds
+        self.seed = seed
+        self.profiler = profiler
+        self.profile_out = profile_out
+        self.log_level = log_level
+        self.log = workdir / "asched-run.log"
+        self.config_path = workdir / "asched-config.yaml"
+        self._child: Child | None = None
+        self._spy: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._child.pid if self._child is not None else None
+
+    def start(self) -> None:
+        """Write the configuration (validated first) and start the process."""
+        document = asched_config(self.percentage)
+        load_config(document, source="benchmark configuration")
+        self.config_path.write_text(yaml.safe_dump(document, sort_keys=False))
+        argv = [sys.executable]
+        if self.profiler == "cprofile":
+            argv += ["-m", "cProfile", "-o", str(self._profile_path("prof"))]
+        argv += [
+            "-m",
+            "asched",
+            "--log-level",
+            self.log_level,
+            "run",
+            "--config",
+            str(self.config_path),
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--max-inflight-binds",
+            str(self.max_inflight_binds),
+            "--seed",
+            str(self.seed),
+        ]
+        self._child = Child("asched run", argv, self.log)
+
+    def _profile_path(self, suffix: str) -> Path:
+        if self.profile_out is not None:
+            return self.profile_out
+        return self.workdir / f"asched-run.{suffix}"
+
+    def measuring(self) -> None:
+        """Measurement starts: attach py-spy if asked."""
+        if self.profiler != "py-spy" or self._child is None:
+            return
+        out = self._profile_path("pyspy.txt")
+        argv = [
+            "py-spy",
+            "record",
+            "--pid",
+            str(self._child.pid),
+            "--rate",
+            "100",
+            "--nonblocking",
+            "--format",
+            "raw",
+            "--output",
+            str(out),
+        ]
+        with (self.workdir / "py-spy.log").open("ab") as log:
+            self._spy = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        logger.info("py-spy (pid %d) recording asched to %s", self._spy.pid, out)
+
+    def stop(self) -> int | None:
+        """Stop py-spy (SIGINT: it writes its profile), then asched (SIGTERM); exit status."""
+        if self._spy is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._spy.pid, signal.SIGINT)
+            try:
+                self._spy.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.kill(self._spy.pid, signal.SIGKILL)
+                self._spy.wait()
+            self._spy = None
+        if self._child is None:
+            return None
+        self._child.stop(timeout=60)
+        return self._child.returncode
+
+    @property
+    def profile_path(self) -> Path | None:
+        """Where the profile went (None without profiling)."""
+        if self.profiler == "cprofile":
+            return self._profile_path("prof")
+        if self.profiler == "py-spy":
+            return self._profile_path("pyspy.txt")
+        return None
+
+
+class KubeSchedulerProcess:
+    """kube-scheduler v1.20.2 (from the provisioned binaries) against ``kubeconfig``."""
+
+    kind = "kube-scheduler"
+
+    def __init__(self, kubeconfig: Path, workdir: Path, *, percentage: int) -> None:
+        self.kubeconfig = kubeconfig
+        self.workdir = workdir
+        self.percentage = percentage
+        self._scheduler: KubeScheduler | None = None
+        self.log = workdir / "kube-scheduler.log"
+
+    @property
+    def pid(self) -> int | None:
+        child = self._scheduler.child if self._scheduler is not None else None
+        return child.pid if child is not None else None
+
+    def start(self) -> None:
+        """Write the v1beta1 configuration and start; returns once ``/healthz`` answers."""
+        config = scheduler_config(
+            self.kubeconfig,
+            scheduler_name=SCHEDULER_NAME,
+            percentage_of_nodes_to_score=self.percentage,
+            qps=CLIENT_QPS,
+            burst=CLIENT_BURST,
+        )
+        self._scheduler = KubeScheduler(
+            binary=provision().kube_scheduler,
+            kubeconfig=self.kubeconfig,
+            workdir=self.workdir,
+            config=config,
+        )
+        self.log = self._scheduler.log
+        self._scheduler.start(timeout=60)
+
+    def measuring(self) -> None:
+        """Nothing to do (profiling is for asched)."""
+
+    def stop(self) -> int | None:
+        if self._scheduler is None:
+            return None
+        self._scheduler.stop()
+        child = self._scheduler.child
+        return child.returncode if child is not None else None

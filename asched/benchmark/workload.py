@@ -1,0 +1,603 @@
+"""Workload files (``bench/workloads/*.yaml``): the format of ``docs/workloads.md``, validated.
+
+A workload says what cluster to build and what to measure, the way a scheduler_perf test
+case does (``createNodes``, ``createPods``, ``churn``), in a format of our own::
+
+    format: asched.bench/v1
+    name: SchedulingBasic/5000Nodes_10000Pods
+    nodes:        [{count: 5000, template: node-default}]
+    initPods:     [{count: 1000, template: pod-default}]
+    measuredPods: [{count: 10000, template: pod-default}]
+    churn:        {mode: create, intervalMilliseconds: 200, objects: [{kind: Pod, ...}]}
+
+This module is the validation boundary: :func:`load_workload` reads the whole document,
+collects every problem with its field path (``measuredPods[0].count: must be an integer
+>= 1, got 0``) and raises one :class:`WorkloadError`; everything past it trusts the
+:class:`Workload`. Quantities are checked with the cluster model's parser, templates and
+kinds against the built-in lists in :mod:`asched.benchmark.objects`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import yaml
+
+from asched.benchmark import objects
+from asched.cluster import quantity
+from asched.config.schema import Problems, Section, describe, is_qualified_name
+from asched.errors import FieldError, InputError
+
+FORMAT: Final = "asched.bench/v1"
+TOP_FIELDS: Final = (
+    "format",
+    "name",
+    "description",
+    "upstream",
+    "timeoutSeconds",
+    "nodes",
+    "initPods",
+    "measuredPods",
+    "churn",
+)
+NODE_FIELDS: Final = (
+    "count",
+    "template",
+    "namePrefix",
+    "cpu",
+    "memory",
+    "pods",
+    "labels",
+    "spreadLabels",
+    "taints",
+    "unschedulable",
+    "patch",
+)
+POD_FIELDS: Final = (
+    "count",
+    "template",
+    "namespace",
+    "cpu",
+    "memory",
+    "labels",
+    "priority",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    "topologySpreadConstraints",
+    "patch",
+)
+CHURN_FIELDS: Final = ("mode", "intervalMilliseconds", "number", "objects")
+CHURN_KINDS: Final = ("Node", "Pod", "Service")
+TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+DEFAULT_NAMESPACES: Final = {
+    "initPods": "bench-init",
+    "measuredPods": "bench-measured",
+    "churn": "bench-churn",
+}
+
+ChurnMode = Literal["create", "recreate"]
+
+
+class WorkloadError(InputError):
+    """A workload document with one or more field errors, all reported at once."""
+
+    def __init__(self, errors: list[FieldError], source: str = "") -> None:
+        self.errors = list(errors)
+        self.source = source
+        where = f"{source}: " if source else ""
+        lines = "\n".join(f"  {err}" for err in self.errors)
+        super().__init__(f"{where}invalid workload:\n{lines}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeGroup:
+    """``count`` nodes of one shape; quantities as written (validated), labels merged.
+
+    ``spread_labels`` gives node ``i`` of the group the value ``values[i % len(values)]``
+    of each key (zones, racks). ``patch`` is a JSON merge patch (RFC 7386) applied last.
+    """
+
+    count: int
+    template: str = "node-default"
+    name_prefix: str = "node"
+    cpu: str | None = None
+    memory: str | None = None
+    pods: int | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    spread_labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    taints: tuple[Mapping[str, str], ...] = ()
+    unschedulable: bool = False
+    patch: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodGroup:
+    """``count`` pods of one shape in ``namespace``.
+
+    ``priority`` becomes a PriorityClass ``bench-priority-<value>`` that the runner
+    creates (the Priority admission plugin rejects a bare ``spec.priority``).
+    ``affinity`` and ``topology_spread_constraints`` are raw Kubernetes JSON, copied into
+    the pod spec; ``patch`` is a JSON merge patch applied to the whole pod last.
+    """
+
+    count: int
+    template: str = "pod-default"
+    namespace: str = "bench-measured"
+    cpu: str | None = None
+    memory: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    priority: int | None = None
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    affinity: Mapping[str, Any] | None = None
+    topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
+    patch: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChurnObject:
+    """One kind of object churned: a Node (``node``), a Pod (``pod``) or a Service."""
+
+    kind: str
+    node: NodeGroup | None = None
+    pod: PodGroup | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Churn:
+    """Objects created (``create``) or deleted and recreated (``recreate``) while measuring.
+
+    Every ``interval`` seconds, each object kind: ``create`` makes one more;
+    ``recreate`` deletes the one made ``number`` ticks ago (once there are that many)
+    and makes a new one, so ``number`` of each exist at any time (scheduler_perf's
+    ``churn`` op).
+    """
+
+    mode: ChurnMode
+    interval: float
+    number: int = 1
+    objects: tuple[ChurnObject, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """A validated workload. ``source`` is the file it came from ("" when built in code)."""
+
+    name: str
+    description: str = ""
+    upstream: str = ""
+    timeout: float | None = None
+    nodes: tuple[NodeGroup, ...] = ()
+    init_pods: tuple[PodGroup, ...] = ()
+    measured_pods: tuple[PodGroup, ...] = ()
+    churn: Churn | None = None
+    source: str = ""
+
+    @property
+    def n_nodes(self) -> int:
+        """Nodes created before measuring."""
+        return sum(group.count for group in self.nodes)
+
+    @property
+    def n_init(self) -> int:
+        """Pods scheduled before measuring."""
+        return sum(group.count for group in self.init_pods)
+
+    @property
+    def n_measured(self) -> int:
+        """Pods whose scheduling is measured."""
+        return sum(group.count for group in self.measured_pods)
+
+    def priorities(self) -> set[int]:
+        """Every pod priority used (each needs its PriorityClass)."""
+        groups = [*self.init_pods, *self.measured_pods]
+        if self.churn is not None:
+            groups += [o.pod for o in self.churn.objects if o.pod is not None]
+        return {g.priority for g in groups if g.priority is not None}
+
+    def namespaces(self) -> list[str]:
+        """Every namespace the pods go to, in first-use order."""
+        groups = [*self.init_pods, *self.measured_pods]
+        if self.churn is not None:
+            groups += [o.pod for o in self.churn.objects if o.pod is not None]
+        return list(dict.fromkeys(g.namespace for g in groups))
+
+    def to_json(self) -> dict[str, Any]:
+        """The workload as recorded in ``--json`` output (sizes and where it came from)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "upstream": self.upstream,
+            "source": self.source,
+            "nodes": self.n_nodes,
+            "init_pods": self.n_init,
+            "measured_pods": self.n_measured,
+            "churn": None
+            if self.churn is None
+            else {
+                "mode": self.churn.mode,
+                "interval_seconds": self.churn.interval,
+                "number": self.churn.number,
+                "kinds": [o.kind for o in self.churn.objects],
+            },
+        }
+
+
+# ---------------------------------------------------------------------- reading
+def _unknown_fields(section: Section, known: tuple[str, ...]) -> None:
+    """Replace Section's bare "unknown field" errors with a did-you-mean hint."""
+    problems = section.problems
+    for key in section.raw:
+        if key in known:
+            continue
+        path = section.at(str(key))
+        close = difflib.get_close_matches(str(key), known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        for index, error in enumerate(problems.errors):
+            if error.path == path and error.message == "unknown field":
+                problems.errors[index] = FieldError(path, f"unknown field{hint}")
+
+
+def _section(problems: Problems, raw: Any, path: str, known: tuple[str, ...]) -> Section:
+    section = Section(problems, raw, path, known)
+    _unknown_fields(section, known)
+    return section
+
+
+def _count(section: Section, *, minimum: int = 1) -> int:
+    if not section.has("count"):
+        section.problems.add(section.at("count"), "required")
+        return 0
+    value = section.optional_integer("count")
+    if value is None:
+        return 0
+    if value < minimum:
+        section.problems.add(section.at("count"), f"must be an integer >= {minimum}, got {value}")
+        return 0
+    return value
+
+
+def _quantity(section: Section, key: str, resource: str) -> str | None:
+    value = section.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        section.problems.add(section.at(key), f"must be a quantity string, got {describe(value)}")
+        return None
+    text = str(value)
+    try:
+        amount = quantity.canonical(resource, text)
+    except ValueError as exc:
+        section.problems.add(section.at(key), f"not a valid quantity {text!r}: {exc}")
+        return None
+    if amount < 0:
+        section.problems.add(section.at(key), f"must not be negative, got {text!r}")
+        return None
+    return text
+
+
+def _labels(section: Section, key: str) -> dict[str, str]:
+    value = section.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        section.problems.add(section.at(key), f"must be an object, got {describe(value)}")
+        return {}
+    out: dict[str, str] = {}
+    for label, text in value.items():
+        path = f"{section.at(key)}.{label}"
+        if not isinstance(label, str) or not is_qualified_name(label):
+            section.problems.add(path, f"not a valid label key {label!r}")
+        elif not isinstance(text, str):
+            section.problems.add(path, f"label values are strings, got {describe(text)}")
+        else:
+            out[label] = text
+    return out
+
+
+def _raw_objects(section: Section, key: str) -> tuple[Mapping[str, Any], ...]:
+    out: list[Mapping[str, Any]] = []
+    for path, element in section.items(key):
+        if isinstance(element, Mapping):
+            out.append(dict(element))
+        else:
+            section.problems.add(path, f"must be an object, got {describe(element)}")
+    return tuple(out)
+
+
+def _raw_object(section: Section, key: str) -> Mapping[str, Any] | None:
+    value = section.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        section.problems.add(section.at(key), f"must be an object, got {describe(value)}")
+        return None
+    return dict(value)
+
+
+def _template(section: Section, known: Mapping[str, Any], default: str) -> str:
+    name = section.string("template", default)
+    if name not in known:
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        choices = ", ".join(sorted(known))
+        section.problems.add(
+            section.at("template"), f"unknown template {name!r}{hint}; one of {choices}"
+        )
+        return default
+    return name
+
+
+def _taints(section: Section) -> tuple[Mapping[str, str], ...]:
+    out: list[Mapping[str, str]] = []
+    for path, raw in section.items("taints"):
+        taint = _section(section.problems, raw, path, ("key", "value", "effect"))
+        key = taint.string("key")
+        if not key or not is_qualified_name(key):
+            section.problems.add(taint.at("key"), f"required, a qualified name; got {key!r}")
+        effect = taint.string("effect")
+        if effect not in TAINT_EFFECTS:
+            section.problems.add(
+                taint.at("effect"), f"must be one of {', '.join(TAINT_EFFECTS)}; got {effect!r}"
+            )
+        entry = {"key": key, "effect": effect}
+        if taint.has("value"):
+            entry["value"] = taint.string("value")
+        out.append(entry)
+    return tuple(out)
+
+
+def _spread_labels(section: Section) -> dict[str, tuple[str, ...]]:
+    value = section.get("spreadLabels")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        section.problems.add(
+            section.at("spreadLabels"), f"must be an object, got {describe(value)}"
+        )
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
+    for key, values in value.items():
+        path = f"{section.at('spreadLabels')}.{key}"
+        if not isinstance(key, str) or not is_qualified_name(key):
+            section.problems.add(path, f"not a valid label key {key!r}")
+        elif not isinstance(values, list) or not values:
+            section.problems.add(
+                path, f"must be a non-empty list of strings, got {describe(values)}"
+            )
+        elif not all(isinstance(v, str) for v in values):
+            section.problems.add(path, "label values are strings")
+        else:
+            out[key] = tuple(values)
+    return out
+
+
+def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = True) -> NodeGroup:
+    """Read one node group (``counted=False`` for a churn object, which has no count)."""
+    known = NODE_FIELDS if counted else tuple(f for f in NODE_FIELDS if f != "count")
+    section = _section(problems, raw, path, known)
+    count = _count(section) if counted else 1
+    prefix = section.string("namePrefix", "node" if counted else "churn-node")
+    if not objects.is_dns_label(prefix):
+        problems.add(section.at("namePrefix"), f"must be a DNS label prefix, got {prefix!r}")
+    pods = section.optional_integer("pods")
+    if pods is not None and pods < 1:
+        problems.add(section.at("pods"), f"must be an integer >= 1, got {pods}")
+    return NodeGroup(
+        count=count,
+        template=_template(section, objects.NODE_TEMPLATES, "node-default"),
+        name_prefix=prefix,
+        cpu=_quantity(section, "cpu", "cpu"),
+        memory=_quantity(section, "memory", "memory"),
+        pods=pods,
+        labels=_labels(section, "labels"),
+        spread_labels=_spread_labels(section),
+        taints=_taints(section),
+        unschedulable=section.boolean("unschedulable", default=False),
+        patch=_raw_object(section, "patch"),
+    )
+
+
+def read_pod_group(
+    problems: Problems, raw: Any, path: str, *, namespace: str, counted: bool = True
+) -> PodGroup:
+    """Read one pod group; ``namespace`` is the default for its list."""
+    known = POD_FIELDS if counted else tuple(f for f in POD_FIELDS if f != "count")
+    section = _section(problems, raw, path, known)
+    count = _count(section) if counted else 1
+    ns = section.string("namespace", namespace)
+    if not objects.is_dns_label(ns):
+        problems.add(section.at("namespace"), f"must be a DNS label, got {ns!r}")
+    template = _template(section, objects.POD_TEMPLATES, "pod-default")
+    priority = section.optional_integer("priority")
+    if priority is not None and not -(2**31) <= priority <= 1_000_000_000:
+        problems.add(section.at("priority"), f"must be in -2147483648..1000000000, got {priority}")
+    if priority is None:
+        priority = objects.POD_TEMPLATES[template].priority
+    return PodGroup(
+        count=count,
+        template=template,
+        namespace=ns,
+        cpu=_quantity(section, "cpu", "cpu"),
+        memory=_quantity(section, "memory", "memory"),
+        labels=_labels(section, "labels"),
+        priority=priority,
+        node_selector=_labels(section, "nodeSelector"),
+        tolerations=_raw_objects(section, "tolerations"),
+        affinity=_raw_object(section, "affinity"),
+        topology_spread_constraints=_raw_objects(section, "topologySpreadConstraints"),
+        patch=_raw_object(section, "patch"),
+    )
+
+
+def _churn(problems: Problems, raw: Any, path: str) -> Churn | None:
+    if raw is None:
+        return None
+    section = _section(problems, raw, path, CHURN_FIELDS)
+    mode = section.string("mode", "create")
+    if mode not in ("create", "recreate"):
+        problems.add(section.at("mode"), f"must be create or recreate, got {mode!r}")
+        mode = "create"
+    interval_ms = section.optional_integer("intervalMilliseconds")
+    if interval_ms is None:
+        if not section.has("intervalMilliseconds"):
+            problems.add(section.at("intervalMilliseconds"), "required")
+        interval_ms = 1000
+    elif interval_ms < 10:
+        problems.add(section.at("intervalMilliseconds"), f"must be >= 10, got {interval_ms}")
+    number = section.integer("number", 1)
+    if number < 1:
+        problems.add(section.at("number"), f"must be >= 1, got {number}")
+    churned: list[ChurnObject] = []
+    for obj_path, obj_raw in section.items("objects"):
+        kind = obj_raw.get("kind") if isinstance(obj_raw, Mapping) else None
+        if kind not in CHURN_KINDS:
+            problems.add(
+                f"{obj_path}.kind", f"must be one of {', '.join(CHURN_KINDS)}; got {kind!r}"
+            )
+            continue
+        rest = {k: v for k, v in obj_raw.items() if k != "kind"}
+        if kind == "Node":
+            churned.append(
+                ChurnObject(
+                    kind=kind, node=read_node_group(problems, rest, obj_path, counted=False)
+                )
+            )
+        elif kind == "Pod":
+            pod = read_pod_group(
+                problems, rest, obj_path, namespace=DEFAULT_NAMESPACES["churn"], counted=False
+            )
+            churned.append(ChurnObject(kind=kind, pod=pod))
+        else:
+            _section(problems, rest, obj_path, ())
+            churned.append(ChurnObject(kind=kind))
+    if not churned and section.get("objects") is None:
+        problems.add(section.at("objects"), "required: at least one object to churn")
+    chosen: ChurnMode = "recreate" if mode == "recreate" else "create"
+    return Churn(
+        mode=chosen,
+        interval=max(interval_ms, 10) / 1000.0,
+        number=max(number, 1),
+        objects=tuple(churned),
+    )
+
+
+def load_workload(data: Any, *, source: str = "") -> Workload:
+    """Validate a parsed workload document and return it.
+
+    Raises
+    ------
+    WorkloadError
+        Listing every problem, each with its field path.
+    """
+    problems = Problems()
+    top = _section(problems, data, "", TOP_FIELDS)
+    fmt = top.get("format")
+    if fmt != FORMAT:
+        problems.add(
+            "format", f"must be {FORMAT!r}, got {describe(fmt) if fmt is not None else 'nothing'}"
+        )
+    name = top.string("name")
+    if not name:
+        problems.add("name", "required")
+    timeout = top.get("timeoutSeconds")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        problems.add("timeoutSeconds", f"must be a positive number, got {describe(timeout)}")
+        timeout = None
+    nodes = tuple(read_node_group(problems, raw, path) for path, raw in top.items("nodes"))
+    groups: dict[str, tuple[PodGroup, ...]] = {}
+    for key in ("initPods", "measuredPods"):
+        groups[key] = tuple(
+            read_pod_group(problems, raw, path, namespace=DEFAULT_NAMESPACES[key])
+            for path, raw in top.items(key)
+        )
+    if not groups["measuredPods"] and not any(
+        e.path.startswith("measuredPods") for e in problems.errors
+    ):
+        problems.add("measuredPods", "required: at least one group of measured pods")
+    churn = _churn(problems, top.get("churn"), "churn")
+    _check_names(problems, nodes, churn)
+    if problems.errors:
+        raise WorkloadError(problems.errors, source)
+    return Workload(
+        name=name,
+        description=top.string("description"),
+        upstream=top.string("upstream"),
+        timeout=float(timeout) if timeout is not None else None,
+        nodes=nodes,
+        init_pods=groups["initPods"],
+        measured_pods=groups["measuredPods"],
+        churn=churn,
+        source=source,
+    )
+
+
+def _check_names(problems: Problems, nodes: tuple[NodeGroup, ...], churn: Churn | None) -> None:
+    """Node groups need distinct name prefixes, or their nodes would collide."""
+    seen: dict[str, int] = {}
+    for index, group in enumerate(nodes):
+        if group.name_prefix in seen:
+            problems.add(
+                f"nodes[{index}].namePrefix",
+                f"{group.name_prefix!r} is already used by nodes[{seen[group.name_prefix]}]",
+            )
+        seen.setdefault(group.name_prefix, index)
+    if churn is not None:
+        for index, obj in enumerate(churn.objects):
+            if obj.node is not None and obj.node.name_prefix in seen:
+                problems.add(
+                    f"churn.objects[{index}].namePrefix",
+                    f"{obj.node.name_prefix!r} is already used by a node group",
+                )
+
+
+def load_workload_file(path: str | Path) -> Workload:
+    """Read and validate a workload file (YAML or JSON).
+
+    Raises
+    ------
+    InputError
+        The file cannot be read or parsed.
+    WorkloadError
+        The document has field errors.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from None
+    return load_workload(data, source=str(path))
+
+
+def resolve(name_or_path: str, directory: Path | None = None) -> Path:
+    """A workload argument as a file: a path, or a name in ``bench/workloads/``.
+
+    ``scheduling-basic-500`` finds ``bench/workloads/scheduling-basic-500.yaml``.
+    """
+    candidate = Path(name_or_path)
+    if candidate.is_file():
+        return candidate
+    folder = directory if directory is not None else default_directory()
+    for option in (folder / name_or_path, folder / f"{name_or_path}.yaml"):
+        if option.is_file():
+            return option
+    available = sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+    hint = f"; available in {folder}: {', '.join(available)}" if available else ""
+    raise InputError(f"no workload file {name_or_path!r}{hint}")
+
+
+def default_directory() -> Path:
+    """``bench/workloads`` of the source tree this package runs from (or of the cwd)."""
+    here = Path(__file__).resolve().parents[2] / "bench" / "workloads"
+    return here if here.is_dir() else Path.cwd() / "bench" / "workloads"
