@@ -37,6 +37,9 @@ from asched.errors import DecodeError
 
 NODE_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _LABEL_NAME: Final = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+_DNS_SUBDOMAIN: Final = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
 
 Raw = Mapping[str, Any]
 
@@ -197,13 +200,37 @@ def _requirements(ctx: _Ctx, raw: Any, path: str, *, fields: bool) -> tuple[Requ
     return tuple(out)
 
 
+def valid_label_key(key: str) -> bool:
+    """A qualified name: an optional DNS-subdomain prefix and ``/``, then a 63-character name."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
+
+
+def valid_label_value(value: str) -> bool:
+    """At most 63 characters of ``[A-Za-z0-9_.-]``, alphanumeric at both ends (or empty)."""
+    return len(value) <= 63 and bool(_LABEL_NAME.match(value))
+
+
 def decode_node_selector_term(ctx: _Ctx, raw: Any, path: str) -> NodeSelectorTerm:
-    """Decode one ``nodeSelectorTerm`` (expressions and fields)."""
+    """Decode one ``nodeSelectorTerm`` (expressions and fields).
+
+    The API server accepts label values its selector parser later rejects; upstream's
+    scheduler then treats the whole term as matching nothing. Such a term decodes with
+    ``invalid=True`` and both implementations honour it.
+    """
     raw = ctx.mapping(raw, path)
-    return NodeSelectorTerm(
-        _requirements(ctx, raw.get("matchExpressions"), f"{path}.matchExpressions", fields=False),
-        _requirements(ctx, raw.get("matchFields"), f"{path}.matchFields", fields=True),
+    expressions = _requirements(
+        ctx, raw.get("matchExpressions"), f"{path}.matchExpressions", fields=False
     )
+    fields = _requirements(ctx, raw.get("matchFields"), f"{path}.matchFields", fields=True)
+    invalid = any(
+        not valid_label_key(r.key)
+        or (r.operator in ("In", "NotIn") and not all(valid_label_value(v) for v in r.values))
+        for r in expressions
+    )
+    return NodeSelectorTerm(expressions, fields, invalid)
 
 
 def decode_node_affinity(ctx: _Ctx, raw: Any, path: str) -> NodeAffinity | None:

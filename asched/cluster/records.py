@@ -100,6 +100,7 @@ class NodeSelectorTerm:
 
     match_expressions: tuple[Requirement, ...] = ()
     match_fields: tuple[Requirement, ...] = ()
+    invalid: bool = False  # a key or value upstream's selector parser rejects: matches nothing
 
     @property
     def empty(self) -> bool:
@@ -108,7 +109,7 @@ class NodeSelectorTerm:
 
     def matches(self, name: str, labels: Mapping[str, str]) -> bool:
         """True when every expression and every field requirement holds."""
-        if self.empty:
+        if self.empty or self.invalid:
             return False
         fields = {"metadata.name": name}
         return all(r.matches(labels) for r in self.match_expressions) and all(

@@ -42,7 +42,7 @@ def field_mask(table: NodeTable, requirement: Requirement, rows: Rows) -> BoolMa
 
 def term_mask(table: NodeTable, term: NodeSelectorTerm, rows: Rows) -> BoolMask:
     """Rows matching every expression and field of ``term`` (an empty term matches none)."""
-    if term.empty:
+    if term.empty or term.invalid:
         return np.zeros(size_of(rows), dtype=np.bool_)
     match = np.ones(size_of(rows), dtype=np.bool_)
     for req in term.match_expressions:

@@ -37,7 +37,11 @@ class NodeResourcesBalancedAllocation:
         return Status.success()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
-        return scoring.balanced_allocation(table, state.read(_KEY), rows, size_of(rows))
+        terms = state.get(_KEY)
+        if terms is None:  # PreScore not enabled: score without its best-effort skip, as upstream
+            terms = scoring.resource_terms(table, pod, self._resources, use_requested=True)
+            state.write(_KEY, terms)
+        return scoring.balanced_allocation(table, terms, rows, size_of(rows))
 
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
         return scores

@@ -99,6 +99,8 @@ class NodeResourcesFit:
         return Status.success()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
+        if state.get(_SCORE_KEY) is None:  # PreScore not enabled: compute it here, as upstream
+            self.pre_score(state, pod, table)
         terms = state.read(_SCORE_KEY)
         n = size_of(rows)
         kind = self._strategy.type

@@ -53,6 +53,8 @@ class TaintToleration:
         return Status.success()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
+        if state.get(_PREFER_KEY) is None:  # PreScore not enabled
+            self.pre_score(state, pod, table)
         return table.taints.count_of(state.read(_PREFER_KEY), rows)
 
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:

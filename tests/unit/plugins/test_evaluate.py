@@ -31,12 +31,9 @@ def test_zero_nodes(evaluate) -> None:
     evaluation = evaluate(snapshot_of([]), pod_info(make_pod("web", "shop")), default_profile())
     assert evaluation.pod == "shop/web"
     assert evaluation.profile == "default-scheduler"
-    assert (evaluation.nodes, evaluation.weights, evaluation.selected, evaluation.top) == (
-        {},
-        {},
-        None,
-        (),
-    )
+    assert (evaluation.nodes, evaluation.selected, evaluation.top) == ({}, None, ())
+    # the weights describe the profile, not the nodes: present even with no node
+    assert evaluation.weights["TaintToleration"] == 3
     assert evaluation.message == "no nodes available to schedule pods"
 
 

@@ -99,6 +99,15 @@ FILTER_CASES = [
         FITS,
         id="Pod with matchExpressions using NotIn operator that matches the existing node",
     ),
+    # upstream's selector parser rejects the value, so the whole term matches nothing
+    pytest.param(
+        make_pod(affinity=required(term(expr("mem-type", "NotIn", "invalid value: ___@#$%^")))),
+        {"mem-type": "DDR"},
+        "node1",
+        None,
+        POD_MISMATCH,
+        id="Pod with an invalid value in a NotIn expression matches no node",
+    ),
     pytest.param(
         make_pod(affinity=required(term(expr("GPU", "Exists")))),
         {"GPU": "NVIDIA-GRID-K1"},
