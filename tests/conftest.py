@@ -36,7 +36,7 @@ from pytest_asyncio import is_async_test
 
 from asched.backends.errors import BackendError, StatusError
 from asched.backends.launcher import KubeApiServer
-from asched.backends.provision import provision
+from asched.backends.provision import provision, read_manifest
 from asched.backends.rest import RestClient
 from asched.backends.simulator import SimServer
 
@@ -82,9 +82,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
     if any("kube-apiserver" in _backends_needed(item) for item in kept):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
+        if reporter is not None and read_manifest() is None:
             reporter.write_line(
-                "asched: provisioning kube-apiserver v1.20.2 (cached: instant; cold: ~4 min)"
+                "asched: building kube-apiserver v1.20.2 from Debian's source (~4 min, once)"
             )
         try:
             provision()
