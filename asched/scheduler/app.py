@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from asched import metrics
 from asched.api.client import KubeClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
 from asched.cluster.records import PodInfo
@@ -31,8 +32,10 @@ from asched.framework.algorithm import Algorithm
 from asched.framework.interface import PreEnqueuePlugin
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
+from asched.health import HealthState
+from asched.leader import LeaderElector
 from asched.queue.scheduling_queue import SchedulingQueue
-from asched.scheduler.binder import Binder
+from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
@@ -61,6 +64,11 @@ class Options:
     seed: int | None = None
     identity: str = field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4()}")
     watch_timeout: int = 300
+
+
+def _observe_bound(job: BindJob, now: float) -> None:
+    first = job.qp.initial_attempt if job.qp.initial_attempt is not None else job.started
+    metrics.observe_scheduled(job.framework.name, job.qp.attempts, now - first)
 
 
 def _pre_enqueue(plugins: list[PreEnqueuePlugin]) -> Callable[[PodInfo], Status]:
@@ -116,6 +124,8 @@ class App:
             binder_factory=lambda s: Binder(s, max_in_flight=options.max_in_flight_binds),
             reporter=self.reporter,
             clock=loop.time,
+            on_attempt=metrics.observe_attempt,
+            on_bound=_observe_bound,
         )
         self.reflectors = [
             Reflector(client, kind, path, self._sink, watch_timeout=options.watch_timeout)
@@ -189,20 +199,50 @@ class App:
             len(self.queue),
         )
 
-    async def run(self, *, elector: object | None = None) -> None:
-        """Run until :attr:`stopping` is set (graceful) or a root task fails."""
+    async def run(
+        self, *, elector: LeaderElector | None = None, health: HealthState | None = None
+    ) -> None:
+        """Run until :attr:`stopping` is set (graceful) or a root task fails.
+
+        With an ``elector`` nothing is scheduled before the lease is held, and losing it
+        (``hold()`` raising LeadershipLost) cancels the whole group at once: binding
+        tasks roll back and the error propagates (the process exits non-zero).
+        """
         async with asyncio.TaskGroup() as group:
-            watchers = [group.create_task(r.run(), name=f"watch {r.kind}") for r in self.reflectors]
-            reporter = group.create_task(self.reporter.run(), name="reporter")
+            background = [
+                group.create_task(r.run(), name=f"watch {r.kind}") for r in self.reflectors
+            ]
+            background.append(group.create_task(self.reporter.run(), name="reporter"))
+            background.append(group.create_task(self._gauges(health), name="gauges"))
             await self.wait_synced()
+            if health is not None:
+                health.mark_ready()
+            if elector is not None:
+                await elector.acquire()
+                metrics.set_leader(leading=True)
+                logger.info("leading as %s", elector.identity)
+                background.append(group.create_task(elector.hold(), name="lease"))
             binder = group.create_task(self.scheduler.binder.run(), name="binder")
             await self.scheduler.binder.running.wait()
             await self.schedule_loop()
             self.scheduler.binder.stop()
             await binder
             await self.reporter.flush()
-            for task in [*watchers, reporter]:
+            for task in background:
                 task.cancel()
+        if elector is not None and elector.is_leader:
+            await elector.release()
+            metrics.set_leader(leading=False)
+
+    async def _gauges(self, health: HealthState | None) -> None:
+        """Refresh gauges and API reachability once a second."""
+        while True:
+            metrics.set_pending(self.queue.pending())
+            metrics.set_cache_size(self.table.n_nodes, len(self.table.pods), len(self.ledger))
+            metrics.BINDS_INFLIGHT.set(len(self.scheduler.binder.in_flight))
+            if health is not None:
+                health.set_api_reachable(all(r.healthy for r in self.reflectors))
+            await asyncio.sleep(1.0)
 
     def stop(self) -> None:
         self.stopping.set()

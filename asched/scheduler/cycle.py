@@ -24,6 +24,7 @@ from asched.framework.algorithm import Algorithm, Decision
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.waiting import WaitingPod, WaitingPods
+from asched.metrics import AttemptResult
 from asched.queue.events import ClusterEvent
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import SchedulingQueue
@@ -66,7 +67,7 @@ class Scheduler:
         binder_factory: Callable[[Scheduler], Binder],
         reporter: Reporter | None,
         clock: Callable[[], float] = time.monotonic,
-        on_attempt: Callable[[str, str, float], None] | None = None,
+        on_attempt: Callable[[AttemptResult, str, float], None] | None = None,
         on_bound: Callable[[BindJob, float], None] | None = None,
     ) -> None:
         self.profiles = profiles
@@ -118,7 +119,7 @@ class Scheduler:
         self.binder.start(job)
         self._attempt("scheduled", profile, start)
 
-    def _attempt(self, result: str, profile: ProfileRuntime, start: float) -> None:
+    def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
         if self._on_attempt is not None:
             self._on_attempt(result, profile.framework.name, self.clock() - start)
 

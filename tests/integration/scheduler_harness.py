@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,8 @@ from asched.api.client import KubeClient
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.config.load import load_config
+from asched.health import HealthState
+from asched.leader import LeaderElector
 from asched.scheduler.app import App, Options
 
 TEST_LABEL = "asched.test/id"
@@ -51,6 +54,31 @@ def config_for(cluster: Any, name: str, **top: Any) -> dict[str, Any]:
     }
 
 
+def leader_election(cluster: Any, lease: str) -> dict[str, Any]:
+    """Short durations so takeovers happen in seconds (lease 2 s, renew 1.5 s, retry 0.4 s)."""
+    return {
+        "leaderElect": True,
+        "leaseDuration": "2s",
+        "renewDeadline": "1.5s",
+        "retryPeriod": "0.4s",
+        "resourceName": lease,
+        "resourceNamespace": cluster.namespace,
+    }
+
+
+@dataclass
+class Running:
+    """A running App (attributes of the App are reachable directly), its elector and task."""
+
+    app: App
+    elector: LeaderElector | None
+    health: HealthState
+    task: asyncio.Task[None]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.app, name)
+
+
 @asynccontextmanager
 async def running_scheduler(
     cluster: Any,
@@ -59,22 +87,33 @@ async def running_scheduler(
     max_in_flight: int = 64,
     prepare: Callable[[App], None] | None = None,
     **top: Any,
-) -> AsyncIterator[App]:
+) -> AsyncIterator[Running]:
+    """An App running in this loop (with an elector when ``leaderElection`` is given).
+
+    Cancel ``running.task`` to simulate a crash (no release, in-flight binds rolled back).
+    """
     config = load_config(config_for(cluster, name, **top))
     client = await KubeClient.connect(str(cluster.kubeconfig))
     app = App(config, client, Options(max_in_flight_binds=max_in_flight, seed=7, watch_timeout=30))
+    elector = None
+    if config.leader_election.leader_elect:
+        elector = LeaderElector(client, config.leader_election, identity=app.options.identity)
+    health = HealthState()
     if prepare is not None:
         prepare(app)
-    task = asyncio.create_task(app.run())
+    running = Running(
+        app, elector, health, asyncio.create_task(app.run(elector=elector, health=health))
+    )
     try:
         async with asyncio.timeout(60):
             await app.ready.wait()
-        yield app
+        yield running
     finally:
         app.stop()
         try:
-            async with asyncio.timeout(30):
-                await task
+            if not running.task.done():
+                async with asyncio.timeout(30):
+                    await running.task
         finally:
             await client.close()
 

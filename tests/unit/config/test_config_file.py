@@ -121,22 +121,3 @@ def test_invalid_document_names_the_file(tmp_path) -> None:
     assert [str(e) for e in caught.value.errors] == [
         "profiles[0].plugins.score.enabled[0].weight: must be in 0..100, got 200"
     ]
-
-
-def _deploy_examples() -> list[Path]:
-    """Files in deploy/ that are a KubeSchedulerConfiguration document by themselves."""
-
-    found = []
-    for path in sorted(DEPLOY.rglob("*.y*ml")) if DEPLOY.is_dir() else []:
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError:
-            continue  # multi-document manifests and the like are not config files
-        if isinstance(data, dict) and data.get("kind") == "KubeSchedulerConfiguration":
-            found.append(path)
-    return found
-
-
-@pytest.mark.parametrize("path", _deploy_examples(), ids=lambda p: p.name)
-def test_deploy_examples_load(path) -> None:
-    load_config_file(path)
