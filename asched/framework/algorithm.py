@@ -12,6 +12,8 @@ message) is not computed here: :meth:`Decision.message` computes it on demand.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -110,6 +112,8 @@ class Algorithm:
         self.rng = np.random.default_rng(seed)
         self.sampler = selection.Sampler()
         self.cache = ClassCache(cache_entries)
+        #: ``observe(extension_point, status, seconds)`` for metrics; None = not timed.
+        self.observe: Callable[[str, str, float], None] | None = None
 
     # ------------------------------------------------------------------ public
     def schedule(self, pod: PodInfo) -> Decision:
@@ -119,10 +123,14 @@ class Algorithm:
         if table.n_nodes == 0:
             status = Status.unresolvable(diagnosis.NO_NODES)
             return Decision(pod, status, state=state, _algorithm=self)
+        started = time.perf_counter()
         outcome = self.framework.run_pre_filter(state, pod, table)
+        self._observe("PreFilter", outcome.status, started)
         if not outcome.status.ok:
             return Decision(pod, outcome.status, state=state, pre_filter=outcome, _algorithm=self)
+        started = time.perf_counter()
         pre_score = self.framework.run_pre_score(state, pod, table)
+        self._observe("PreScore", pre_score, started)
         if pre_score.code == Code.ERROR:
             return Decision(pod, pre_score, state=state, pre_filter=outcome, _algorithm=self)
         entry = self._class_entry(state, pod)
@@ -206,9 +214,12 @@ class Algorithm:
         """Fill ``entry`` for ``rows`` (None: every row) from the row-local plugins."""
         fw, table = self.framework, self.table
         selected = table.rows if rows is None else rows
+        started = time.perf_counter()
         entry.feasible[selected] = fw.filter_mask(
             state, pod, table, selected, fw.active_filters(state)
         )
+        self._observe("Filter", Status.success(), started)
+        started = time.perf_counter()
         fixed = np.zeros(size_of(selected), dtype=np.int64)
         for plugin, weight in fw.active_scores(state):
             raw = fw.run_score(plugin, state, pod, table, selected)
@@ -219,3 +230,8 @@ class Algorithm:
             if not plugin.normalizes:
                 fixed += weighted(raw, weight)
         entry.fixed_total[selected] = fixed
+        self._observe("Score", Status.success(), started)
+
+    def _observe(self, point: str, status: Status, started: float) -> None:
+        if self.observe is not None:
+            self.observe(point, status.code.upstream_name, time.perf_counter() - started)

@@ -16,6 +16,7 @@ scheduling loop, and (when enabled) the leader's renew loop. Order of life:
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import socket
 import uuid
@@ -66,6 +67,20 @@ class Options:
     watch_timeout: int = 300
 
 
+def _extension_point_observer(profile: str) -> Callable[[str, str, float], None]:
+    """``observe(point, status, seconds)`` with the histogram children cached per label set."""
+    children: dict[tuple[str, str], Callable[[float], None]] = {}
+
+    def observe(point: str, status: str, seconds: float) -> None:
+        child = children.get((point, status))
+        if child is None:
+            histogram = metrics.FRAMEWORK_EXTENSION_POINT_DURATION
+            child = children[(point, status)] = histogram.labels(point, status, profile).observe
+        child(seconds)
+
+    return observe
+
+
 def _observe_bound(job: BindJob, now: float) -> None:
     first = job.qp.initial_attempt if job.qp.initial_attempt is not None else job.started
     metrics.observe_scheduled(job.framework.name, job.qp.attempts, now - first)
@@ -106,6 +121,7 @@ class App:
                 percentage=config.percentage_of_nodes_to_score,
                 seed=options.seed,
             )
+            algorithm.observe = _extension_point_observer(profile.scheduler_name)
             self.profiles[profile.scheduler_name] = ProfileRuntime(framework, algorithm)
         gates = next(iter(self.profiles.values())).framework.pre_enqueue
         self.queue = SchedulingQueue(
@@ -189,6 +205,8 @@ class App:
     async def wait_synced(self) -> None:
         await asyncio.gather(*(r.synced.wait() for r in self.reflectors))
         self.drain()
+        gc.collect()
+        gc.freeze()  # the initial objects live on: keep the cyclic GC from rescanning them
         self.ready.set()
         for callback in self.on_ready:
             callback()

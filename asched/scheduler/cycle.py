@@ -116,6 +116,15 @@ class Scheduler:
             job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
             self.waiting.add(job.waiting)
         self.stats.scheduled += 1
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "pod %s: %s of %d feasible nodes (%d examined)",
+                pod.key,
+                node,
+                decision.feasible,
+                decision.examined,
+                extra={"pod": pod.key, "node": node, "profile": profile.framework.name},
+            )
         self.binder.start(job)
         self._attempt("scheduled", profile, start)
 

@@ -88,6 +88,11 @@ async def test_process_ready_metrics_and_graceful_sigterm(cluster: Any, tmp_path
             async with http.get(f"{base}/metrics") as response:
                 text = await response.text()
             assert f'asched_schedule_attempts_total{{profile="{name}",result="scheduled"}}' in text
+            filter_count = (
+                "asched_framework_extension_point_duration_seconds_count"
+                f'{{extension_point="Filter",profile="{name}",status="Success"}}'
+            )
+            assert filter_count in text
         process.send_signal(signal.SIGTERM)
         async with asyncio.timeout(60):
             code = await process.wait()
