@@ -3,38 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from asched.benchmark import templates
 from asched.cluster.decode import decode_node
 from asched.cluster.table import NodeTable
 from asched.framework import selection
 
-
-@pytest.mark.parametrize(
-    ("nodes", "percentage", "expected"),
-    [
-        pytest.param(10, 0, 10, id="fewer than 100 nodes: all"),
-        pytest.param(99, 0, 99, id="99 nodes"),
-        pytest.param(100, 0, 100, id="100 nodes"),
-        # adaptive 50 - 500/125 = 46 %: 500 * 46 // 100 = 230
-        pytest.param(500, 0, 230, id="500 nodes adaptive"),
-        # 50 - 1000/125 = 42 %: 420
-        pytest.param(1000, 0, 420, id="1000 nodes adaptive"),
-        # 50 - 5000/125 = 10 %: 500
-        pytest.param(5000, 0, 500, id="5000 nodes adaptive"),
-        # 50 - 6000/125 = 2 -> floored at 5 %: 300
-        pytest.param(6000, 0, 300, id="6000 nodes floored at 5 percent"),
-        pytest.param(10000, 0, 500, id="10000 nodes"),
-        pytest.param(1000, 40, 400, id="explicit 40 percent"),
-        pytest.param(6000, 40, 2400, id="explicit 40 percent of 6000"),
-        # 1000 * 1 // 100 = 10, raised to the minimum of 100
-        pytest.param(1000, 1, 100, id="explicit 1 percent raised to 100"),
-        pytest.param(1000, 100, 1000, id="100 percent"),
-    ],
-)
-def test_num_feasible_nodes_to_find(nodes: int, percentage: int, expected: int) -> None:
-    assert selection.num_feasible_nodes_to_find(nodes, percentage) == expected
+# num_feasible_nodes_to_find's table runs against both implementations in
+# tests/unit/plugins/test_framework_helpers.py.
 
 
 def table_with(n: int) -> NodeTable:

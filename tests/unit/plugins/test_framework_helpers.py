@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from asched.framework import diagnosis, selection
 from asched.reference.gomath import go_div, go_round
 from asched.reference.message import fit_error_message
 from asched.reference.normalize import default_normalize
@@ -135,13 +136,24 @@ FILTER_2 = "Node(s) failed Filter plugin FalseFilter-2"
         ),
     ],
 )
-def test_fit_error_message(num_nodes, node_reasons, pre_filter, post_filter, want) -> None:
-    message = fit_error_message(
-        num_nodes,
-        node_reasons,
-        pre_filter_message=pre_filter,
-        post_filter_message=post_filter,
-    )
+@pytest.mark.parametrize("implementation", ["reference", "vectorised"])
+def test_fit_error_message(
+    implementation, num_nodes, node_reasons, pre_filter, post_filter, want
+) -> None:
+    if implementation == "reference":
+        message = fit_error_message(
+            num_nodes,
+            node_reasons,
+            pre_filter_message=pre_filter,
+            post_filter_message=post_filter,
+        )
+    else:  # the framework's helper takes every node's reasons flattened
+        message = diagnosis.fit_error_message(
+            num_nodes,
+            [reason for reasons in node_reasons for reason in reasons],
+            pre_filter_message=pre_filter,
+            post_filter_message=post_filter,
+        )
     assert message == want
 
 
@@ -178,8 +190,13 @@ def test_fit_error_message(num_nodes, node_reasons, pre_filter, post_filter, wan
         pytest.param(1, 1000, 100, id="a tiny percentage still finds 100"),
     ],
 )
-def test_num_feasible_nodes_to_find(percentage, num_all_nodes, want) -> None:
-    assert num_feasible_nodes_to_find(num_all_nodes, percentage) == want
+@pytest.mark.parametrize(
+    "find",
+    [num_feasible_nodes_to_find, selection.num_feasible_nodes_to_find],
+    ids=["reference", "vectorised"],
+)
+def test_num_feasible_nodes_to_find(find, percentage, num_all_nodes, want) -> None:
+    assert find(num_all_nodes, percentage) == want
 
 
 @pytest.mark.parametrize(
