@@ -25,6 +25,7 @@ import os
 import platform
 import signal
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -108,8 +109,11 @@ class Server:
             self._process = subprocess.Popen(
                 [
                     sys.executable,
-                    "-m",
-                    "asched",
+                    *(
+                        os.environ["SIM_WRAPPER"].split()
+                        if os.environ.get("SIM_WRAPPER")
+                        else ["-m", "asched"]
+                    ),
                     "sim",
                     "--nodes",
                     str(self.nodes),
@@ -370,6 +374,33 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
+def summary(reports: list[Report]) -> str:
+    """Median (min-max) per phase over repeated runs."""
+    lines = [f"median (min-max) over {len(reports)} runs"]
+    for index, first in enumerate(reports[0].phases):
+        phases = [report.phases[index] for report in reports]
+
+        def spread(values: list[float], fmt: str) -> str:
+            return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
+
+        text = f"{first.name:<26} ops/s {spread([p.rate for p in phases], ',.0f')}"
+        delivered = [p.delivered_rate for p in phases if p.delivered_rate]
+        if delivered:
+            text += f"  events/s {spread(delivered, ',.0f')}"
+        text += f"  server CPU µs/op {spread([p.cpu_us_per_op or 0.0 for p in phases], '.1f')}"
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def as_json(report: Report) -> dict[str, Any]:
+    data = asdict(report)
+    for phase, raw in zip(report.phases, data["phases"], strict=True):
+        raw["rate"] = phase.rate
+        raw["delivered_per_second"] = phase.delivered_rate
+        raw["server_cpu_us_per_op"] = phase.cpu_us_per_op
+    return data
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
@@ -377,18 +408,18 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--watchers", type=int, default=4)
     parser.add_argument("--against", choices=("sim", "kube-apiserver"), default="sim")
-    parser.add_argument("--json", type=Path, help="also write the report as JSON here")
+    parser.add_argument("--repeat", type=int, default=1, help="runs (each on a fresh server)")
+    parser.add_argument("--json", type=Path, help="also write the reports as JSON here")
     args = parser.parse_args()
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        report = runner.run(bench(args))
-    print(render(report))
+    reports = []
+    for _ in range(args.repeat):
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            reports.append(runner.run(bench(args)))
+        print(render(reports[-1]), flush=True)
+    if len(reports) > 1:
+        print(summary(reports))
     if args.json:
-        data = asdict(report)
-        for phase, raw in zip(report.phases, data["phases"], strict=True):
-            raw["rate"] = phase.rate
-            raw["delivered_per_second"] = phase.delivered_rate
-            raw["server_cpu_us_per_op"] = phase.cpu_us_per_op
-        args.json.write_text(json.dumps(data, indent=2))
+        args.json.write_text(json.dumps([as_json(report) for report in reports], indent=2))
     return 0
 
 

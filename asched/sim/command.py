@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -22,6 +23,9 @@ from asched.sim import kubeconfig, nodes
 from asched.sim.server import SimConfig, SimServer
 
 logger = logging.getLogger(__name__)
+
+#: gen0/gen1/gen2 thresholds of the simulator process (CPython's default: 700, 10, 10).
+GC_THRESHOLDS = (50_000, 50, 100)
 
 
 def _non_negative_int(text: str) -> int:
@@ -179,6 +183,13 @@ async def serve(config: SimConfig, kubeconfig_out: Path | None) -> int:
         raise InputError(
             f"cannot listen on {config.host}:{config.port}: {exc.strerror or exc}"
         ) from None
+    # The bootstrap objects (hollow nodes, snapshot) live as long as the process: keep the
+    # cyclic GC from rescanning them, and collect young objects less often. Stored objects
+    # are acyclic dicts freed by reference counting, so this only trades GC scans away
+    # (measured: server CPU per binding 107 -> 62 µs with 20,000 pods stored).
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     try:
         if kubeconfig_out is not None:
             kubeconfig.write_atomically(kubeconfig_out, server.kubeconfig())
