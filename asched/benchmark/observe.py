@@ -5,8 +5,10 @@ Everything measured comes from here, the way scheduler_perf's informer does it: 
 the watch first sees it at all. Times are ``time.monotonic()`` in this process.
 
 The observer also keeps what the placement-quality replay needs, in arrival order
-(:attr:`Observer.timeline`): node upserts and deletions, pod bindings and deletions, and
-named marks (``measure-start``, ``measure-end``). The cluster as first listed is
+(:attr:`Observer.timeline`): node upserts and deletions, pod arrivals, bindings and
+deletions, and named marks (``measure-start``, ``measure-end``). Every watcher of a
+resource receives its events in the same (resourceVersion) order, so the order pods are
+*added* here is the order they entered the scheduler's queue. The cluster as first listed is
 :attr:`Observer.initial_nodes` / :attr:`Observer.initial_pods`.
 
 Invariants watched live: ``spec.nodeName`` never changes once set (a second, different
@@ -41,8 +43,8 @@ PODS_PATH: Final = "/api/v1/pods"
 _RETRY_DELAY: Final = 0.5
 
 Raw = dict[str, Any]
-#: ("node", raw) | ("node-deleted", name) | ("bound", uid, slim pod) | ("pod-deleted", uid)
-#: | ("mark", label, time)
+#: ("node", raw) | ("node-deleted", name) | ("added", uid) | ("bound", uid, slim pod)
+#: | ("pod-deleted", uid) | ("mark", label, time)
 TimelineEntry = tuple[Any, ...]
 
 
@@ -223,6 +225,8 @@ class Observer:
             record = PodRecord(f"{meta.get('namespace', '')}/{meta.get('name', '')}", phase, now)
             self.pods[uid] = record
             self.created[phase] += 1
+            if not initial:
+                self.timeline.append(("added", uid))
             if initial and node:
                 record.node = node
                 record.bound = now
@@ -263,11 +267,15 @@ class Observer:
         within: float,
         stall: float,
         poll: float = 0.1,
+        abort: Callable[[], bool] | None = None,
     ) -> bool:
-        """Poll until ``done()``; False after ``within`` s, or ``stall`` s without progress."""
+        """Poll until ``done()``; False after ``within`` s, ``stall`` s without progress, or
+        as soon as ``abort()`` is true (e.g. the scheduler process died)."""
         start = last_change = self.clock()
         last = progress()
         while not done():
+            if abort is not None and abort():
+                return False
             await asyncio.sleep(poll)
             now = self.clock()
             current = progress()

@@ -195,11 +195,12 @@ def details_table(result: RunResult) -> Table:
     m = result.measured
     table.add_row("measured pods bound", f"{m.bound:,} of {m.pods:,} in {m.duration:.1f} s")
     table.add_row("throughput samples", str(m.throughput().samples))
-    table.add_row(
-        "fraction of the bind ceiling",
-        f"{_percent(result.fraction_of_ceiling())} of its average "
-        f"({_percent(result.fraction_of_ceiling(overall=True))} of its overall rate)",
-    )
+    if result.ceiling is not None:
+        table.add_row(
+            "fraction of the bind ceiling",
+            f"{_percent(result.fraction_of_ceiling())} of its average "
+            f"({_percent(result.fraction_of_ceiling(overall=True))} of its overall rate)",
+        )
     sched = result.scheduler
     table.add_row(
         "scheduler CPU",

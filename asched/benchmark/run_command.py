@@ -106,6 +106,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     extra.add_argument("--no-quality", action="store_true", help="skip the regret replay")
     extra.add_argument(
+        "--replay-order",
+        choices=("queue", "bind"),
+        default="queue",
+        help="place replayed pods where they entered the queue (default) or where their "
+        "binding was seen",
+    )
+    extra.add_argument(
         "--keep", action="store_true", help="existing cluster: leave the created objects"
     )
     out = parser.add_argument_group("output")
@@ -139,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         ceiling=args.ceiling,
         ceiling_pods=args.ceiling_pods,
         quality=not args.no_quality,
+        replay_order=args.replay_order,
         existing_nodes=args.existing_nodes,
         keep=args.keep,
         profiler=args.profile,
@@ -157,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
         report.write_json(result, args.json)
     if args.plot is not None:
         plot.plot_run(result, args.plot)
+    if result.scheduler.profile:
+        _profile_summary(Path(result.scheduler.profile))
     if not result.ok:
         print(
             "asched bench run: FAILED (measured pods not all bound, invariants broken, "
@@ -165,6 +175,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _profile_summary(path: Path) -> None:
+    from asched.benchmark import profiles
+
+    if not path.is_file():
+        print(f"asched bench run: no profile was written to {path}", file=sys.stderr)
+        return
+    text = profiles.summary(path)
+    out = path.with_name(path.name + ".summary.txt")
+    out.write_text(text + "\n")
+    print(f"profile: {path} (summary: {out})")
+    print("\n".join(text.splitlines()[:20]))
 
 
 def run_binder(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from asched.benchmark.backend import Backend, BackendName
 from asched.benchmark.loadgen import CreateStats
 from asched.benchmark.observe import PHASE_LABEL, Observer
 from asched.benchmark.progress import Display
+from asched.benchmark.quality import ReplayOrder
 from asched.benchmark.results import Invariants, Phase, RunResult, SchedulerInfo
 from asched.benchmark.schedulers import (
     KUBE_SCHEDULER_VERSION,
@@ -80,6 +81,7 @@ class RunOptions:
     ceiling: CeilingMode = "bind"
     ceiling_pods: int | None = None
     quality: bool = True
+    replay_order: ReplayOrder = "queue"
     existing_nodes: bool = False
     keep: bool = False
     profiler: Profiler | None = None
@@ -100,6 +102,7 @@ class RunOptions:
             "seed": self.seed,
             "ceiling": self.ceiling,
             "quality": self.quality,
+            "replay_order": self.replay_order,
             "profiler": self.profiler,
         }
 
@@ -112,7 +115,13 @@ def run(options: RunOptions) -> RunResult:
     workdir.mkdir(parents=True, exist_ok=True)
     name: BackendName = "existing" if options.kubeconfig is not None else options.backend
     with Backend(name, kubeconfig=options.kubeconfig, snapshot=options.snapshot) as backend:
-        result = uvloop.run(_Run(options, backend, workdir).main())
+        try:
+            result = uvloop.run(_Run(options, backend, workdir).main())
+        except BaseExceptionGroup as group:
+            # The observer's TaskGroup wraps whatever a phase raised: unwrap a lone error.
+            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], AschedError):
+                raise group.exceptions[0] from None
+            raise
     result.started_at = started_at
     result.wall_seconds = time.monotonic() - wall
     result.harness_cpu_seconds = procstat.self_cpu_seconds()
@@ -181,7 +190,11 @@ class _Run:
         self.display.note("replaying bindings for placement quality")
         profile = load_config(asched_config(100)).profiles[0]
         replayed = await asyncio.to_thread(
-            quality.replay, self.observer, profile, evaluate=self.options.quality
+            quality.replay,
+            self.observer,
+            profile,
+            evaluate=self.options.quality,
+            order=self.options.replay_order,
         )
         result = RunResult(
             workload=self.workload.to_json(),
@@ -238,7 +251,10 @@ class _Run:
             )
 
     async def _init(self) -> dict[str, Any]:
-        groups = self.workload.init_pods or (PodGroup(count=1, namespace="bench-init"),)
+        # A snapshot replaces the workload's init pods; with none, one warm-up pod proves
+        # the scheduler is up before the clock starts.
+        groups = () if self.options.snapshot is not None else self.workload.init_pods
+        groups = groups or (PodGroup(count=1, namespace="bench-init"),)
         total = sum(g.count for g in groups)
         observer = self.observer
         task = self.display.add("init pods (scheduled)", total, lambda: observer.bound["init"])
@@ -256,19 +272,27 @@ class _Run:
             lambda: observer.bound["init"],
             within=max(300.0, total / 5),
             stall=self.options.stall,
+            abort=self._scheduler_died,
         )
         await _finish(creating)
         self.display.finish(task)
         if not ok:
             raise BenchmarkError(
-                f"init pods: {observer.bound['init']} of {total} bound before the time limit; "
-                f"see the scheduler's log {self.scheduler.log}"
+                f"init pods: {observer.bound['init']} of {total} bound"
+                f"{self._death()}; the scheduler's log is {self.scheduler.log}"
+                f"\n--- last lines of the log ---\n{self.scheduler.log_tail()}"
             )
         return {
             "pods": total,
             "seconds": time.monotonic() - started,
             "nodes": observer.ready_nodes(),
         }
+
+    def _scheduler_died(self) -> bool:
+        return not self.scheduler.alive()
+
+    def _death(self) -> str:
+        return " (the scheduler exited)" if not self.scheduler.alive() else " in time"
 
     # ------------------------------------------------------------------ measuring
     def _pids(self) -> dict[str, int]:
@@ -309,6 +333,7 @@ class _Run:
             lambda: observer.bound["measured"],
             within=timeout,
             stall=self.options.stall,
+            abort=self._scheduler_died,
         )
         end = observer.mark("measure-end")
         after = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}

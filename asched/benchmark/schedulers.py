@@ -51,6 +51,10 @@ class SchedulerUnderTest(Protocol):
 
     def start(self) -> None: ...
 
+    def alive(self) -> bool: ...
+
+    def log_tail(self) -> str: ...
+
     def measuring(self) -> None: ...
 
     def stop(self) -> int | None: ...
@@ -124,8 +128,21 @@ class AschedProcess:
             str(self.max_inflight_binds),
             "--seed",
             str(self.seed),
+            # Loopback, any free port: several runs (and tests) may share the machine.
+            "--health-host",
+            "127.0.0.1",
+            "--health-port",
+            "0",
         ]
         self._child = Child("asched run", argv, self.log)
+
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self._child is not None and self._child.alive()
+
+    def log_tail(self) -> str:
+        """The last lines of its log."""
+        return self._child.log_tail() if self._child is not None else ""
 
     def _profile_path(self, suffix: str) -> Path:
         if self.profile_out is not None:
@@ -217,12 +234,25 @@ class KubeSchedulerProcess:
         self.log = self._scheduler.log
         self._scheduler.start(timeout=60)
 
+    def alive(self) -> bool:
+        """True while the process runs."""
+        child = self._scheduler.child if self._scheduler is not None else None
+        return child is not None and child.alive()
+
+    def log_tail(self) -> str:
+        """The last lines of its log."""
+        child = self._scheduler.child if self._scheduler is not None else None
+        return child.log_tail() if child is not None else ""
+
     def measuring(self) -> None:
         """Nothing to do (profiling is for asched)."""
 
     def stop(self) -> int | None:
+        """Stop it; exit status 0 when SIGTERM ended it (a Go binary's normal way to stop)."""
         if self._scheduler is None:
             return None
         self._scheduler.stop()
         child = self._scheduler.child
-        return child.returncode if child is not None else None
+        if child is None:
+            return None
+        return 0 if child.returncode == -signal.SIGTERM else child.returncode

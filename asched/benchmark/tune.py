@@ -12,12 +12,14 @@ no bind ceiling) at one percentage. :func:`recommend` then applies, in order:
 3. **Nothing acceptable.** Otherwise the fastest run, saying that its regret is above
    the limit.
 
-The adaptive setting (0) is ranked by the percentage it means for the cluster's size
-(upstream: ``max(5, 50 - nodes / 125)``).
+Settings are ranked by the share of nodes they actually score: the adaptive setting (0)
+means ``max(5, 50 - nodes / 125)`` %, and any setting scores at least 100 nodes (upstream's
+``minFeasibleNodesToFind``), so on a small cluster every setting may mean "all nodes".
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,11 +36,20 @@ def adaptive_percentage(nodes: int) -> int:
     return max(5, 50 - nodes // 125)
 
 
+def effective_percentage(percentage: int, nodes: int) -> int:
+    """The share of ``nodes`` actually scored: upstream scores at least 100 nodes."""
+    wanted = adaptive_percentage(nodes) if percentage == 0 else percentage
+    if nodes <= 0:
+        return wanted
+    return min(100, max(wanted, math.ceil(100 * 100 / nodes)))
+
+
 def label(percentage: int, nodes: int) -> str:
-    """``"adaptive (10 %)"`` or ``"25 %"``."""
-    if percentage == 0:
-        return f"adaptive ({adaptive_percentage(nodes)} %)"
-    return f"{percentage} %"
+    """``"adaptive (10 %)"``, ``"25 %"``, or ``"50 % (all nodes)"`` on a small cluster."""
+    text = f"adaptive ({adaptive_percentage(nodes)} %)" if percentage == 0 else f"{percentage} %"
+    if percentage != 100 and effective_percentage(percentage, nodes) == 100:
+        text += " (all nodes)"
+    return text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,7 +105,7 @@ def point(percentage: int, result: RunResult, nodes: int) -> Point:
     q = result.quality
     return Point(
         percentage=percentage,
-        effective=adaptive_percentage(nodes) if percentage == 0 else percentage,
+        effective=effective_percentage(percentage, nodes),
         label=label(percentage, nodes),
         average=summary.average,
         overall=phase.overall(),
@@ -139,7 +150,7 @@ def recommend(points: Sequence[Point], *, within: float, max_regret: float) -> R
     fast = [p for p in measured if (p.speed or 0.0) >= floor]
     full = [p for p in fast if p.effective == 100]
     if full:
-        chosen = full[0]
+        chosen = max(full, key=lambda p: (p.percentage == 100, p.speed or 0.0))
         return Recommendation(
             chosen.percentage,
             chosen.label,

@@ -150,3 +150,29 @@ def test_deleted_pods_leave_the_table() -> None:
     observer.mark("measure-end")
     result = replay(observer, PROFILE, evaluate=False)
     assert result.overcommitted == []
+
+
+def test_queue_order_removes_the_noise_of_bind_order() -> None:
+    # n-b already runs a 100m init pod. The scheduler takes A, then B (arrival order): A goes
+    # to the empty n-a (best); then both nodes hold 100m and B's n-b is a best node too.
+    # The bindings commit B first. Replayed in bind order, B is judged against a table
+    # without A, where n-a is strictly better: a spurious regret. In queue order: none.
+    def observed() -> Observer:
+        observer, clock = observer_with([templates.node("n-a"), templates.node("n-b")])
+        bind(observer, clock, pod("init-0", phase="init"), "n-b", 1.0)
+        observer.mark("measure-start")
+        a, b = pod("a"), pod("b")
+        observer._pod_event("ADDED", a, 2.0)
+        observer._pod_event("ADDED", b, 2.1)
+        for raw, node, at in ((b, "n-b", 3.0), (a, "n-a", 3.1)):
+            observer._pod_event("MODIFIED", {**raw, "spec": {**raw["spec"], "nodeName": node}}, at)
+        observer.mark("measure-end")
+        return observer
+
+    queued = replay(observed(), PROFILE, order="queue").quality
+    by_bind = replay(observed(), PROFILE, order="bind").quality
+    assert queued is not None
+    assert by_bind is not None
+    assert queued.regrets == [0, 0]
+    assert sorted(by_bind.regrets)[0] == 0
+    assert sorted(by_bind.regrets)[1] > 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.benchmark.tune import Point, adaptive_percentage, recommend
+from asched.benchmark.tune import Point, adaptive_percentage, effective_percentage, recommend
 
 
 def pt(percentage: int, speed: float, regret: float | None, *, nodes: int = 5000) -> Point:
@@ -40,6 +40,23 @@ def pt(percentage: int, speed: float, regret: float | None, *, nodes: int = 5000
 )
 def test_adaptive_percentage(nodes: int, expected: int) -> None:
     assert adaptive_percentage(nodes) == expected
+
+
+@pytest.mark.parametrize(
+    ("percentage", "nodes", "expected"),
+    [
+        # At least 100 nodes are scored: 5 % of 1000 = 50 < 100, so 100/1000 = 10 %.
+        pytest.param(5, 1000, 10, id="the 100-node floor"),
+        # 10 % of 5000 = 500 nodes >= 100: as asked.
+        pytest.param(10, 5000, 10, id="as asked"),
+        # 7 nodes: every setting scores all of them.
+        pytest.param(50, 7, 100, id="small cluster"),
+        # Adaptive at 5000 nodes: 10 % (500 nodes).
+        pytest.param(0, 5000, 10, id="adaptive"),
+    ],
+)
+def test_effective_percentage(percentage: int, nodes: int, expected: int) -> None:
+    assert effective_percentage(percentage, nodes) == expected
 
 
 @pytest.mark.parametrize(
