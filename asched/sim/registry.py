@@ -26,7 +26,7 @@ from typing import Any, Final, Protocol
 
 import orjson
 
-from asched.sim import apierrors, kinds, patch, validation, views
+from asched.sim import apierrors, kinds, patch, shapes, validation, views
 from asched.sim.apierrors import StatusError
 from asched.sim.hooks import Hooks
 from asched.sim.resources import STORAGE, ResourceSpec
@@ -249,6 +249,7 @@ class Registry:
 
     def _decode(self, spec: ResourceSpec, hooks: Hooks, obj: JSON) -> None:
         try:
+            shapes.check(spec.storage, obj)
             hooks.decode(obj)
             hooks.default(obj)
         except validation.DecodeFailure as failure:

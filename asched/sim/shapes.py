@@ -1,0 +1,374 @@
+"""JSON types of the fields the simulator reads, checked when a body is decoded.
+
+A genuine server decodes JSON into Go structs: a string where an object belongs, or a
+list where a map belongs, fails decoding with 400 BadRequest. The simulator keeps raw
+dicts, so this module is its decoder's type discipline: every field the simulator's own
+code reads is declared here with its JSON type and checked once, at the boundary
+(``Registry._decode``); code further in may then trust ``spec["containers"]`` to be a
+list of objects. Fields not declared are kept untouched, as opaque JSON.
+
+``null`` is accepted anywhere, as Go's decoder accepts it (the field keeps its zero value):
+the key is dropped, except for timestamps, which Go prints back as ``null``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from asched.sim.validation import DecodeFailure
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A JSON scalar of one of ``types``; ``keep_null`` keeps an explicit null (timestamps)."""
+
+    name: str
+    types: tuple[type, ...]
+    keep_null: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Obj:
+    """An object with declared fields (others allowed and kept)."""
+
+    fields: Mapping[str, Shape] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    """A list of items of one shape."""
+
+    item: Shape
+
+
+@dataclass(frozen=True, slots=True)
+class MapOf:
+    """An object with arbitrary keys and values of one shape."""
+
+    value: Shape
+
+
+Shape = Scalar | Obj | ListOf | MapOf
+
+STR: Final = Scalar("string", (str,))
+INT: Final = Scalar("integer", (int,))
+BOOL: Final = Scalar("boolean", (bool,))
+TIME: Final = Scalar("string", (str,), keep_null=True)
+QUANTITY: Final = Scalar("quantity", (str, int, float))
+INT_OR_STRING: Final = Scalar("integer or string", (int, str))
+ANY_OBJ: Final = Obj()
+STRINGS: Final = ListOf(STR)
+LABELS: Final = MapOf(STR)
+RESOURCES: Final = MapOf(QUANTITY)
+
+META: Final = Obj(
+    {
+        "name": STR,
+        "generateName": STR,
+        "namespace": STR,
+        "uid": STR,
+        "resourceVersion": STR,
+        "generation": INT,
+        "creationTimestamp": TIME,
+        "deletionTimestamp": TIME,
+        "deletionGracePeriodSeconds": INT,
+        "labels": LABELS,
+        "annotations": LABELS,
+        "finalizers": STRINGS,
+        "ownerReferences": ListOf(ANY_OBJ),
+    }
+)
+_CONTAINER: Final = Obj(
+    {
+        "name": STR,
+        "image": STR,
+        "imagePullPolicy": STR,
+        "ports": ListOf(Obj({"containerPort": INT, "protocol": STR})),
+        "resources": Obj({"requests": RESOURCES, "limits": RESOURCES}),
+        "terminationMessagePath": STR,
+        "terminationMessagePolicy": STR,
+    }
+)
+_CONDITION: Final = Obj(
+    {
+        "type": STR,
+        "status": STR,
+        "reason": STR,
+        "message": STR,
+        "lastProbeTime": TIME,
+        "lastTransitionTime": TIME,
+        "lastHeartbeatTime": TIME,
+    }
+)
+POD_SPEC: Final = Obj(
+    {
+        "containers": ListOf(_CONTAINER),
+        "initContainers": ListOf(_CONTAINER),
+        "nodeName": STR,
+        "schedulerName": STR,
+        "priority": INT,
+        "priorityClassName": STR,
+        "preemptionPolicy": STR,
+        "terminationGracePeriodSeconds": INT,
+        "activeDeadlineSeconds": INT,
+        "restartPolicy": STR,
+        "dnsPolicy": STR,
+        "overhead": RESOURCES,
+        "securityContext": ANY_OBJ,
+        "tolerations": ListOf(
+            Obj(
+                {"key": STR, "operator": STR, "value": STR, "effect": STR, "tolerationSeconds": INT}
+            )
+        ),
+        "readinessGates": ListOf(ANY_OBJ),
+        "nodeSelector": LABELS,
+        "affinity": ANY_OBJ,
+    }
+)
+_TEMPLATE: Final = Obj({"metadata": META, "spec": POD_SPEC})
+_WORKLOAD: Final = Obj(
+    {
+        "metadata": META,
+        "spec": Obj(
+            {"replicas": INT, "selector": ANY_OBJ, "template": _TEMPLATE, "serviceName": STR}
+        ),
+        "status": Obj({"replicas": INT, "readyReplicas": INT, "conditions": ListOf(_CONDITION)}),
+    }
+)
+
+KINDS: Final[Mapping[str, Obj]] = {
+    "pods": Obj(
+        {
+            "metadata": META,
+            "spec": POD_SPEC,
+            "status": Obj(
+                {
+                    "phase": STR,
+                    "reason": STR,
+                    "nominatedNodeName": STR,
+                    "podIP": STR,
+                    "hostIP": STR,
+                    "conditions": ListOf(_CONDITION),
+                    "containerStatuses": ListOf(
+                        Obj({"ready": BOOL, "restartCount": INT, "state": ANY_OBJ})
+                    ),
+                    "startTime": TIME,
+                }
+            ),
+        }
+    ),
+    "nodes": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {
+                    "unschedulable": BOOL,
+                    "podCIDRs": STRINGS,
+                    "taints": ListOf(
+                        Obj({"key": STR, "value": STR, "effect": STR, "timeAdded": TIME})
+                    ),
+                }
+            ),
+            "status": Obj(
+                {
+                    "capacity": RESOURCES,
+                    "allocatable": RESOURCES,
+                    "conditions": ListOf(_CONDITION),
+                    "addresses": ListOf(Obj({"type": STR, "address": STR})),
+                    "nodeInfo": MapOf(STR),
+                    "daemonEndpoints": ANY_OBJ,
+                }
+            ),
+        }
+    ),
+    "namespaces": Obj(
+        {"metadata": META, "spec": Obj({"finalizers": STRINGS}), "status": Obj({"phase": STR})}
+    ),
+    "services": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {
+                    "type": STR,
+                    "clusterIP": STR,
+                    "selector": LABELS,
+                    "ports": ListOf(
+                        Obj(
+                            {"name": STR, "port": INT, "protocol": STR, "targetPort": INT_OR_STRING}
+                        )
+                    ),
+                }
+            ),
+            "status": ANY_OBJ,
+        }
+    ),
+    "events": Obj(
+        {
+            "metadata": META,
+            "involvedObject": MapOf(Scalar("string", (str,))),
+            "reason": STR,
+            "message": STR,
+            "source": Obj({"component": STR, "host": STR}),
+            "count": INT,
+            "type": STR,
+            "eventTime": TIME,
+            "firstTimestamp": TIME,
+            "lastTimestamp": TIME,
+            "series": Obj({"count": INT, "lastObservedTime": TIME}),
+            "reportingComponent": STR,
+            "reportingInstance": STR,
+            "action": STR,
+            "related": ANY_OBJ,
+        }
+    ),
+    "leases": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {
+                    "holderIdentity": STR,
+                    "leaseDurationSeconds": INT,
+                    "acquireTime": TIME,
+                    "renewTime": TIME,
+                    "leaseTransitions": INT,
+                }
+            ),
+        }
+    ),
+    "priorityclasses": Obj(
+        {
+            "metadata": META,
+            "value": INT,
+            "globalDefault": BOOL,
+            "description": STR,
+            "preemptionPolicy": STR,
+        }
+    ),
+    "storageclasses": Obj(
+        {
+            "metadata": META,
+            "provisioner": STR,
+            "parameters": LABELS,
+            "reclaimPolicy": STR,
+            "volumeBindingMode": STR,
+            "allowVolumeExpansion": BOOL,
+        }
+    ),
+    "csinodes": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {"drivers": ListOf(Obj({"name": STR, "nodeID": STR, "topologyKeys": STRINGS}))}
+            ),
+        }
+    ),
+    "csidrivers": Obj({"metadata": META, "spec": ANY_OBJ}),
+    "persistentvolumes": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {
+                    "capacity": RESOURCES,
+                    "accessModes": STRINGS,
+                    "claimRef": ANY_OBJ,
+                    "storageClassName": STR,
+                    "volumeMode": STR,
+                    "persistentVolumeReclaimPolicy": STR,
+                }
+            ),
+            "status": Obj({"phase": STR, "reason": STR}),
+        }
+    ),
+    "persistentvolumeclaims": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {
+                    "accessModes": STRINGS,
+                    "resources": Obj({"requests": RESOURCES, "limits": RESOURCES}),
+                    "volumeName": STR,
+                    "storageClassName": STR,
+                    "volumeMode": STR,
+                }
+            ),
+            "status": Obj({"phase": STR, "accessModes": STRINGS, "capacity": RESOURCES}),
+        }
+    ),
+    "replicasets": _WORKLOAD,
+    "statefulsets": _WORKLOAD,
+    "replicationcontrollers": Obj(
+        {
+            "metadata": META,
+            "spec": Obj({"replicas": INT, "selector": LABELS, "template": _TEMPLATE}),
+            "status": Obj({"replicas": INT, "readyReplicas": INT}),
+        }
+    ),
+    "poddisruptionbudgets": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {
+                    "selector": ANY_OBJ,
+                    "minAvailable": INT_OR_STRING,
+                    "maxUnavailable": INT_OR_STRING,
+                }
+            ),
+            "status": Obj({"disruptionsAllowed": INT, "conditions": ListOf(_CONDITION)}),
+        }
+    ),
+}
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _check(value: Any, shape: Shape, path: str) -> None:
+    if isinstance(shape, Scalar):
+        if isinstance(value, bool) and bool not in shape.types:
+            raise DecodeFailure(path, f"expected {shape.name}, got {_kind_of(value)}")
+        if not isinstance(value, shape.types):
+            raise DecodeFailure(path, f"expected {shape.name}, got {_kind_of(value)}")
+        return
+    if isinstance(shape, ListOf):
+        if not isinstance(value, list):
+            raise DecodeFailure(path, f"expected array, got {_kind_of(value)}")
+        for index, item in enumerate(value):
+            if item is None:
+                raise DecodeFailure(f"{path}[{index}]", "expected a value, got null")
+            _check(item, shape.item, f"{path}[{index}]")
+        return
+    if not isinstance(value, dict):
+        raise DecodeFailure(path, f"expected object, got {_kind_of(value)}")
+    if isinstance(shape, MapOf):
+        for key in [k for k, v in value.items() if v is None]:
+            del value[key]
+        for key, item in value.items():
+            _check(item, shape.value, f"{path}[{key}]")
+        return
+    for key, child in shape.fields.items():
+        if key not in value:
+            continue
+        item = value[key]
+        if item is None:
+            if not (isinstance(child, Scalar) and child.keep_null):
+                del value[key]
+            continue
+        _check(item, child, f"{path}.{key}" if path else key)
+
+
+def check(storage: str, obj: JSON) -> None:
+    """Check (and drop the nulls of) every declared field of ``obj``; raise DecodeFailure."""
+    _check(obj, KINDS.get(storage, Obj({"metadata": META})), "")
