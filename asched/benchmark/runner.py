@@ -309,7 +309,7 @@ class _Run:
             "measured pods (scheduled)", total, lambda: observer.bound["measured"]
         )
         pids = self._pids()
-        before = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+        before = _cpu_now(pids)
         self.scheduler.measuring()
         origin = observer.mark("measure-start")
         churner = (
@@ -336,13 +336,13 @@ class _Run:
             abort=self._scheduler_died,
         )
         end = observer.mark("measure-end")
-        after = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+        after = _cpu_now(pids)
         self.display.finish(task)
         create = await _finish(creating)
         if churning is not None:
             await _finish(churning)
         phase = self._phase("measured", total, origin, end, completed=completed, create=create)
-        phase.cpu = {name: procstat.delta(before[name], after[name]) for name in pids}
+        phase.cpu = {name: procstat.delta(before[name], after[name]) for name in before}
         churn = (
             {"created": churner.created, "deleted": churner.deleted, "failures": churner.failures}
             if churner is not None
@@ -422,7 +422,7 @@ class _Run:
         try:
             pids = {**self.backend.pids(), "binder": binder.pid}
             await _wait_file(binder, ready)
-            before = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+            before = _cpu_now(pids)
             task = self.display.add(
                 f"ceiling ({mode}, bound)", total, lambda: observer.bound["ceiling"]
             )
@@ -442,7 +442,7 @@ class _Run:
                 stall=self.options.stall,
             )
             end = observer.mark("ceiling-end")
-            after = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+            after = _cpu_now(pids)
             self.display.finish(task)
             if creating is not None:
                 create = await _finish(creating)
@@ -450,7 +450,7 @@ class _Run:
             binder.stop()
         phase = self._phase("ceiling", total, origin, end, completed=completed, create=create)
         phase.mode = mode
-        phase.cpu = {name: procstat.delta(before[name], after[name]) for name in pids}
+        phase.cpu = {name: procstat.delta(before[name], after[name]) for name in before}
         return phase
 
     # ------------------------------------------------------------------ the rest
@@ -492,6 +492,13 @@ class _Run:
             params={"labelSelector": f"{PHASE_LABEL} in (node,churn)"},
             check=False,
         )
+
+
+def _cpu_now(pids: dict[str, int]) -> dict[str, float | None]:
+    """CPU seconds so far of each process, and of this one (``harness``)."""
+    now: dict[str, float | None] = {name: procstat.cpu_seconds(pid) for name, pid in pids.items()}
+    now["harness"] = procstat.self_cpu_seconds()
+    return now
 
 
 async def _finish(task: asyncio.Task[Any]) -> Any:
