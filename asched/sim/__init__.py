@@ -10,8 +10,8 @@ Layout, bottom to top::
                                                label/field selectors, the three PATCH formats)
     resources                                  the served resources, one row per GVR
     store                                      objects + resourceVersion + bounded history
-    validation, hooks, pods, kinds             per-kind defaults, validation, admission
-    registry, lifecycle                        the generic verbs; deletion, binding, namespaces
+    shapes, validation, hooks, pods, kinds     decoding types, per-kind defaults, validation
+    registry, listing, lifecycle               the generic verbs; lists; deletion, binding
     views, watch, tables, printers, discovery  encoding (once), watch streams, kubectl tables
     protobuf                                   just enough to accept `kubectl create namespace`
     routing, handlers, admin, faults           HTTP: paths, verbs, admin endpoints, fault knobs

@@ -38,7 +38,8 @@ from asched.sim import (
 )
 from asched.sim.apierrors import StatusError
 from asched.sim.faults import Faults
-from asched.sim.registry import ListOptions, Registry, parse_rv
+from asched.sim.listing import ListOptions, parse_rv
+from asched.sim.registry import Registry
 from asched.sim.resources import ResourceSpec
 from asched.sim.store import Entry, Event, TooOld
 

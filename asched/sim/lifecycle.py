@@ -23,7 +23,8 @@ import time
 from typing import Any, Final
 
 from asched.sim import apierrors, kinds, pods
-from asched.sim.registry import ListOptions, Registry
+from asched.sim.listing import ListOptions
+from asched.sim.registry import Registry
 from asched.sim.resources import STORAGE, ResourceSpec
 from asched.sim.store import Entry, object_key
 

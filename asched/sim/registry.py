@@ -1,6 +1,7 @@
 """The generic REST verbs over the store: one code path for every resource.
 
-``get``, ``list``, ``create``, ``update`` and ``patch`` are written once; per-kind
+``get``, ``create``, ``update`` and ``patch`` are written once (``list`` is in
+:mod:`asched.sim.listing`); per-kind
 differences come from :mod:`asched.sim.kinds` hooks and from the data in
 :mod:`asched.sim.resources`. Deletion, binding and the namespace lifecycle live in
 :mod:`asched.sim.lifecycle`.
@@ -16,35 +17,24 @@ are never mutated (see :mod:`asched.sim.store`).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import random
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 import orjson
 
-from asched.sim import apierrors, kinds, patch, shapes, validation, views
+from asched.sim import apierrors, kinds, listing, patch, shapes, validation, views
 from asched.sim.apierrors import StatusError
 from asched.sim.hooks import Hooks
+from asched.sim.listing import ListOptions
 from asched.sim.resources import STORAGE, ResourceSpec
-from asched.sim.selectors import FieldSelector, LabelSelector
-from asched.sim.store import Entry, Store, Table, TooOld, object_key
+from asched.sim.store import Entry, Store, Table, object_key
 
 JSON = dict[str, Any]
 
 #: the alphabet of ``utilrand.String`` (no vowels, no look-alikes), as generateName uses.
 _ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
-LIST_EXPIRED: Final = "The resourceVersion for the provided list is too old."
-CONTINUE_EXPIRED: Final = (
-    "The provided continue parameter is too old to display a consistent list result. You can "
-    "start a new list without the continue parameter, or use the continue token in this response "
-    "to retrieve the remainder of the results. Continuing with the provided token results in an "
-    "inconsistent list - objects that were created, modified, or deleted between the time the "
-    "first chunk was returned and now may show up in the list."
-)
 _SYSTEM_META: Final = (
     "uid",
     "creationTimestamp",
@@ -61,44 +51,6 @@ class Clock(Protocol):
 
     def later(self, seconds: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` after ``seconds`` of simulated time."""
-
-
-@dataclass(slots=True)
-class ListOptions:
-    """The query parameters of a list (or of the initial state of a watch)."""
-
-    labels: LabelSelector = field(default_factory=LabelSelector)
-    fields: FieldSelector = field(default_factory=FieldSelector)
-    limit: int = 0
-    continue_token: str = ""
-    resource_version: str = ""
-    resource_version_match: str = ""
-
-
-def encode_continue(rv: int, key: str) -> str:
-    """An opaque continue token in the real server's shape (base64url of a small JSON)."""
-    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key + "\x00"})
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_continue(token: str) -> tuple[int, str]:
-    """``(rv, start key)`` of a continue token; 400 when it is not one of ours."""
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = orjson.loads(raw)
-        return int(data["rv"]), str(data["start"])
-    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
-        raise apierrors.bad_request(f"continue key is not valid: {exc}") from None
-
-
-def parse_rv(text: str, what: str = "resourceVersion") -> int:
-    """A resourceVersion query value as an int; 400 if it is not a number."""
-    if not text.isdigit():  # Go: strconv.ParseUint, surfaced as a plain 500
-        raise apierrors.unknown(
-            500,
-            f'{what}: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": invalid syntax',
-        )
-    return int(text)
 
 
 class Registry:
@@ -137,66 +89,8 @@ class Registry:
     def list(
         self, spec: ResourceSpec, namespace: str | None, options: ListOptions
     ) -> tuple[list[Entry], JSON]:
-        """Matching entries in key order and the list metadata (rv, continue, remaining).
-
-        As a 1.20 server: ``resourceVersion=0`` reads the cache (``limit`` ignored);
-        unset or ``NotOlderThan`` reads the current state; a ``continue`` token, or a
-        version together with ``limit`` (or ``resourceVersionMatch=Exact``), reads the
-        exact snapshot at that version, rebuilt from the watch history (410 once the
-        history no longer reaches back that far, as etcd after a compaction).
-        """
-        table = self.table(spec)
-        current = self.store.rv
-        at, start, expired_message = current, "", LIST_EXPIRED
-        if options.continue_token:
-            if options.resource_version not in ("", "0"):
-                raise apierrors.bad_request(
-                    "specifying resource version is not allowed when using continue"
-                )
-            at, start = decode_continue(options.continue_token)
-            expired_message = CONTINUE_EXPIRED
-        elif options.resource_version not in ("", "0"):
-            requested = parse_rv(options.resource_version)
-            if requested > current:
-                raise apierrors.too_large_resource_version(requested, current)
-            if options.limit or options.resource_version_match == "Exact":
-                at = requested
-        # resourceVersion=0 is served from the watch cache, which ignores limit (1.20).
-        limit = (
-            0 if options.resource_version == "0" and not options.continue_token else options.limit
-        )
-        pinned = options.fields.required("metadata.name")
-        if pinned is None:
-            keys = table.keys_in(namespace, start)
-        elif namespace is None and spec.namespaced:
-            keys = [k for k in table.keys_in(None, start) if k.rpartition("/")[2] == pinned]
-        else:
-            key = object_key(namespace or "", pinned)
-            keys = [key] if key in table.objects and key >= start else []
-        objects = table.objects
-        if at == current:
-            entries = [objects[key] for key in keys]
-        else:
-            entries = _snapshot(table, at, keys, namespace, start, pinned, expired_message)
-        selective = not (options.labels.empty and options.fields.empty)
-        found: list[Entry] = []
-        meta: JSON = {"resourceVersion": str(at)}
-        for position, entry in enumerate(entries):
-            if selective:
-                obj = entry.obj
-                if not options.labels.matches(
-                    obj["metadata"].get("labels")
-                ) or not options.fields.matches(obj):
-                    continue
-            found.append(entry)
-            if limit and len(found) == limit:
-                remaining = len(entries) - position - 1
-                if remaining:
-                    meta["continue"] = encode_continue(at, entry.key)
-                    if not selective:
-                        meta["remainingItemCount"] = remaining
-                break
-        return found, meta
+        """Matching entries in key order and the list metadata (see :mod:`asched.sim.listing`)."""
+        return listing.select(self.table(spec), self.store.rv, spec, namespace, options)
 
     # Writes ----------------------------------------------------------------------------
 
@@ -496,39 +390,6 @@ class Registry:
     def write(self, storage: str, obj: JSON) -> Entry:
         """Store an internally built object (binding, kubelet status, deletion marks)."""
         return self.store.commit(self.store.tables[storage], obj)
-
-
-def _snapshot(
-    table: Table,
-    at: int,
-    keys: list[str],
-    namespace: str | None,
-    start: str,
-    pinned: str | None,
-    expired_message: str,
-) -> list[Entry]:
-    """The entries of ``keys`` (plus objects deleted since) as they were at ``at``."""
-    try:
-        changes = table.since(at)
-    except TooOld:
-        raise apierrors.expired(expired_message) from None
-    before: dict[str, Entry | None] = {}
-    for event in changes:  # the first change after ``at`` knows the state at ``at``
-        before.setdefault(event.entry.key, event.prev)
-    prefix = f"{namespace}/" if namespace is not None else ""
-    extra = [
-        key
-        for key in before
-        if key.startswith(prefix)
-        and key >= start
-        and (pinned is None or key.rpartition("/")[2] == pinned)
-    ]
-    entries: list[Entry] = []
-    for key in sorted(set(keys).union(extra)):
-        entry = before[key] if key in before else table.objects.get(key)
-        if entry is not None:
-            entries.append(entry)
-    return entries
 
 
 def _ordered(obj: JSON) -> JSON:
