@@ -116,6 +116,8 @@ class Ingest:
         if kind == "DELETED":
             self._pod_deleted(_key(obj))
             return
+        if self._confirms_assumption(obj):
+            return
         try:
             pod = decode_pod(obj)
         except DecodeError as exc:
@@ -142,6 +144,29 @@ class Ingest:
                     self.queue.update(pod)
                 else:
                     self.queue.add(pod)
+
+    def _confirms_assumption(self, obj: Mapping[str, Any]) -> bool:
+        """The watch echoing our own binding: confirm it without decoding the pod.
+
+        The assumed copy already counts the pod on that node, and a bound pod's requests
+        cannot have changed since it was decoded pending; this is the most frequent pod event
+        when scheduling fast.
+        """
+        key = _key(obj)
+        node = self.ledger.node_of(key)
+        if node is None:
+            return False
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        meta = obj.get("metadata") or {}
+        if spec.get("nodeName") != node or status.get("phase") in TERMINAL_PHASES:
+            return False
+        if meta.get("deletionTimestamp") is not None:
+            return False
+        self.ledger.confirm(key)
+        self.pending.pop(key, None)
+        self.queue.delete(key)
+        return True
 
     def _pod_deleted(self, key: str) -> None:
         self.pending.pop(key, None)

@@ -64,6 +64,10 @@ class Ledger:
         self.table.remove_pod(key)
         return True
 
+    def confirm(self, key: str) -> None:
+        """The watch shows the assumed pod bound where we assumed it: it leaves the ledger."""
+        self._assumed.pop(key, None)
+
     def observe_bound(self, pod: PodInfo) -> None:
         """The watch shows ``pod`` bound: confirm it, or count it where it really is."""
         self._assumed.pop(pod.key, None)
