@@ -32,10 +32,18 @@ class Backend:
         Required for ``existing``.
     snapshot : Path, optional
         ``sim`` only: a ``kubectl get nodes,pods -A -o yaml`` export to start from.
+    tls : bool
+        ``sim`` only: serve HTTPS. kube-scheduler needs it: client-go does not send a
+        bearer token over plain HTTP.
     """
 
     def __init__(
-        self, name: BackendName, *, kubeconfig: Path | None = None, snapshot: Path | None = None
+        self,
+        name: BackendName,
+        *,
+        kubeconfig: Path | None = None,
+        snapshot: Path | None = None,
+        tls: bool = False,
     ) -> None:
         if name == "existing" and kubeconfig is None:
             raise InputError("an existing cluster needs --kubeconfig")
@@ -45,6 +53,7 @@ class Backend:
             raise InputError(f"{snapshot}: no such snapshot file")
         self.name = name
         self.snapshot = snapshot
+        self.tls = tls
         self._kubeconfig = kubeconfig
         self._server: SimServer | KubeApiServer | None = None
 
@@ -79,7 +88,7 @@ class Backend:
             extra: tuple[str, ...] = ("--history", str(SIM_HISTORY))
             if self.snapshot is not None:
                 extra += ("--snapshot", str(self.snapshot))
-            self._server = SimServer(extra_args=extra, log_level="WARNING").start()
+            self._server = SimServer(tls=self.tls, extra_args=extra, log_level="WARNING").start()
         elif self.name == "kube-apiserver":
             self._server = KubeApiServer().start()
         return self

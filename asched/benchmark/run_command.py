@@ -52,6 +52,12 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         help="API server to start: the simulator (default) or the genuine kube-apiserver v1.20.2",
     )
     target.add_argument(
+        "--sim-tls",
+        action="store_true",
+        help="serve the simulator over HTTPS (always on with --scheduler kube-scheduler: "
+        "client-go sends no token over plain HTTP)",
+    )
+    target.add_argument(
         "--kubeconfig", type=Path, help="use this existing cluster instead of starting a backend"
     )
     target.add_argument(
@@ -138,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         kubeconfig=args.kubeconfig,
         snapshot=args.snapshot,
+        sim_tls=args.sim_tls,
         scheduler=args.scheduler,
         percentage=args.percentage,
         in_flight=args.in_flight,

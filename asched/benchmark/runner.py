@@ -73,6 +73,7 @@ class RunOptions:
     backend: BackendName = "sim"
     kubeconfig: Path | None = None
     snapshot: Path | None = None
+    sim_tls: bool = False
     scheduler: SchedulerKind = "asched"
     percentage: int = 0
     in_flight: int = 64
@@ -95,6 +96,7 @@ class RunOptions:
         return {
             "backend": self.backend,
             "snapshot": str(self.snapshot) if self.snapshot else None,
+            "sim_tls": self.sim_tls,
             "scheduler": self.scheduler,
             "percentage_of_nodes_to_score": self.percentage,
             "in_flight_creates": self.in_flight,
@@ -114,7 +116,13 @@ def run(options: RunOptions) -> RunResult:
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="asched-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     name: BackendName = "existing" if options.kubeconfig is not None else options.backend
-    with Backend(name, kubeconfig=options.kubeconfig, snapshot=options.snapshot) as backend:
+    if name == "sim" and options.scheduler == "kube-scheduler" and not options.sim_tls:
+        # client-go sends no bearer token over plain HTTP: kube-scheduler needs HTTPS.
+        options = replace(options, sim_tls=True)
+    backend = Backend(
+        name, kubeconfig=options.kubeconfig, snapshot=options.snapshot, tls=options.sim_tls
+    )
+    with backend:
         try:
             result = uvloop.run(_Run(options, backend, workdir).main())
         except BaseExceptionGroup as group:
@@ -145,7 +153,10 @@ class _Run:
         opts = self.options
         if opts.scheduler == "kube-scheduler":
             return KubeSchedulerProcess(
-                self.backend.kubeconfig, self.workdir, percentage=opts.percentage
+                self.backend.kubeconfig,
+                self.workdir,
+                percentage=opts.percentage,
+                json_only=self.backend.name == "sim",
             )
         return AschedProcess(
             self.backend.kubeconfig,

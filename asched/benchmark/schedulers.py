@@ -204,10 +204,13 @@ class KubeSchedulerProcess:
 
     kind = "kube-scheduler"
 
-    def __init__(self, kubeconfig: Path, workdir: Path, *, percentage: int) -> None:
+    def __init__(
+        self, kubeconfig: Path, workdir: Path, *, percentage: int, json_only: bool = False
+    ) -> None:
         self.kubeconfig = kubeconfig
         self.workdir = workdir
         self.percentage = percentage
+        self.json_only = json_only
         self._scheduler: KubeScheduler | None = None
         self.log = workdir / "kube-scheduler.log"
 
@@ -225,6 +228,8 @@ class KubeSchedulerProcess:
             qps=CLIENT_QPS,
             burst=CLIENT_BURST,
         )
+        if self.json_only:  # the simulator speaks JSON only; protobuf is client-go's default
+            config["clientConnection"]["contentType"] = "application/json"
         self._scheduler = KubeScheduler(
             binary=provision().kube_scheduler,
             kubeconfig=self.kubeconfig,
@@ -240,9 +245,10 @@ class KubeSchedulerProcess:
         return child is not None and child.alive()
 
     def log_tail(self) -> str:
-        """The last lines of its log."""
+        """The last lines of its log (each cut to 300 characters: klog lines can be long)."""
         child = self._scheduler.child if self._scheduler is not None else None
-        return child.log_tail() if child is not None else ""
+        text = child.log_tail(12) if child is not None else ""
+        return "\n".join(line[:300] for line in text.splitlines())
 
     def measuring(self) -> None:
         """Nothing to do (profiling is for asched)."""

@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
             backend=args.backend,
             kubeconfig=args.kubeconfig,
             snapshot=args.snapshot,
+            sim_tls=args.sim_tls,
             scheduler=args.scheduler,
             percentage=pct,
             in_flight=args.in_flight,
