@@ -91,16 +91,19 @@ def _checked(value: int, text: str) -> int:
     return value
 
 
+@lru_cache(maxsize=4096)
 def milli_value(text: str) -> int:
     """Return ``text`` in thousandths (``MilliValue()``), e.g. ``"0.5"`` -> 500, ``"1m"`` -> 1."""
     return _checked(_round_away(parse_quantity(text) * 1000), text)
 
 
+@lru_cache(maxsize=4096)
 def value(text: str) -> int:
     """Return ``text`` in whole units (``Value()``), e.g. ``"1Ki"`` -> 1024, ``"0.5"`` -> 1."""
     return _checked(_round_away(parse_quantity(text)), text)
 
 
+@lru_cache(maxsize=8192)
 def canonical(resource: str, text: str) -> int:
     """Return the quantity for ``resource`` in asched's canonical integer unit.
 
