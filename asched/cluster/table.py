@@ -13,7 +13,8 @@ Layout (``cap`` = capacity, doubled when full; rows of deleted nodes go to a fre
 * ``nonzero_cpu``, ``nonzero_memory``: ``int64[cap]``, the scoring requests (section 5.2)
 * ``zone``: ``int32[cap]`` zone id; ``seq``: ``int64[cap]`` insertion order within its zone
 * labels, taints, host ports and images in :mod:`labels`, :mod:`taints`, :mod:`ports`,
-  :mod:`images`.
+  :mod:`images`; the counted pods themselves as rows of :mod:`pods` (for inter-pod
+  questions).
 
 Invariants:
 
@@ -39,6 +40,7 @@ import numpy.typing as npt
 from asched.cluster.columns import grown, new_column
 from asched.cluster.images import ImageIndex
 from asched.cluster.labels import LabelColumns
+from asched.cluster.pods import PodColumns
 from asched.cluster.ports import PortColumns
 from asched.cluster.records import HostPort, NodeInfo, PodInfo
 from asched.cluster.resources import BASE_RESOURCES, PODS
@@ -100,6 +102,7 @@ class NodeTable:
         self.index: dict[str, int] = {}
         self._free_rows: list[int] = []
         self.pods: dict[str, PlacedPod] = {}
+        self.pod_columns = PodColumns()
         self.row_pods: list[dict[str, PlacedPod]] = [{} for _ in range(cap)]
         self.orphans: dict[str, dict[str, PodInfo]] = {}
         self.zone_ids: dict[str, int] = {}
@@ -312,6 +315,7 @@ class NodeTable:
         )
         self._apply(placed, +1)
         self.pods[pod.key] = placed
+        self.pod_columns.add(pod, row)
         self.row_pods[row][pod.key] = placed
         return True
 
@@ -324,6 +328,7 @@ class NodeTable:
                     return orphans.pop(key)
             return None
         del self.row_pods[placed.row][key]
+        self.pod_columns.remove(key)
         self._apply(placed, -1)
         return placed.info
 

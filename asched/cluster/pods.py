@@ -1,0 +1,133 @@
+"""Pods on nodes as columns, for vectorised inter-pod questions.
+
+Inter-pod affinity, topology spreading and preemption ask "how many pods matching this
+selector sit in each topology domain?". With one row per counted pod (its node's row,
+namespace id, priority, terminating flag, and its labels dictionary-encoded exactly as
+node labels are, via :class:`~asched.cluster.labels.LabelColumns`), a selector is a few
+column comparisons over all pods, and the counts per domain are one ``bincount`` of the
+matching pods' node label ids.
+
+Rows mirror :attr:`NodeTable.pods` (assumed pods included) and are written only by the
+table, so rollback (forget) restores them exactly; deleted rows are reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+from asched.cluster.columns import grown, new_column
+from asched.cluster.labels import LabelColumns
+from asched.cluster.records import PodInfo, Requirement
+
+BoolMask = npt.NDArray[np.bool_]
+
+
+class PodColumns:
+    """Counted pods as rows; see the module docstring."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        cap = max(1, capacity)
+        self.capacity = cap
+        self.size = 0
+        self.alive: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
+        self.node_row: npt.NDArray[np.int32] = new_column(cap, np.int32, -1)
+        self.namespace: npt.NDArray[np.int32] = new_column(cap, np.int32, -1)
+        self.priority: npt.NDArray[np.int64] = new_column(cap, np.int64, 0)
+        self.deleting: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
+        self.labels = LabelColumns(cap)
+        self.namespace_ids: dict[str, int] = {}
+        self.index: dict[str, int] = {}
+        self.infos: list[PodInfo | None] = [None] * cap
+        self._free: list[int] = []
+
+    def _grow(self) -> None:
+        cap = self.capacity * 2
+        self.alive = grown(self.alive, cap, fill=False)
+        self.node_row = grown(self.node_row, cap, -1)
+        self.namespace = grown(self.namespace, cap, -1)
+        self.priority = grown(self.priority, cap, 0)
+        self.deleting = grown(self.deleting, cap, fill=False)
+        self.labels.grow(cap)
+        self.infos.extend([None] * (cap - self.capacity))
+        self.capacity = cap
+
+    def add(self, pod: PodInfo, node_row: int) -> int:
+        """Count ``pod`` on ``node_row`` (replacing an earlier row of the same pod)."""
+        self.remove(pod.key)
+        if self._free:
+            row = self._free.pop()
+        else:
+            if self.size == self.capacity:
+                self._grow()
+            row = self.size
+            self.size += 1
+        self.index[pod.key] = row
+        self.infos[row] = pod
+        self.alive[row] = True
+        self.node_row[row] = node_row
+        self.namespace[row] = self.namespace_ids.setdefault(pod.namespace, len(self.namespace_ids))
+        self.priority[row] = pod.priority
+        self.deleting[row] = pod.deleting
+        self.labels.set_row(row, pod.labels)
+        return row
+
+    def remove(self, key: str) -> None:
+        row = self.index.pop(key, None)
+        if row is None:
+            return
+        self.alive[row] = False
+        self.node_row[row] = -1
+        self.namespace[row] = -1
+        self.labels.clear_row(row)
+        self.infos[row] = None
+        self._free.append(row)
+
+    @property
+    def rows(self) -> slice:
+        return slice(0, self.size)
+
+    def in_namespaces(self, namespaces: Collection[str] | None) -> BoolMask:
+        """Live rows in any of ``namespaces`` (None: every namespace)."""
+        live: BoolMask = self.alive[: self.size].copy()
+        if namespaces is None:
+            return live
+        ids = [self.namespace_ids[n] for n in namespaces if n in self.namespace_ids]
+        if not ids:
+            return np.zeros(self.size, dtype=np.bool_)
+        inside: BoolMask = live & np.isin(self.namespace[: self.size], ids)
+        return inside
+
+    def matching(
+        self,
+        match_labels: Mapping[str, str],
+        expressions: Collection[Requirement],
+        namespaces: Collection[str] | None = None,
+    ) -> BoolMask:
+        """Live rows whose labels satisfy the selector, in ``namespaces`` (None: any)."""
+        mask = self.in_namespaces(namespaces)
+        for key, value in match_labels.items():
+            mask &= self.labels.equals(key, value, self.rows)
+        for req in expressions:
+            mask &= self.labels.requirement(req.key, req.operator, req.values, self.rows)
+        return mask
+
+    def domain_counts(
+        self, matching: BoolMask, node_label: npt.NDArray[np.int32] | None, n_values: int
+    ) -> npt.NDArray[np.int64]:
+        """Matching pods per domain: index ``value_id + 1`` (slot 0: nodes lacking the key).
+
+        ``node_label`` is the node table's id column of the topology key (None when no node
+        has the key: every pod counts in slot 0).
+        """
+        if node_label is None:
+            counts = np.zeros(n_values + 1, dtype=np.int64)
+            counts[0] = int(np.count_nonzero(matching))
+            return counts
+        domains = node_label[self.node_row[: self.size][matching]] + 1
+        counted: npt.NDArray[np.int64] = np.bincount(domains, minlength=n_values + 1).astype(
+            np.int64
+        )
+        return counted
