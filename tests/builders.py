@@ -365,3 +365,187 @@ def added_affinity(raw: Raw) -> NodeAffinity:
     decoded = decode_node_affinity(object_context("NodeAffinityArgs", {}), raw, "addedAffinity")
     assert decoded is not None
     return decoded
+
+
+# --- cross-pod objects (inter-pod affinity, topology spread, preemption) ----------------
+
+
+def label_selector(labels: Mapping[str, str] | None = None, *expressions: Raw) -> Raw:
+    """A raw metav1.LabelSelector: ``matchLabels`` and :func:`expr` ``matchExpressions``.
+
+    ``label_selector()`` is the empty selector ``{}`` (matches everything).
+    """
+    raw: Raw = {}
+    if labels:
+        raw["matchLabels"] = dict(labels)
+    if expressions:
+        raw["matchExpressions"] = list(expressions)
+    return raw
+
+
+def exists(key: str) -> Raw:
+    """The selector ``key Exists`` (upstream's ``st.MakeLabelSelector().Exists(key)``)."""
+    return label_selector(None, expr(key, "Exists"))
+
+
+def affinity_term(
+    selector: Raw | None,
+    topology_key: str,
+    *,
+    namespaces: Sequence[str] | None = None,
+    namespace_selector: Raw | None = None,
+) -> Raw:
+    """A raw PodAffinityTerm; ``selector=None`` leaves labelSelector out (nil)."""
+    raw: Raw = {"topologyKey": topology_key}
+    if selector is not None:
+        raw["labelSelector"] = selector
+    if namespaces is not None:
+        raw["namespaces"] = list(namespaces)
+    if namespace_selector is not None:
+        raw["namespaceSelector"] = namespace_selector
+    return raw
+
+
+def pod_affinity_rules(
+    required: Sequence[Raw] = (), preferred: Iterable[tuple[int, Raw]] = ()
+) -> Raw:
+    """A raw PodAffinity / PodAntiAffinity: required terms and ``(weight, term)`` pairs."""
+    raw: Raw = {}
+    if required:
+        raw["requiredDuringSchedulingIgnoredDuringExecution"] = list(required)
+    weighted = [{"weight": w, "podAffinityTerm": t} for w, t in preferred]
+    if weighted:
+        raw["preferredDuringSchedulingIgnoredDuringExecution"] = weighted
+    return raw
+
+
+def spread_constraint(
+    max_skew: int,
+    topology_key: str,
+    when: str,
+    selector: Raw | None,
+    *,
+    min_domains: int | None = None,
+    node_affinity_policy: str | None = None,
+    node_taints_policy: str | None = None,
+    match_label_keys: Sequence[str] | None = None,
+) -> Raw:
+    """A raw TopologySpreadConstraint (upstream's ``SpreadConstraint(...)``)."""
+    raw: Raw = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when}
+    optional: Raw = {
+        "labelSelector": selector,
+        "minDomains": min_domains,
+        "nodeAffinityPolicy": node_affinity_policy,
+        "nodeTaintsPolicy": node_taints_policy,
+        "matchLabelKeys": list(match_label_keys) if match_label_keys is not None else None,
+    }
+    raw.update({k: v for k, v in optional.items() if v is not None})
+    return raw
+
+
+def namespace_object(name: str, labels: Mapping[str, str] | None = None) -> Raw:
+    """A raw Namespace."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+    }
+
+
+def service_object(
+    name: str, selector: Mapping[str, str] | None, namespace: str = "default"
+) -> Raw:
+    """A raw Service; ``selector=None`` leaves spec.selector out (selects nothing)."""
+    spec: Raw = {} if selector is None else {"selector": dict(selector)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def controller_object(kind: str, name: str, selector: Raw, namespace: str = "default") -> Raw:
+    """A raw ReplicaSet / StatefulSet (``selector`` a LabelSelector) or
+    ReplicationController (``selector`` a plain label map)."""
+    api = "v1" if kind == "ReplicationController" else "apps/v1"
+    return {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"selector": selector},
+    }
+
+
+def pdb_object(
+    name: str,
+    selector: Raw | None,
+    disruptions_allowed: int,
+    *,
+    namespace: str = "default",
+    disrupted_pods: Sequence[str] = (),
+) -> Raw:
+    """A raw policy/v1 PodDisruptionBudget with its status."""
+    spec: Raw = {} if selector is None else {"selector": selector}
+    status: Raw = {"disruptionsAllowed": disruptions_allowed}
+    if disrupted_pods:
+        status["disruptedPods"] = dict.fromkeys(disrupted_pods, "2024-01-01T00:00:00Z")
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def with_pod_fields(
+    raw: Raw,
+    *,
+    started: int | None = None,
+    terminating: bool = False,
+    nominated_node: str | None = None,
+    preemption_policy: str | None = None,
+    preempted_by_scheduler: bool = False,
+) -> Raw:
+    """A copy of a raw pod with extra fields set.
+
+    ``started``: metadata.creationTimestamp at that many seconds after the epoch (the
+    reference's start time); ``terminating``: a deletionTimestamp;
+    ``preempted_by_scheduler``: the DisruptionTarget=True/PreemptionByScheduler condition.
+    """
+    out: Raw = {**raw, "metadata": dict(raw["metadata"]), "spec": dict(raw["spec"])}
+    status: Raw = dict(raw.get("status") or {})
+    if started is not None:
+        minutes, seconds = divmod(started, 60)
+        out["metadata"]["creationTimestamp"] = f"1970-01-01T00:{minutes:02d}:{seconds:02d}Z"
+    if terminating:
+        out["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    if nominated_node is not None:
+        status["nominatedNodeName"] = nominated_node
+    if preemption_policy is not None:
+        out["spec"]["preemptionPolicy"] = preemption_policy
+    if preempted_by_scheduler:
+        status["conditions"] = [
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+        ]
+    if status:
+        out["status"] = status
+    return out
+
+
+def cluster_inputs(nodes: Iterable[Raw], objects: Iterable[Raw] = ()) -> tuple[Any, Any, Any, Any]:
+    """Decode raw nodes and objects (bound pods, Namespaces, Services, controllers, PDBs).
+
+    Returns ``(nodes, pods_by_node, namespace_labels, extras)``, the plain inputs of the
+    cross-pod references (see ``asched.reference.crosspod``).
+    """
+    from asched.reference import crosspod
+
+    snapshot = snapshot_of(nodes, objects)
+    return (
+        snapshot.nodes,
+        crosspod.pods_by_node(snapshot),
+        crosspod.namespace_labels(snapshot.extras.get("Namespace", ())),
+        snapshot.extras,
+    )
