@@ -94,14 +94,16 @@ def plot_tune(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(7, 5))
     xs: list[float] = []
     ys: list[float] = []
-    for row in rows:
+    for number, row in enumerate(rows):
         x, y = row.get("regret_mean"), row.get("average")
         if x is None or y is None:
             continue
         xs.append(float(x))
         ys.append(float(y))
         ax.scatter([x], [y], s=40, color="tab:blue", clip_on=False, zorder=3)
-        ax.annotate(str(row["label"]), (x, y), textcoords="offset points", xytext=(6, 4))
+        # Alternate the label above and below: neighbouring settings often measure alike.
+        offset = (6, 6) if number % 2 == 0 else (6, -12)
+        ax.annotate(str(row["label"]), (x, y), textcoords="offset points", xytext=offset)
     ax.set_xlabel("mean regret (total-score points; lower is better)")
     ax.set_ylabel("average throughput, pods/s (higher is better)")
     ax.set_title(title, fontsize=10, wrap=True)
