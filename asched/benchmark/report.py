@@ -36,22 +36,26 @@ def machine() -> dict[str, Any]:
 
 
 def git_revision() -> dict[str, Any]:
-    """The git revision of the source tree this package runs from (and whether it is dirty)."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        revision = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return {"revision": None, "dirty": None}
-    return {"revision": revision, "dirty": bool(status.strip())}
+    """The git revision of the source tree this package runs from (and whether it is dirty).
+
+    An installed package is not in a work tree: then the current directory's is used.
+    """
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
+        try:
+            revision = subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+            ).stdout.strip()
+            status = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        return {"revision": revision, "dirty": bool(status.strip()), "tree": str(root)}
+    return {"revision": None, "dirty": None, "tree": None}
 
 
 def phase_json(phase: Phase) -> dict[str, Any]:

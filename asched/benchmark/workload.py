@@ -19,7 +19,6 @@ kinds against the built-in lists in :mod:`asched.benchmark.objects`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +26,8 @@ from typing import Any, Final, Literal
 
 import yaml
 
-from asched.benchmark import objects
-from asched.cluster import quantity
-from asched.config.schema import Problems, Section, describe, is_qualified_name
+from asched.benchmark import _workload_fields as fields, objects
+from asched.config.schema import Problems, describe
 from asched.errors import FieldError, InputError
 
 FORMAT: Final = "asched.bench/v1"
@@ -73,7 +71,6 @@ POD_FIELDS: Final = (
 )
 CHURN_FIELDS: Final = ("mode", "intervalMilliseconds", "number", "objects")
 CHURN_KINDS: Final = ("Node", "Pod", "Service")
-TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_NAMESPACES: Final = {
     "initPods": "bench-init",
     "measuredPods": "bench-measured",
@@ -228,160 +225,11 @@ class Workload:
         }
 
 
-# ---------------------------------------------------------------------- reading
-def _unknown_fields(section: Section, known: tuple[str, ...]) -> None:
-    """Replace Section's bare "unknown field" errors with a did-you-mean hint."""
-    problems = section.problems
-    for key in section.raw:
-        if key in known:
-            continue
-        path = section.at(str(key))
-        close = difflib.get_close_matches(str(key), known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        for index, error in enumerate(problems.errors):
-            if error.path == path and error.message == "unknown field":
-                problems.errors[index] = FieldError(path, f"unknown field{hint}")
-
-
-def _section(problems: Problems, raw: Any, path: str, known: tuple[str, ...]) -> Section:
-    section = Section(problems, raw, path, known)
-    _unknown_fields(section, known)
-    return section
-
-
-def _count(section: Section, *, minimum: int = 1) -> int:
-    if not section.has("count"):
-        section.problems.add(section.at("count"), "required")
-        return 0
-    value = section.optional_integer("count")
-    if value is None:
-        return 0
-    if value < minimum:
-        section.problems.add(section.at("count"), f"must be an integer >= {minimum}, got {value}")
-        return 0
-    return value
-
-
-def _quantity(section: Section, key: str, resource: str) -> str | None:
-    value = section.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        section.problems.add(section.at(key), f"must be a quantity string, got {describe(value)}")
-        return None
-    text = str(value)
-    try:
-        amount = quantity.canonical(resource, text)
-    except ValueError as exc:
-        section.problems.add(section.at(key), f"not a valid quantity {text!r}: {exc}")
-        return None
-    if amount < 0:
-        section.problems.add(section.at(key), f"must not be negative, got {text!r}")
-        return None
-    return text
-
-
-def _labels(section: Section, key: str) -> dict[str, str]:
-    value = section.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        section.problems.add(section.at(key), f"must be an object, got {describe(value)}")
-        return {}
-    out: dict[str, str] = {}
-    for label, text in value.items():
-        path = f"{section.at(key)}.{label}"
-        if not isinstance(label, str) or not is_qualified_name(label):
-            section.problems.add(path, f"not a valid label key {label!r}")
-        elif not isinstance(text, str):
-            section.problems.add(path, f"label values are strings, got {describe(text)}")
-        else:
-            out[label] = text
-    return out
-
-
-def _raw_objects(section: Section, key: str) -> tuple[Mapping[str, Any], ...]:
-    out: list[Mapping[str, Any]] = []
-    for path, element in section.items(key):
-        if isinstance(element, Mapping):
-            out.append(dict(element))
-        else:
-            section.problems.add(path, f"must be an object, got {describe(element)}")
-    return tuple(out)
-
-
-def _raw_object(section: Section, key: str) -> Mapping[str, Any] | None:
-    value = section.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        section.problems.add(section.at(key), f"must be an object, got {describe(value)}")
-        return None
-    return dict(value)
-
-
-def _template(section: Section, known: Mapping[str, Any], default: str) -> str:
-    name = section.string("template", default)
-    if name not in known:
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        choices = ", ".join(sorted(known))
-        section.problems.add(
-            section.at("template"), f"unknown template {name!r}{hint}; one of {choices}"
-        )
-        return default
-    return name
-
-
-def _taints(section: Section) -> tuple[Mapping[str, str], ...]:
-    out: list[Mapping[str, str]] = []
-    for path, raw in section.items("taints"):
-        taint = _section(section.problems, raw, path, ("key", "value", "effect"))
-        key = taint.string("key")
-        if not key or not is_qualified_name(key):
-            section.problems.add(taint.at("key"), f"required, a qualified name; got {key!r}")
-        effect = taint.string("effect")
-        if effect not in TAINT_EFFECTS:
-            section.problems.add(
-                taint.at("effect"), f"must be one of {', '.join(TAINT_EFFECTS)}; got {effect!r}"
-            )
-        entry = {"key": key, "effect": effect}
-        if taint.has("value"):
-            entry["value"] = taint.string("value")
-        out.append(entry)
-    return tuple(out)
-
-
-def _spread_labels(section: Section) -> dict[str, tuple[str, ...]]:
-    value = section.get("spreadLabels")
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        section.problems.add(
-            section.at("spreadLabels"), f"must be an object, got {describe(value)}"
-        )
-        return {}
-    out: dict[str, tuple[str, ...]] = {}
-    for key, values in value.items():
-        path = f"{section.at('spreadLabels')}.{key}"
-        if not isinstance(key, str) or not is_qualified_name(key):
-            section.problems.add(path, f"not a valid label key {key!r}")
-        elif not isinstance(values, list) or not values:
-            section.problems.add(
-                path, f"must be a non-empty list of strings, got {describe(values)}"
-            )
-        elif not all(isinstance(v, str) for v in values):
-            section.problems.add(path, "label values are strings")
-        else:
-            out[key] = tuple(values)
-    return out
-
-
 def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = True) -> NodeGroup:
     """Read one node group (``counted=False`` for a churn object, which has no count)."""
     known = NODE_FIELDS if counted else tuple(f for f in NODE_FIELDS if f != "count")
-    section = _section(problems, raw, path, known)
-    count = _count(section) if counted else 1
+    section = fields.strict_section(problems, raw, path, known)
+    count = fields.count(section) if counted else 1
     prefix = section.string("namePrefix", "node" if counted else "churn-node")
     if not objects.is_dns_label(prefix):
         problems.add(section.at("namePrefix"), f"must be a DNS label prefix, got {prefix!r}")
@@ -390,16 +238,16 @@ def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = 
         problems.add(section.at("pods"), f"must be an integer >= 1, got {pods}")
     return NodeGroup(
         count=count,
-        template=_template(section, objects.NODE_TEMPLATES, "node-default"),
+        template=fields.template(section, objects.NODE_TEMPLATES, "node-default"),
         name_prefix=prefix,
-        cpu=_quantity(section, "cpu", "cpu"),
-        memory=_quantity(section, "memory", "memory"),
+        cpu=fields.quantity_text(section, "cpu", "cpu"),
+        memory=fields.quantity_text(section, "memory", "memory"),
         pods=pods,
-        labels=_labels(section, "labels"),
-        spread_labels=_spread_labels(section),
-        taints=_taints(section),
+        labels=fields.labels(section, "labels"),
+        spread_labels=fields.spread_labels(section),
+        taints=fields.taints(section),
         unschedulable=section.boolean("unschedulable", default=False),
-        patch=_raw_object(section, "patch"),
+        patch=fields.raw_object(section, "patch"),
     )
 
 
@@ -408,12 +256,12 @@ def read_pod_group(
 ) -> PodGroup:
     """Read one pod group; ``namespace`` is the default for its list."""
     known = POD_FIELDS if counted else tuple(f for f in POD_FIELDS if f != "count")
-    section = _section(problems, raw, path, known)
-    count = _count(section) if counted else 1
+    section = fields.strict_section(problems, raw, path, known)
+    count = fields.count(section) if counted else 1
     ns = section.string("namespace", namespace)
     if not objects.is_dns_label(ns):
         problems.add(section.at("namespace"), f"must be a DNS label, got {ns!r}")
-    template = _template(section, objects.POD_TEMPLATES, "pod-default")
+    template = fields.template(section, objects.POD_TEMPLATES, "pod-default")
     priority = section.optional_integer("priority")
     if priority is not None and not -(2**31) <= priority <= 1_000_000_000:
         problems.add(section.at("priority"), f"must be in -2147483648..1000000000, got {priority}")
@@ -423,22 +271,22 @@ def read_pod_group(
         count=count,
         template=template,
         namespace=ns,
-        cpu=_quantity(section, "cpu", "cpu"),
-        memory=_quantity(section, "memory", "memory"),
-        labels=_labels(section, "labels"),
+        cpu=fields.quantity_text(section, "cpu", "cpu"),
+        memory=fields.quantity_text(section, "memory", "memory"),
+        labels=fields.labels(section, "labels"),
         priority=priority,
-        node_selector=_labels(section, "nodeSelector"),
-        tolerations=_raw_objects(section, "tolerations"),
-        affinity=_raw_object(section, "affinity"),
-        topology_spread_constraints=_raw_objects(section, "topologySpreadConstraints"),
-        patch=_raw_object(section, "patch"),
+        node_selector=fields.labels(section, "nodeSelector"),
+        tolerations=fields.raw_objects(section, "tolerations"),
+        affinity=fields.raw_object(section, "affinity"),
+        topology_spread_constraints=fields.raw_objects(section, "topologySpreadConstraints"),
+        patch=fields.raw_object(section, "patch"),
     )
 
 
 def _churn(problems: Problems, raw: Any, path: str) -> Churn | None:
     if raw is None:
         return None
-    section = _section(problems, raw, path, CHURN_FIELDS)
+    section = fields.strict_section(problems, raw, path, CHURN_FIELDS)
     mode = section.string("mode", "create")
     if mode not in ("create", "recreate"):
         problems.add(section.at("mode"), f"must be create or recreate, got {mode!r}")
@@ -474,7 +322,7 @@ def _churn(problems: Problems, raw: Any, path: str) -> Churn | None:
             )
             churned.append(ChurnObject(kind=kind, pod=pod))
         else:
-            _section(problems, rest, obj_path, ())
+            fields.strict_section(problems, rest, obj_path, ())
             churned.append(ChurnObject(kind=kind))
     if not churned and section.get("objects") is None:
         problems.add(section.at("objects"), "required: at least one object to churn")
@@ -496,7 +344,7 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
         Listing every problem, each with its field path.
     """
     problems = Problems()
-    top = _section(problems, data, "", TOP_FIELDS)
+    top = fields.strict_section(problems, data, "", TOP_FIELDS)
     fmt = top.get("format")
     if fmt != FORMAT:
         problems.add(
