@@ -10,10 +10,13 @@ Events go to events.k8s.io/v1 (``eventTime`` with microseconds); if the server l
 group (404), core/v1 events are used instead, once and for all.
 
 ``workers`` requests run at once. Failure reports (condition + event) are never dropped
-(coalescing bounds them by the number of pending pods); ``Scheduled`` events are
-informational and are dropped, and counted, once more than ``max_backlog`` reports wait,
-as upstream's event broadcaster drops events when its buffer is full. The shutdown flush
-has a deadline.
+(coalescing bounds them by the number of pending pods). ``Scheduled`` events are
+informational and rate-limited: a token bucket (``scheduled_rate`` per second, burst
+``scheduled_burst``) admits them, and the rest are dropped and counted, as are any once
+``max_backlog`` reports wait. At thousands of pods per second an event per pod would cost
+the API server and etcd as much as the bindings themselves (measured: see
+bench/RESULTS.md); kube-scheduler's events are throttled by its client QPS and event spam
+filter for the same reason. The shutdown flush has a deadline.
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class Reporter:
         series_interval: float = 10.0,
         workers: int = 8,
         max_backlog: int = 2000,
+        scheduled_rate: float = 50.0,
+        scheduled_burst: float = 100.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
@@ -89,6 +94,10 @@ class Reporter:
         self.series_interval = series_interval
         self.workers = workers
         self.max_backlog = max_backlog
+        self.scheduled_rate = scheduled_rate
+        self.scheduled_burst = scheduled_burst
+        self._tokens = scheduled_burst
+        self._refilled = clock()
         self._clock = clock
         self._pending: OrderedDict[str, Report] = OrderedDict()
         self._wake = asyncio.Event()
@@ -106,8 +115,19 @@ class Reporter:
         self._pending.move_to_end(pod.key)
         self._wake.set()
 
+    def _admit_scheduled(self) -> bool:
+        now = self._clock()
+        self._tokens = min(
+            self.scheduled_burst, self._tokens + (now - self._refilled) * self.scheduled_rate
+        )
+        self._refilled = now
+        if self._tokens < 1.0 or len(self._pending) >= self.max_backlog:
+            return False
+        self._tokens -= 1.0
+        return True
+
     def scheduled(self, pod: PodInfo, node: str) -> None:
-        if len(self._pending) >= self.max_backlog:
+        if not self._admit_scheduled():
             self.dropped += 1  # informational; failures are never dropped
             self._pending.pop(pod.key, None)
             return

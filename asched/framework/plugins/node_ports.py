@@ -16,12 +16,16 @@ NAME: Final = "NodePorts"
 REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 
 
+_CHECK: Final = PreFilterResult(Status.success())
+_SKIP: Final = PreFilterResult(Status.skip())
+
+
 class NodePorts:
     name: Final = NAME
     row_local: Final = True
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
-        return PreFilterResult(Status.success() if pod.host_ports else Status.skip())
+        return _CHECK if pod.host_ports else _SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         free: BoolMask = ~table.ports.conflicts(pod.host_ports, rows)

@@ -35,6 +35,9 @@ NAMES: Final = (
 )
 
 
+_SKIP: Final = PreFilterResult(Status.skip())
+
+
 class Unsupported:
     """A guard PreFilter with pass-through Filter and a skipped Score."""
 
@@ -48,7 +51,7 @@ class Unsupported:
         reason = guard_reason(self.name, pod)
         if reason is not None:
             return PreFilterResult(Status.unresolvable(reason, plugin=self.name))
-        return PreFilterResult(Status.skip())
+        return _SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         return np.ones(size_of(rows), dtype=np.bool_)
