@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from asched.cluster import quantity
+from asched.cluster.affinity import decode_pod_affinity
 from asched.cluster.records import (
     TAINT_EFFECTS,
     HostPort,
@@ -364,6 +365,14 @@ def decode_pod(raw: Raw) -> PodInfo:
         elif volume.get("ephemeral") is not None:
             pvcs.append(f"{name}-{ctx.string(volume.get('name'), f'spec.volumes[{index}].name')}")
 
+    namespace = ctx.string(meta.get("namespace"), "metadata.namespace") or "default"
+    pod_affinity, error = decode_pod_affinity(
+        ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None,
+        ctx.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity") or None,
+        namespace,
+    )
+    if error is not None:
+        raise ctx.fail(f"spec.affinity.{error[0]}", error[1])
     priority = ctx.integer(spec.get("priority"), "spec.priority")
     spread = tuple(
         ctx.mapping(c, f"spec.topologySpreadConstraints[{i}]")
@@ -372,7 +381,7 @@ def decode_pod(raw: Raw) -> PodInfo:
         )
     )
     return PodInfo(
-        namespace=ctx.string(meta.get("namespace"), "metadata.namespace") or "default",
+        namespace=namespace,
         name=name,
         uid=ctx.string(meta.get("uid"), "metadata.uid"),
         labels=ctx.labels(meta.get("labels"), "metadata.labels"),
@@ -411,6 +420,7 @@ def decode_pod(raw: Raw) -> PodInfo:
             for i, g in enumerate(ctx.items(spec.get("schedulingGates"), "spec.schedulingGates"))
         ),
         creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        affinity=pod_affinity,
     )
 
 

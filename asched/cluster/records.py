@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from asched.cluster.affinity import PodAffinity
 
 NO_SCHEDULE: Final = "NoSchedule"
 PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
@@ -203,6 +206,7 @@ class PodInfo:
     pod_anti_affinity: Mapping[str, Any] | None = None
     topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
     scheduling_gates: tuple[str, ...] = ()
+    affinity: PodAffinity | None = None
     creation_timestamp: str = ""
 
     @property
