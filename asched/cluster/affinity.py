@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from asched.cluster.labelsyntax import valid_label_key, valid_label_value
 from asched.cluster.records import Requirement
 
 SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -76,10 +77,56 @@ class PodAffinity:
     required_anti: tuple[AffinityTerm, ...] = ()
     preferred: tuple[WeightedTerm, ...] = ()
     preferred_anti: tuple[WeightedTerm, ...] = ()
+    #: ``<kind>: <field path>: <problem>`` for each kind of terms that did not parse (its
+    #: terms are dropped, as upstream's NewPodInfo leaves them)
+    errors: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.required or self.required_anti or self.preferred or self.preferred_anti)
+        return not (
+            self.required
+            or self.required_anti
+            or self.preferred
+            or self.preferred_anti
+            or self.errors
+        )
+
+    @property
+    def error_message(self) -> str:
+        """The errors as Go's aggregate error prints them (one, or ``[a, b]``)."""
+        return self.errors[0] if len(self.errors) == 1 else "[" + ", ".join(self.errors) + "]"
+
+
+_INVALID_VALUE: Final = (
+    "a valid label must be an empty string or consist of alphanumeric characters, "
+    "'-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_INVALID_KEY: Final = (
+    "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character, with an optional DNS subdomain prefix "
+    "and '/'"
+)
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _label_problems(selector: LabelSelector, path: str) -> str | None:
+    """The first invalid key or value of a selector, worded as upstream's parser words it."""
+    for key, value in selector.match_labels:
+        if not valid_label_key(key):
+            return f"{path}.matchLabels: Invalid value: {_quoted(key)}: {_INVALID_KEY}"
+        if not valid_label_value(value):
+            return f"{path}.matchLabels: Invalid value: {_quoted(value)}: {_INVALID_VALUE}"
+    for index, req in enumerate(selector.expressions):
+        here = f"{path}.matchExpressions[{index}]"
+        if not valid_label_key(req.key):
+            return f"{here}.key: Invalid value: {_quoted(req.key)}: {_INVALID_KEY}"
+        for number, value in enumerate(req.values):
+            if not valid_label_value(value):
+                return f"{here}.values[{number}]: Invalid value: {_quoted(value)}: {_INVALID_VALUE}"
+    return None
 
 
 class SelectorError(ValueError):
@@ -135,9 +182,11 @@ def decode_term(raw: Any, owner_namespace: str) -> AffinityTerm:
     """Decode a PodAffinityTerm owned by a pod in ``owner_namespace``."""
     if not isinstance(raw, Mapping):
         raise SelectorError("", "must be an object")
-    topology_key = raw.get("topologyKey")
-    if not isinstance(topology_key, str) or not topology_key:
-        raise SelectorError("topologyKey", "Required value: can not be empty")
+    topology_key = raw.get("topologyKey", "")
+    if not isinstance(topology_key, str):
+        raise SelectorError("topologyKey", f"must be a string, got {topology_key!r}")
+    # The API server refuses an empty key; the scheduler treats it as a key no node has,
+    # and so do we (upstream's own tables construct such pods).
     try:
         selector = decode_label_selector(raw.get("labelSelector"))
     except SelectorError as exc:
@@ -193,10 +242,50 @@ def decode_pod_affinity(
             except SelectorError as exc:
                 return None, (f"{path}.podAffinityTerm.{exc.path}".rstrip("."), str(exc))
             parts[f"preferred{section}"].append(WeightedTerm(weight, term))
+    errors = []
+    kinds = (
+        (
+            "required",
+            "requiredAffinityTerms",
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            "required_anti",
+            "requiredAntiAffinityTerms",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            "preferred",
+            "preferredAffinityTerms",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            "preferred_anti",
+            "preferredAntiAffinityTerms",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ),
+    )
+    for part, kind, section, field in kinds:
+        for index, item in enumerate(parts[part]):
+            term = item.term if isinstance(item, WeightedTerm) else item
+            inner = ".podAffinityTerm" if isinstance(item, WeightedTerm) else ""
+            base = f"spec.affinity.{section}.{field}[{index}]{inner}"
+            problem = _label_problems(term.selector, f"{base}.labelSelector")
+            if problem is None and term.namespace_selector is not None:
+                problem = _label_problems(term.namespace_selector, f"{base}.namespaceSelector")
+            if problem is not None:
+                errors.append(f"{kind}: {problem}")
+                parts[part] = []
+                break
     decoded = PodAffinity(
         tuple(parts["required"]),
         tuple(parts["required_anti"]),
         tuple(parts["preferred"]),
         tuple(parts["preferred_anti"]),
+        tuple(errors),
     )
     return (None if decoded.empty else decoded), None

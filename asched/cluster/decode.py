@@ -13,12 +13,12 @@ to its capacity when unset. Host-network pods get ``hostPort = containerPort``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from asched.cluster import quantity
 from asched.cluster.affinity import decode_pod_affinity
+from asched.cluster.labelsyntax import valid_label_key, valid_label_value
 from asched.cluster.records import (
     TAINT_EFFECTS,
     HostPort,
@@ -37,10 +37,6 @@ from asched.cluster.requests import ContainerRequests, nonzero_requests, pod_req
 from asched.errors import DecodeError
 
 NODE_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-_LABEL_NAME: Final = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-_DNS_SUBDOMAIN: Final = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
 
 Raw = Mapping[str, Any]
 
@@ -199,19 +195,6 @@ def _requirements(ctx: _Ctx, raw: Any, path: str, *, fields: bool) -> tuple[Requ
             )
         out.append(Requirement(key, op, values))
     return tuple(out)
-
-
-def valid_label_key(key: str) -> bool:
-    """A qualified name: an optional DNS-subdomain prefix and ``/``, then a 63-character name."""
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return False
-    return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
-
-
-def valid_label_value(value: str) -> bool:
-    """At most 63 characters of ``[A-Za-z0-9_.-]``, alphanumeric at both ends (or empty)."""
-    return len(value) <= 63 and bool(_LABEL_NAME.match(value))
 
 
 def decode_node_selector_term(ctx: _Ctx, raw: Any, path: str) -> NodeSelectorTerm:

@@ -14,15 +14,35 @@ table, so rollback (forget) restores them exactly; deleted rows are reused.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from asched.cluster.affinity import AffinityTerm
 from asched.cluster.columns import grown, new_column
 from asched.cluster.labels import LabelColumns
 from asched.cluster.records import PodInfo, Requirement
 
 BoolMask = npt.NDArray[np.bool_]
+
+
+#: Kinds of existing-pod terms the inter-pod plugins look up.
+REQUIRED_AFFINITY: Final = "required"
+REQUIRED_ANTI: Final = "required_anti"
+PREFERRED: Final = "preferred"  # affinity with +weight, anti-affinity with -weight
+TERM_KINDS: Final = (REQUIRED_AFFINITY, REQUIRED_ANTI, PREFERRED)
+
+
+def _terms_of(pod: PodInfo) -> list[tuple[str, tuple[AffinityTerm, int]]]:
+    affinity = pod.affinity
+    if affinity is None:
+        return []
+    found = [(REQUIRED_AFFINITY, (t, 0)) for t in affinity.required]
+    found += [(REQUIRED_ANTI, (t, 0)) for t in affinity.required_anti]
+    found += [(PREFERRED, (w.term, w.weight)) for w in affinity.preferred]
+    found += [(PREFERRED, (w.term, -w.weight)) for w in affinity.preferred_anti]
+    return found
 
 
 class PodColumns:
@@ -39,6 +59,11 @@ class PodColumns:
         self.deleting: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
         self.labels = LabelColumns(cap)
         self.namespace_ids: dict[str, int] = {}
+        #: existing pods' terms, grouped: term kind -> (term, signed weight) -> pod rows
+        self.term_groups: dict[str, dict[tuple[AffinityTerm, int], dict[int, int]]] = {
+            kind: {} for kind in TERM_KINDS
+        }
+        self._group_arrays: dict[tuple[str, AffinityTerm, int], npt.NDArray[np.intp]] = {}
         self.index: dict[str, int] = {}
         self.infos: list[PodInfo | None] = [None] * cap
         self._free: list[int] = []
@@ -72,18 +97,45 @@ class PodColumns:
         self.priority[row] = pod.priority
         self.deleting[row] = pod.deleting
         self.labels.set_row(row, pod.labels)
+        for kind, key in _terms_of(pod):
+            members = self.term_groups[kind].setdefault(key, {})
+            members[row] = members.get(row, 0) + 1  # a term twice counts twice, as upstream
+            self._group_arrays.pop((kind, *key), None)
         return row
 
     def remove(self, key: str) -> None:
         row = self.index.pop(key, None)
         if row is None:
             return
+        pod = self.infos[row]
+        if pod is not None:
+            for kind, group in _terms_of(pod):
+                members = self.term_groups[kind].get(group)
+                if members is not None:
+                    members.pop(row, None)
+                    if not members:
+                        del self.term_groups[kind][group]
+                self._group_arrays.pop((kind, *group), None)
         self.alive[row] = False
         self.node_row[row] = -1
         self.namespace[row] = -1
         self.labels.clear_row(row)
         self.infos[row] = None
         self._free.append(row)
+
+    def group_rows(self, kind: str, term: AffinityTerm, weight: int) -> npt.NDArray[np.intp]:
+        """Rows of the pods carrying ``term`` (with ``weight``) as a ``kind`` term.
+
+        A pod carrying the term twice appears twice (upstream counts per term).
+        """
+        cached = self._group_arrays.get((kind, term, weight))
+        if cached is None:
+            members = self.term_groups[kind].get((term, weight), {})
+            rows = np.fromiter(members.keys(), dtype=np.intp, count=len(members))
+            times = np.fromiter(members.values(), dtype=np.intp, count=len(members))
+            cached = np.repeat(rows, times)
+            self._group_arrays[(kind, term, weight)] = cached
+        return cached
 
     @property
     def rows(self) -> slice:

@@ -103,6 +103,8 @@ class NodeTable:
         self._free_rows: list[int] = []
         self.pods: dict[str, PlacedPod] = {}
         self.pod_columns = PodColumns()
+        #: namespace name -> its labels (for namespace selectors of affinity terms)
+        self.namespace_labels: dict[str, Mapping[str, str]] = {}
         self.row_pods: list[dict[str, PlacedPod]] = [{} for _ in range(cap)]
         self.orphans: dict[str, dict[str, PodInfo]] = {}
         self.zone_ids: dict[str, int] = {}

@@ -29,6 +29,13 @@ def table_of(snapshot: Snapshot) -> NodeTable:
         table.upsert_node(node)
     for pod in snapshot.pods:
         table.add_pod(pod, pod.node_name)
+    for namespace in snapshot.extras.get("Namespace", ()):
+        meta = namespace.get("metadata") or {}
+        if isinstance(meta.get("name"), str):
+            labels = meta.get("labels") or {}
+            table.namespace_labels[meta["name"]] = {
+                k: v for k, v in labels.items() if isinstance(v, str)
+            }
     return table
 
 

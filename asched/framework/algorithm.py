@@ -28,6 +28,7 @@ from asched.framework.equivalence import ClassCache, ClassEntry, signature
 from asched.framework.runtime import Framework, PreFilterOutcome, weighted
 from asched.framework.status import Code, Status
 
+_POD_KEY = "Algorithm/pod"
 #: Recompute a cached class fully when more than this fraction of rows changed.
 _INCREMENTAL_LIMIT = 0.25
 
@@ -134,7 +135,7 @@ class Algorithm:
         if pre_score.code == Code.ERROR:
             return Decision(pod, pre_score, state=state, pre_filter=outcome, _algorithm=self)
         entry = self._class_entry(state, pod)
-        feasible = entry.feasible
+        feasible = self._with_cycle_filters(state, pod, entry.feasible)
         allowed = self.framework.allowed_mask(table, outcome)
         if allowed is not None:
             feasible = feasible & allowed
@@ -165,21 +166,44 @@ class Algorithm:
         self, state: CycleState, entry: ClassEntry, taking_part: npt.NDArray[np.bool_]
     ) -> npt.NDArray[np.int64]:
         """Weighted score totals over all rows, normalizing over ``taking_part``."""
+        fw = self.framework
         total = entry.fixed_total.copy()
-        for plugin, weight in self.framework.active_scores(state):
+        for plugin, weight in fw.local_scores(state):
             if plugin.normalizes:
-                scores = self.framework.normalized(
-                    plugin, state, entry.raw[plugin.name], taking_part
-                )
+                scores = fw.normalized(plugin, state, entry.raw[plugin.name], taking_part)
                 total += weighted(scores, weight)
+        for plugin, weight in fw.cycle_scores(state):
+            raw = fw.run_score(plugin, state, self._pod(state), self.table, self.table.rows)
+            total += weighted(fw.normalized(plugin, state, raw, taking_part), weight)
         return total
 
     def best_total(self, state: CycleState, pod: PodInfo) -> tuple[int, npt.NDArray[np.int64]]:
         """The best total over *all* feasible rows (for regret), and the totals array."""
         entry = self._class_entry(state, pod)
-        totals = self.totals(state, entry, entry.feasible)
-        masked = np.where(entry.feasible, totals, -1)
+        feasible = self._with_cycle_filters(state, pod, entry.feasible)
+        totals = self.totals(state, entry, feasible)
+        masked = np.where(feasible, totals, -1)
         return int(masked.max()) if masked.size else -1, totals
+
+    def _with_cycle_filters(
+        self, state: CycleState, pod: PodInfo, feasible: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.bool_]:
+        """``feasible`` (the cached row-local answer) AND the cross-row filters of this cycle."""
+        state.write(_POD_KEY, pod)
+        plugins = self.framework.cycle_filters(state)
+        if not plugins:
+            return feasible
+        started = time.perf_counter()
+        combined = feasible & self.framework.filter_mask(
+            state, pod, self.table, self.table.rows, plugins
+        )
+        self._observe("Filter", Status.success(), started)
+        return combined
+
+    @staticmethod
+    def _pod(state: CycleState) -> PodInfo:
+        pod: PodInfo = state.read(_POD_KEY)
+        return pod
 
     # ------------------------------------------------------------------ cache
     def _wanted(self) -> int:
@@ -216,12 +240,12 @@ class Algorithm:
         selected = table.rows if rows is None else rows
         started = time.perf_counter()
         entry.feasible[selected] = fw.filter_mask(
-            state, pod, table, selected, fw.active_filters(state)
+            state, pod, table, selected, fw.local_filters(state)
         )
         self._observe("Filter", Status.success(), started)
         started = time.perf_counter()
         fixed = np.zeros(size_of(selected), dtype=np.int64)
-        for plugin, weight in fw.active_scores(state):
+        for plugin, weight in fw.local_scores(state):
             raw = fw.run_score(plugin, state, pod, table, selected)
             if rows is None:
                 entry.raw[plugin.name] = raw

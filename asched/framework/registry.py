@@ -16,6 +16,7 @@ from asched.framework.plugins import (
     default_binder,
     default_preemption,
     image_locality,
+    inter_pod_affinity,
     node_affinity,
     node_name,
     node_ports,
@@ -42,6 +43,7 @@ REGISTRY: Final[Mapping[str, Factory]] = {
     default_preemption.NAME: default_preemption.factory,
     node_resources_balanced_allocation.NAME: node_resources_balanced_allocation.factory,
     image_locality.NAME: image_locality.factory,
+    inter_pod_affinity.NAME: inter_pod_affinity.factory,
     default_binder.NAME: default_binder.factory,
     **{name: unsupported.factory_for(name) for name in unsupported.NAMES},
 }

@@ -137,6 +137,14 @@ class Framework:
     def active_filters(self, state: CycleState) -> list[FilterPlugin]:
         return [p for p in self.filter if p.name not in state.skip_filter]
 
+    def local_filters(self, state: CycleState) -> list[FilterPlugin]:
+        """Active filters whose answer for a row depends on that row only (cacheable)."""
+        return [p for p in self.active_filters(state) if p.row_local]
+
+    def cycle_filters(self, state: CycleState) -> list[FilterPlugin]:
+        """Active filters that look across rows (computed afresh every cycle)."""
+        return [p for p in self.active_filters(state) if not p.row_local]
+
     def run_filter(
         self, plugin: FilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows
     ) -> BoolMask:
@@ -196,6 +204,12 @@ class Framework:
 
     def active_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
         return [(p, w) for p, w in self.score if p.name not in state.skip_score]
+
+    def local_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
+        return [(p, w) for p, w in self.active_scores(state) if p.row_local]
+
+    def cycle_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
+        return [(p, w) for p, w in self.active_scores(state) if not p.row_local]
 
     def run_score(
         self, plugin: ScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows

@@ -10,12 +10,13 @@ same for every node while one pod is evaluated.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from asched.cluster.records import HostPort, NodeInfo, PodInfo
 from asched.cluster.snapshot import Snapshot
 from asched.config.types import PluginArgs, Profile
+from asched.reference.crosspod import namespace_labels
 
 ArgsT = TypeVar("ArgsT", bound=PluginArgs)
 
@@ -84,6 +85,8 @@ class Cycle:
     profile: Profile
     nodes: tuple[NodeState, ...]
     image_spread: Mapping[str, int]
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    scratch: dict[str, Any] = field(default_factory=dict)  # per-evaluation plugin state
 
     def args(self, plugin: str, kind: type[ArgsT]) -> ArgsT:
         """The profile's args for ``plugin``, or the defaults of ``kind`` when unset."""
@@ -98,4 +101,7 @@ def build_cycle(snapshot: Snapshot, pod: PodInfo, profile: Profile) -> Cycle:
     for node in nodes:
         for name in node.image_sizes:
             spread[name] = spread.get(name, 0) + 1
-    return Cycle(pod=pod, profile=profile, nodes=nodes, image_spread=spread)
+    namespaces = namespace_labels(snapshot.extras.get("Namespace", ()))
+    return Cycle(
+        pod=pod, profile=profile, nodes=nodes, image_spread=spread, namespace_labels=namespaces
+    )

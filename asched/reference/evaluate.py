@@ -36,6 +36,7 @@ from asched.cluster.snapshot import Snapshot
 from asched.config.types import Profile
 from asched.framework.result import Evaluation, NodeVerdict
 from asched.framework.status import Code, Status
+from asched.reference import interpod
 from asched.reference.cycle import Cycle, NodeState, build_cycle
 from asched.reference.message import NO_NODES_MESSAGE, fit_error_message
 from asched.reference.normalize import default_normalize
@@ -105,6 +106,8 @@ def _filter(cycle: Cycle, node: NodeState, skipped: frozenset[str]) -> NodeVerdi
 
 
 def _normalized(plugin: Plugin, raw: list[int]) -> list[int]:
+    if plugin.normalization == "minmax":
+        return interpod.normalize(raw)
     if plugin.normalization == "default":
         return default_normalize(raw, reverse=False)
     if plugin.normalization == "reverse":
@@ -115,6 +118,7 @@ def _normalized(plugin: Plugin, raw: list[int]) -> list[int]:
 def _scores(cycle: Cycle, feasible: Sequence[NodeState]) -> dict[str, list[int]]:
     """Normalized scores per present plugin, aligned with ``feasible``."""
     pre_score = set(cycle.profile.resolved.pre_score)
+    cycle.scratch["feasible"] = [node.name for node in feasible]
     out: dict[str, list[int]] = {}
     for name, _weight in cycle.profile.resolved.score:
         plugin = _plugin(name)

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from asched.cluster.decode import valid_label_key, valid_label_value
+from asched.cluster.labelsyntax import valid_label_key, valid_label_value
 from asched.errors import DecodeError
 
 Operator = Literal["In", "NotIn", "Exists", "DoesNotExist"]

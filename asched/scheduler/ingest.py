@@ -74,6 +74,8 @@ class Ingest:
                 store.pop(_key(event.obj), None)
             else:
                 store[_key(event.obj)] = event.obj
+            if event.kind == "namespaces":
+                self._namespace(event.type, event.obj)
 
     def _relist(self, event: Relisted) -> None:
         present = {_key(obj) for obj in event.objects}
@@ -90,6 +92,19 @@ class Ingest:
                 self._pod("ADDED", obj)
         else:
             self.objects[event.kind] = {_key(obj): obj for obj in event.objects}
+            if event.kind == "namespaces":
+                self.table.namespace_labels.clear()
+                for obj in event.objects:
+                    self._namespace("ADDED", obj)
+
+    def _namespace(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """Namespace labels, for the namespace selectors of pod affinity terms."""
+        name = _key(obj)
+        if kind == "DELETED":
+            self.table.namespace_labels.pop(name, None)
+            return
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        self.table.namespace_labels[name] = {k: v for k, v in labels.items() if isinstance(v, str)}
 
     # ------------------------------------------------------------------ nodes
     def _node(self, kind: str, obj: Mapping[str, Any]) -> None:

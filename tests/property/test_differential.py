@@ -163,12 +163,73 @@ def nodes(draw: st.DrawFn, name: str) -> Raw:
     )
 
 
+APPS = ("web", "db", "cache")
+NAMESPACES = ("default", "team-a", "team-b")
+
+
+@st.composite
+def pod_terms(draw: st.DrawFn) -> Raw:
+    """A pod affinity term over app labels, in some namespaces, by zone or hostname."""
+    if draw(st.booleans()):
+        selector: Raw = {"matchLabels": {"app": draw(st.sampled_from(APPS))}}
+    else:
+        operator = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
+        expression: Raw = {"key": "app", "operator": operator}
+        if operator in ("In", "NotIn"):
+            expression["values"] = draw(
+                st.lists(st.sampled_from(APPS), min_size=1, max_size=2, unique=True)
+            )
+        selector = {"matchExpressions": [expression]}
+    term: Raw = {
+        "labelSelector": selector,
+        "topologyKey": draw(st.sampled_from([ZONE, HOSTNAME, "team"])),
+    }
+    scope = draw(st.integers(0, 3))
+    if scope == 1:
+        term["namespaces"] = draw(
+            st.lists(st.sampled_from(NAMESPACES), min_size=1, max_size=2, unique=True)
+        )
+    elif scope == 2:
+        term["namespaceSelector"] = {}
+    elif scope == 3:
+        term["namespaceSelector"] = {
+            "matchLabels": {"tier": draw(st.sampled_from(["front", "back"]))}
+        }
+    return term
+
+
+@st.composite
+def pod_affinity_sections(draw: st.DrawFn) -> tuple[Raw | None, Raw | None]:
+    """Random podAffinity / podAntiAffinity sections (often none)."""
+    sections: list[Raw | None] = []
+    for _ in range(2):
+        if draw(st.integers(0, 2)) != 0:
+            sections.append(None)
+            continue
+        section: Raw = {}
+        required = draw(st.lists(pod_terms(), max_size=2))
+        preferred = draw(st.lists(st.tuples(st.integers(1, 100), pod_terms()), max_size=2))
+        if required:
+            section["requiredDuringSchedulingIgnoredDuringExecution"] = required
+        if preferred:
+            section["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": w, "podAffinityTerm": t} for w, t in preferred
+            ]
+        sections.append(section or None)
+    return sections[0], sections[1]
+
+
 @st.composite
 def bound_pods(draw: st.DrawFn, index: int, node_names: list[str]) -> Raw:
     node_name = draw(st.one_of(st.sampled_from(node_names), st.just("gone-node")))
     requests = draw(st.lists(request_maps(), max_size=2))
+    affinity, anti = draw(pod_affinity_sections())
     return make_pod(
         f"bound-{index}",
+        namespace=draw(st.sampled_from(NAMESPACES)),
+        labels={"app": draw(st.sampled_from(APPS))} if draw(st.integers(0, 4)) else None,
+        pod_affinity=affinity,
+        pod_anti_affinity=anti,
         node_name=node_name,
         requests=requests,
         init=draw(st.lists(request_maps(), max_size=1)),
@@ -281,8 +342,13 @@ def incoming_pods(draw: st.DrawFn, node_names: list[str]) -> Raw:
             container(f"c{i}", image=image, ports=ports if i == 0 else ())
             for i, image in enumerate(images or ["img-a"])
         ]
+    affinity_section, anti_section = draw(pod_affinity_sections())
     return make_pod(
         "incoming",
+        namespace=draw(st.sampled_from(NAMESPACES)),
+        labels={"app": draw(st.sampled_from(APPS))} if draw(st.booleans()) else None,
+        pod_affinity=affinity_section,
+        pod_anti_affinity=anti_section,
         requests=requests,
         containers=containers,
         init_containers=init_containers,
@@ -355,8 +421,15 @@ def scenarios(draw: st.DrawFn):
     names = [f"node-{i}" for i in range(node_count)]
     node_objects = [draw(nodes(name)) for name in names]
     pod_objects = [draw(bound_pods(i, names)) for i in range(draw(st.integers(0, 40)))]
+    namespace_objects = [
+        {
+            "kind": "Namespace",
+            "metadata": {"name": n, "labels": {"tier": draw(st.sampled_from(["front", "back"]))}},
+        }
+        for n in NAMESPACES
+    ]
     return (
-        snapshot_of(node_objects, pod_objects),
+        snapshot_of(node_objects, pod_objects + namespace_objects),
         pod_info(draw(incoming_pods(names))),
         draw(profiles(names)),
         draw(st.integers(0, 2**16)),

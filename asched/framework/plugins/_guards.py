@@ -21,20 +21,16 @@ from asched.cluster.records import PodInfo
 PVC_UNSUPPORTED: Final = (
     "pod has PersistentVolumeClaims: volume scheduling is not supported by asched yet"
 )
-POD_AFFINITY_UNSUPPORTED: Final = (
-    "pod has required pod affinity or anti-affinity: not supported by asched yet"
-)
 SPREAD_UNSUPPORTED: Final = (
     "pod has topology spread constraints with whenUnsatisfiable=DoNotSchedule: "
     "not supported by asched yet"
 )
 
 VOLUME_BINDING: Final = "VolumeBinding"
-INTER_POD_AFFINITY: Final = "InterPodAffinity"
 POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
 
 #: The plugins whose PreFilter is a guard (rejects or skips, never succeeds).
-GUARDED_PLUGINS: Final = (VOLUME_BINDING, INTER_POD_AFFINITY, POD_TOPOLOGY_SPREAD)
+GUARDED_PLUGINS: Final = (VOLUME_BINDING, POD_TOPOLOGY_SPREAD)
 
 _REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 
@@ -52,10 +48,6 @@ def guard_reason(plugin_name: str, pod: PodInfo) -> str | None:
     """
     if plugin_name == VOLUME_BINDING:
         return PVC_UNSUPPORTED if pod.pvc_names else None
-    if plugin_name == INTER_POD_AFFINITY:
-        if _has_required_terms(pod.pod_affinity) or _has_required_terms(pod.pod_anti_affinity):
-            return POD_AFFINITY_UNSUPPORTED
-        return None
     if plugin_name == POD_TOPOLOGY_SPREAD:
         hard = any(
             c.get("whenUnsatisfiable") == "DoNotSchedule" for c in pod.topology_spread_constraints

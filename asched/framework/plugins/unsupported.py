@@ -31,7 +31,6 @@ NAMES: Final = (
     "VolumeBinding",
     "VolumeZone",
     "PodTopologySpread",
-    "InterPodAffinity",
 )
 
 

@@ -9,6 +9,7 @@ from asched.framework.plugins import _guards
 from asched.reference.plugins.balanced_allocation import BalancedAllocation
 from asched.reference.plugins.base import Plugin
 from asched.reference.plugins.image_locality import ImageLocality
+from asched.reference.plugins.inter_pod_affinity import InterPodAffinity
 from asched.reference.plugins.node_affinity import NodeAffinity
 from asched.reference.plugins.node_name import NodeName
 from asched.reference.plugins.node_ports import NodePorts
@@ -30,7 +31,7 @@ REGISTRY: Final[Mapping[str, Plugin]] = {
     "VolumeBinding": Guarded(_guards.VOLUME_BINDING),
     "VolumeZone": AlwaysSkip(),
     "PodTopologySpread": Guarded(_guards.POD_TOPOLOGY_SPREAD),
-    "InterPodAffinity": Guarded(_guards.INTER_POD_AFFINITY),
+    "InterPodAffinity": InterPodAffinity(),
     "NodeResourcesBalancedAllocation": BalancedAllocation(),
     "ImageLocality": ImageLocality(),
 }

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 from asched.framework.status import Status
 from asched.reference.cycle import Cycle, NodeState
 
-Normalization = Literal["none", "default", "reverse"]
+Normalization = Literal["none", "default", "reverse", "minmax"]
 
 
 @dataclass(frozen=True, slots=True)

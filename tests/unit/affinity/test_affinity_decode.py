@@ -89,11 +89,11 @@ def test_no_terms_decode_to_none() -> None:
         pytest.param(
             {
                 "podAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {}}]
+                    "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": 7}]
                 }
             },
             "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey",
-            id="missing topology key",
+            id="topology key not a string",
         ),
         pytest.param(
             {

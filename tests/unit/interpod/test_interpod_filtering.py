@@ -36,11 +36,15 @@ from tests.builders import (
     pod_affinity_rules,
     pod_info,
 )
+from tests.unit.interpod import engine_adapter
 
 FilterNodes = Callable[..., FilterResult]
 
 #: A second implementation with the same signature is added here as a new entry.
-IMPLEMENTATIONS: dict[str, FilterNodes] = {"reference": interpod.filter_nodes}
+IMPLEMENTATIONS: dict[str, FilterNodes] = {
+    "reference": interpod.filter_nodes,
+    "vectorised": engine_adapter.filter_nodes,
+}
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))

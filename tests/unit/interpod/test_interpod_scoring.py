@@ -35,11 +35,15 @@ from tests.builders import (
     pod_affinity_rules,
     pod_info,
 )
+from tests.unit.interpod import engine_adapter
 
 ScoreNodes = Callable[..., ScoreResult]
 
 #: A second implementation with the same signature is added here as a new entry.
-IMPLEMENTATIONS: dict[str, ScoreNodes] = {"reference": interpod.score_nodes}
+IMPLEMENTATIONS: dict[str, ScoreNodes] = {
+    "reference": interpod.score_nodes,
+    "vectorised": engine_adapter.score_nodes,
+}
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))

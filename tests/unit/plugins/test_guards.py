@@ -1,17 +1,14 @@
-"""The temporary guards for features asched does not model yet (volumes, inter-pod
-affinity, hard topology spread): PreFilter rejects the pods that use them, with a fixed
-reason, and skips every other pod; their plugins never score.
+"""The temporary guards for features asched does not model yet (volumes, hard topology
+spread): PreFilter rejects the pods that use them, with a fixed reason, and skips every
+other pod; their plugins never score. (Inter-pod affinity is modelled: its own tests are
+in tests/unit/interpod and the differential tests.)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from asched.framework.plugins._guards import (
-    POD_AFFINITY_UNSUPPORTED,
-    PVC_UNSUPPORTED,
-    SPREAD_UNSUPPORTED,
-)
+from asched.framework.plugins._guards import PVC_UNSUPPORTED, SPREAD_UNSUPPORTED
 from asched.framework.status import Code
 from tests.builders import (
     FITS,
@@ -52,26 +49,11 @@ CASES = [
         FITS,
         id="a pod with only an emptyDir volume passes",
     ),
-    pytest.param(
-        make_pod(pod_affinity={"requiredDuringSchedulingIgnoredDuringExecution": [SELECTOR]}),
-        rejected("InterPodAffinity", POD_AFFINITY_UNSUPPORTED),
-        id="required pod affinity is rejected by InterPodAffinity",
-    ),
+    # no pod carries label app=web: nothing for required anti-affinity to avoid
     pytest.param(
         make_pod(pod_anti_affinity={"requiredDuringSchedulingIgnoredDuringExecution": [SELECTOR]}),
-        rejected("InterPodAffinity", POD_AFFINITY_UNSUPPORTED),
-        id="required pod anti-affinity is rejected by InterPodAffinity",
-    ),
-    pytest.param(
-        make_pod(
-            pod_affinity={
-                "preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 10, "podAffinityTerm": SELECTOR}
-                ]
-            }
-        ),
         FITS,
-        id="preferred pod affinity passes (and is not scored)",
+        id="required pod anti-affinity with nothing to avoid passes",
     ),
     pytest.param(
         make_pod(topology_spread=[HARD_SPREAD]),
@@ -103,7 +85,7 @@ def test_guards_in_the_default_profile(evaluate, pod, want) -> None:
     assert [outcome(evaluation, n) for n in ("node1", "node2")] == [want, want]
     if want is FITS:
         scored = {name for v in evaluation.nodes.values() for name in v.scores}
-        assert not scored & {"InterPodAffinity", "PodTopologySpread"}
+        assert "PodTopologySpread" not in scored
         assert evaluation.message is None
     else:
         assert evaluation.message == f"0/2 nodes are available: {want[2][0]}."
