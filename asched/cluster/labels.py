@@ -90,12 +90,6 @@ class LabelColumns:
         for name in self._row_keys.pop(row, ()):
             self.keys[name].column[row] = ABSENT
 
-    def value_at(self, name: str, row: int) -> str | None:
-        key = self.keys.get(name)
-        if key is None or key.column[row] == ABSENT:
-            return None
-        return key.values[int(key.column[row])]
-
     def column(self, name: str) -> npt.NDArray[np.int32] | None:
         """The id column of ``name``, or None when no node has ever had the key."""
         key = self.keys.get(name)

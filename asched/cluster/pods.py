@@ -166,20 +166,25 @@ class PodColumns:
             mask &= self.labels.requirement(req.key, req.operator, req.values, self.rows)
         return mask
 
-    def domain_counts(
-        self, matching: BoolMask, node_label: npt.NDArray[np.int32] | None, n_values: int
-    ) -> npt.NDArray[np.int64]:
-        """Matching pods per domain: index ``value_id + 1`` (slot 0: nodes lacking the key).
+    def per_node_counts(
+        self,
+        pods: npt.NDArray[np.intp] | BoolMask,
+        node_label: npt.NDArray[np.int32] | None,
+        n_values: int,
+        n_nodes: int,
+    ) -> tuple[npt.NDArray[np.int64], int]:
+        """Per node row, how many of ``pods`` sit in that node's domain; and how many counted.
 
-        ``node_label`` is the node table's id column of the topology key (None when no node
-        has the key: every pod counts in slot 0).
+        ``pods`` is a mask over pod rows or an array of pod rows (repeats count twice);
+        ``node_label`` is the node table's id column of the topology key (None: no node has
+        the key). Nodes lacking the key get 0, and pods on such nodes count nowhere, as
+        upstream records no topology pair for them.
         """
         if node_label is None:
-            counts = np.zeros(n_values + 1, dtype=np.int64)
-            counts[0] = int(np.count_nonzero(matching))
-            return counts
-        domains = node_label[self.node_row[: self.size][matching]] + 1
-        counted: npt.NDArray[np.int64] = np.bincount(domains, minlength=n_values + 1).astype(
-            np.int64
-        )
-        return counted
+            return np.zeros(n_nodes, dtype=np.int64), 0
+        domains = node_label[self.node_row[: self.size][pods]]
+        domains = domains[domains >= 0]
+        counts = np.zeros(n_values + 1, dtype=np.int64)
+        counts[1:] = np.bincount(domains, minlength=n_values)
+        per_node: npt.NDArray[np.int64] = counts[node_label[:n_nodes] + 1]
+        return per_node, len(domains)

@@ -30,7 +30,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -360,9 +360,6 @@ class NodeTable:
         if node is None:
             raise KeyError(f"row {row} holds no node")
         return node
-
-    def pods_on(self, row: int) -> Iterable[PodInfo]:
-        return (placed.info for placed in self.row_pods[row].values())
 
     def nbytes(self) -> int:
         """Bytes held by the numeric columns (label/taint/port columns included)."""

@@ -28,7 +28,6 @@ from asched.framework.equivalence import ClassCache, ClassEntry, signature
 from asched.framework.runtime import Framework, PreFilterOutcome, weighted
 from asched.framework.status import Code, Status
 
-_POD_KEY = "Algorithm/pod"
 #: Recompute a cached class fully when more than this fraction of rows changed.
 _INCREMENTAL_LIMIT = 0.25
 
@@ -156,14 +155,18 @@ class Algorithm:
         if sample.count == 1:
             row = int(np.flatnonzero(sample.mask)[0])
         else:
-            totals = self.totals(state, entry, sample.mask)
+            totals = self.totals(state, pod, entry, sample.mask)
             row, _ = selection.select_host(totals, sample.mask, self.rng)
         decision.row = row
         decision.node = table.name_of(row)
         return decision
 
     def totals(
-        self, state: CycleState, entry: ClassEntry, taking_part: npt.NDArray[np.bool_]
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        entry: ClassEntry,
+        taking_part: npt.NDArray[np.bool_],
     ) -> npt.NDArray[np.int64]:
         """Weighted score totals over all rows, normalizing over ``taking_part``."""
         fw = self.framework
@@ -173,7 +176,7 @@ class Algorithm:
                 scores = fw.normalized(plugin, state, entry.raw[plugin.name], taking_part)
                 total += weighted(scores, weight)
         for plugin, weight in fw.cycle_scores(state):
-            raw = fw.run_score(plugin, state, self._pod(state), self.table, self.table.rows)
+            raw = fw.run_score(plugin, state, pod, self.table, self.table.rows)
             total += weighted(fw.normalized(plugin, state, raw, taking_part), weight)
         return total
 
@@ -181,7 +184,7 @@ class Algorithm:
         """The best total over *all* feasible rows (for regret), and the totals array."""
         entry = self._class_entry(state, pod)
         feasible = self._with_cycle_filters(state, pod, entry.feasible)
-        totals = self.totals(state, entry, feasible)
+        totals = self.totals(state, pod, entry, feasible)
         masked = np.where(feasible, totals, -1)
         return int(masked.max()) if masked.size else -1, totals
 
@@ -189,7 +192,6 @@ class Algorithm:
         self, state: CycleState, pod: PodInfo, feasible: npt.NDArray[np.bool_]
     ) -> npt.NDArray[np.bool_]:
         """``feasible`` (the cached row-local answer) AND the cross-row filters of this cycle."""
-        state.write(_POD_KEY, pod)
         plugins = self.framework.cycle_filters(state)
         if not plugins:
             return feasible
@@ -199,11 +201,6 @@ class Algorithm:
         )
         self._observe("Filter", Status.success(), started)
         return combined
-
-    @staticmethod
-    def _pod(state: CycleState) -> PodInfo:
-        pod: PodInfo = state.read(_POD_KEY)
-        return pod
 
     # ------------------------------------------------------------------ cache
     def _wanted(self) -> int:

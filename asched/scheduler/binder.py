@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from asched.cluster.records import PodInfo
@@ -37,7 +37,6 @@ class BindJob:
     state: CycleState
     waiting: WaitingPod | None = None
     started: float = 0.0
-    done: bool = field(default=False)
 
 
 class Outcomes(Protocol):
@@ -108,7 +107,6 @@ class Binder:
             self.failed += 1
             self.outcomes.rollback(job, Status.error(f"binding failed: {exc}"))
         finally:
-            job.done = True
             self.in_flight.pop(job.pod.key, None)
             self.slots.release()
 

@@ -101,7 +101,7 @@ class Reporter:
         self._clock = clock
         self._pending: OrderedDict[str, Report] = OrderedDict()
         self._wake = asyncio.Event()
-        self._series: dict[tuple[str, str], _Series] = {}
+        self._series: dict[str, dict[str, _Series]] = {}  # pod key -> reason -> series
         self._last_condition: dict[str, str] = {}
         self._core_events = False
         self.dropped = 0
@@ -138,8 +138,7 @@ class Reporter:
 
     def forget(self, key: str) -> None:
         self._last_condition.pop(key, None)
-        for series_key in [k for k in self._series if k[0] == key]:
-            del self._series[series_key]
+        self._series.pop(key, None)
 
     @property
     def backlog(self) -> int:
@@ -209,8 +208,7 @@ class Reporter:
     async def _event(self, report: Report) -> None:
         pod = report.pod
         note = truncate_note(report.message)
-        key = (pod.key, report.reason)
-        series = self._series.get(key)
+        series = self._series.get(pod.key, {}).get(report.reason)
         now = self._clock()
         if series is not None and series.note == note:
             series.count += 1
@@ -224,7 +222,9 @@ class Reporter:
         created = await self._create_event(pod, name, report.reason, note, kind)
         if created is not None:
             self.events_created += 1
-            self._series[key] = _Series(name, note, 1, now, created)
+            self._series.setdefault(pod.key, {})[report.reason] = _Series(
+                name, note, 1, now, created
+            )
 
     async def _create_event(
         self, pod: PodInfo, name: str, reason: str, note: str, kind: str

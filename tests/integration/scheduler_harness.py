@@ -13,8 +13,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from asched.api.client import KubeClient
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
@@ -176,4 +174,4 @@ def assert_tables_equal(live: NodeTable, rebuilt: NodeTable) -> None:
             assert live.free[live_axis][live_row] == rebuilt.free[axis][row], (name, resource)
         assert live.nonzero_cpu[live_row] == rebuilt.nonzero_cpu[row]
         assert live.nonzero_memory[live_row] == rebuilt.nonzero_memory[row]
-    assert np.all(live.alive[: live.size] | True)
+    assert set(live.index) >= set(rebuilt.index)  # every node the API holds is a live row

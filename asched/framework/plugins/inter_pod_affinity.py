@@ -73,23 +73,11 @@ def _matches_itself(term: AffinityTerm, pod: PodInfo, table: NodeTable) -> bool:
 def _per_node(
     table: NodeTable, key: str, pod_rows: npt.NDArray[np.intp] | BoolMask
 ) -> tuple[Int64Array, int]:
-    """Matching pods counted per node row through their domain of ``key``; and their total.
-
-    ``pod_rows``: a mask over pod rows or an array of pod rows. Nodes lacking the key get 0,
-    and pods on such nodes are not counted (upstream records no pair for them).
-    """
-    column = table.labels.column(key)
-    if column is None:
-        return np.zeros(table.size, dtype=np.int64), 0
-    values = len(table.labels.keys[key].values)
-    pods = table.pod_columns
-    node_rows = pods.node_row[: pods.size][pod_rows]
-    domains = column[node_rows]
-    domains = domains[domains >= 0]
-    counts = np.zeros(values + 1, dtype=np.int64)
-    counts[1:] = np.bincount(domains, minlength=values)
-    per_node: Int64Array = counts[column[: table.size] + 1]
-    return per_node, len(domains)
+    """Matching pods counted per node row through its domain of ``key``; and their total."""
+    label = table.labels.keys.get(key)
+    column = None if label is None else label.column
+    n_values = 0 if label is None else len(label.values)
+    return table.pod_columns.per_node_counts(pod_rows, column, n_values, table.size)
 
 
 def _has_key(table: NodeTable, key: str) -> BoolMask:

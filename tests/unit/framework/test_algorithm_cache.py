@@ -44,7 +44,7 @@ def all_totals(algorithm: Algorithm, pod) -> tuple[np.ndarray, np.ndarray]:
     algorithm.framework.run_pre_filter(state, pod, algorithm.table)
     algorithm.framework.run_pre_score(state, pod, algorithm.table)
     entry = algorithm._class_entry(state, pod)
-    return entry.feasible.copy(), algorithm.totals(state, entry, entry.feasible)
+    return entry.feasible.copy(), algorithm.totals(state, pod, entry, entry.feasible)
 
 
 @pytest.mark.parametrize("seed", range(6))

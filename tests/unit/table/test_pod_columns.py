@@ -34,10 +34,11 @@ def test_selector_and_domain_counts() -> None:
     web = columns.matching({"app": "web"}, (), namespaces={"default"})
     assert int(web.sum()) == 3  # w4 is in another namespace
     zone = table.labels.keys["topology.kubernetes.io/zone"]
-    counts = columns.domain_counts(web, zone.column, len(zone.values))
-    # zones a, b, c got ids 0, 1, 2 (first seen); slot 0 counts nodes lacking the key
-    # web pods in default: a1 and a2 in zone a (2), b1 in zone b (1), none in c
-    assert counts.tolist() == [0, 2, 1, 0]
+    per_node, counted = columns.per_node_counts(web, zone.column, len(zone.values), table.size)
+    # web pods in default: a1 and a2 in zone a (2), b1 in zone b (1), none in zone c;
+    # every node reads its zone's count: a1 2, a2 2, b1 1, c1 0
+    assert per_node.tolist() == [2, 2, 1, 0]
+    assert counted == 3
     not_db = columns.matching({}, (Requirement("app", "NotIn", ("db",)),), namespaces=None)
     assert int(not_db.sum()) == 4  # w1, w2, w3, w4
 
