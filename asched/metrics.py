@@ -100,6 +100,12 @@ PREEMPTION_ATTEMPTS: Final = Counter(
     "Total preemption attempts in the cluster till now.",
     registry=REGISTRY,
 )
+PREEMPTION_VICTIMS: Final = Histogram(
+    "asched_preemption_victims",
+    "Number of selected preemption victims.",
+    buckets=(1, 2, 4, 8, 16, 32, 64),
+    registry=REGISTRY,
+)
 EVENTS: Final = Counter(
     "asched_events_total",
     "Kubernetes Events emitted by the scheduler, by event type and reason.",
@@ -191,6 +197,11 @@ def count_event(event_type: str, reason: str) -> None:
 def count_preemption_attempt() -> None:
     """Count one PostFilter preemption attempt."""
     PREEMPTION_ATTEMPTS.inc()
+
+
+def observe_preemption_victims(count: int) -> None:
+    """Record how many victims one preemption selected."""
+    PREEMPTION_VICTIMS.observe(count)
 
 
 def set_leader(*, leading: bool) -> None:

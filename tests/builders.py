@@ -298,6 +298,7 @@ def profile_with(
     score: Sequence[tuple[str, int]] = (),
     pre_filter: Sequence[str] | None = None,
     pre_score: Sequence[str] | None = None,
+    post_filter: Sequence[str] = (),
     args: Mapping[str, PluginArgs] | None = None,
     scheduler_name: str = "default-scheduler",
 ) -> Profile:
@@ -313,6 +314,7 @@ def profile_with(
         filter=tuple(filter),
         pre_score=tuple(pre_score) if pre_score is not None else _with("preScore", score_names),
         score=tuple(score),
+        post_filter=tuple(post_filter),
     )
     return Profile(scheduler_name=scheduler_name, resolved=resolved, plugin_args=dict(args or {}))
 
@@ -324,6 +326,7 @@ def default_profile(args: Mapping[str, PluginArgs] | None = None) -> Profile:
     return profile_with(
         filter=_with("filter", names),
         score=tuple((n, weights[n] or 1) for n in _with("score", names)),
+        post_filter=_with("postFilter", names),
         args=args,
     )
 

@@ -104,6 +104,17 @@ POD_TEMPLATES: Final[Mapping[str, PodTemplate]] = {
             },
         ),
     ),
+    "pod-with-preferred-topology-spreading": PodTemplate(
+        labels={"color": "blue"},
+        topology_spread_constraints=(
+            {
+                "maxSkew": 5,
+                "topologyKey": ZONE_LABEL,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"color": "blue"}},
+            },
+        ),
+    ),
 }
 
 #: Node templates: name -> (cpu, memory, pods).

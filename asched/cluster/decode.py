@@ -404,7 +404,20 @@ def decode_pod(raw: Raw) -> PodInfo:
         ),
         creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         affinity=pod_affinity,
+        preempted=meta.get("deletionTimestamp") is not None and _preempted(status),
     )
+
+
+def _preempted(status: Mapping[str, Any]) -> bool:
+    """The first DisruptionTarget condition is True with reason PreemptionByScheduler."""
+    conditions = status.get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, Mapping) and condition.get("type") == "DisruptionTarget":
+            return bool(
+                condition.get("status") == "True"
+                and condition.get("reason") == "PreemptionByScheduler"
+            )
+    return False
 
 
 def object_context(kind: str, raw: Any) -> _Ctx:

@@ -13,7 +13,9 @@ table, so rollback (forget) restores them exactly; deleted rows are reused.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import math
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime
 from typing import Final
 
 import numpy as np
@@ -32,6 +34,19 @@ REQUIRED_AFFINITY: Final = "required"
 REQUIRED_ANTI: Final = "required_anti"
 PREFERRED: Final = "preferred"  # affinity with +weight, anti-affinity with -weight
 TERM_KINDS: Final = (REQUIRED_AFFINITY, REQUIRED_ANTI, PREFERRED)
+
+
+def start_time(pod: PodInfo) -> float:
+    """Seconds since the epoch the pod started (its creationTimestamp); inf when unknown.
+
+    PodInfo carries no ``status.startTime``; preemption ranks pods by this instead.
+    """
+    if not pod.creation_timestamp:
+        return math.inf
+    try:
+        return datetime.fromisoformat(pod.creation_timestamp).timestamp()
+    except ValueError:
+        return math.inf
 
 
 def _terms_of(pod: PodInfo) -> list[tuple[str, tuple[AffinityTerm, int]]]:
@@ -57,6 +72,10 @@ class PodColumns:
         self.namespace: npt.NDArray[np.int32] = new_column(cap, np.int32, -1)
         self.priority: npt.NDArray[np.int64] = new_column(cap, np.int64, 0)
         self.deleting: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
+        #: seconds since the epoch (inf: unknown), for preemption's importance order
+        self.start: npt.NDArray[np.float64] = new_column(cap, np.float64, math.inf)
+        #: per node-table resource axis, the pod's request on it (the table's units)
+        self.requests: list[npt.NDArray[np.int64]] = []
         self.labels = LabelColumns(cap)
         self.namespace_ids: dict[str, int] = {}
         #: existing pods' terms, grouped: term kind -> (term, signed weight) -> pod rows
@@ -75,12 +94,18 @@ class PodColumns:
         self.namespace = grown(self.namespace, cap, -1)
         self.priority = grown(self.priority, cap, 0)
         self.deleting = grown(self.deleting, cap, fill=False)
+        self.start = grown(self.start, cap, math.inf)
+        self.requests = [grown(c, cap, 0) for c in self.requests]
         self.labels.grow(cap)
         self.infos.extend([None] * (cap - self.capacity))
         self.capacity = cap
 
-    def add(self, pod: PodInfo, node_row: int) -> int:
-        """Count ``pod`` on ``node_row`` (replacing an earlier row of the same pod)."""
+    def add(self, pod: PodInfo, node_row: int, deltas: Sequence[tuple[int, int]] = ()) -> int:
+        """Count ``pod`` on ``node_row`` (replacing an earlier row of the same pod).
+
+        ``deltas`` are ``(axis, amount)`` pairs: what the pod adds to the node table's
+        resource axes (kept per pod row for preemption's vectorised victim search).
+        """
         self.remove(pod.key)
         if self._free:
             row = self._free.pop()
@@ -96,6 +121,11 @@ class PodColumns:
         self.namespace[row] = self.namespace_ids.setdefault(pod.namespace, len(self.namespace_ids))
         self.priority[row] = pod.priority
         self.deleting[row] = pod.deleting
+        self.start[row] = start_time(pod)
+        for axis, amount in deltas:
+            while axis >= len(self.requests):
+                self.requests.append(new_column(self.capacity, np.int64, 0))
+            self.requests[axis][row] = amount
         self.labels.set_row(row, pod.labels)
         for kind, key in _terms_of(pod):
             members = self.term_groups[kind].setdefault(key, {})
@@ -119,6 +149,8 @@ class PodColumns:
         self.alive[row] = False
         self.node_row[row] = -1
         self.namespace[row] = -1
+        for column in self.requests:
+            column[row] = 0
         self.labels.clear_row(row)
         self.infos[row] = None
         self._free.append(row)

@@ -208,6 +208,9 @@ class PodInfo:
     scheduling_gates: tuple[str, ...] = ()
     affinity: PodAffinity | None = None
     creation_timestamp: str = ""
+    #: being deleted because a scheduler preempted it (condition DisruptionTarget=True,
+    #: reason PreemptionByScheduler)
+    preempted: bool = False
 
     @property
     def key(self) -> str:

@@ -14,7 +14,8 @@ Layout (``cap`` = capacity, doubled when full; rows of deleted nodes go to a fre
 * ``zone``: ``int32[cap]`` zone id; ``seq``: ``int64[cap]`` insertion order within its zone
 * labels, taints, host ports and images in :mod:`labels`, :mod:`taints`, :mod:`ports`,
   :mod:`images`; the counted pods themselves as rows of :mod:`pods` (for inter-pod
-  questions).
+  questions); the objects that select pods in :mod:`workloads` (for default spread
+  constraints).
 
 Invariants:
 
@@ -37,14 +38,17 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from asched.cluster.budgets import DisruptionBudget
 from asched.cluster.columns import grown, new_column
 from asched.cluster.images import ImageIndex
 from asched.cluster.labels import LabelColumns
+from asched.cluster.nominations import Nominations
 from asched.cluster.pods import PodColumns
 from asched.cluster.ports import PortColumns
 from asched.cluster.records import HostPort, NodeInfo, PodInfo
 from asched.cluster.resources import BASE_RESOURCES, PODS
 from asched.cluster.taints import TaintColumns
+from asched.cluster.workloads import SelectorSources
 
 REGION_LABEL: Final = "topology.kubernetes.io/region"
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
@@ -103,8 +107,14 @@ class NodeTable:
         self._free_rows: list[int] = []
         self.pods: dict[str, PlacedPod] = {}
         self.pod_columns = PodColumns()
+        #: preemptors waiting for their victims to go, by pod and by node
+        self.nominations = Nominations()
+        #: PodDisruptionBudgets by ``namespace/name``, for preemption
+        self.budgets: dict[str, DisruptionBudget] = {}
         #: namespace name -> its labels (for namespace selectors of affinity terms)
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
+        #: Services, controllers and sets (for PodTopologySpread's default constraints)
+        self.workloads = SelectorSources()
         self.row_pods: list[dict[str, PlacedPod]] = [{} for _ in range(cap)]
         self.orphans: dict[str, dict[str, PodInfo]] = {}
         self.zone_ids: dict[str, int] = {}
@@ -317,7 +327,7 @@ class NodeTable:
         )
         self._apply(placed, +1)
         self.pods[pod.key] = placed
-        self.pod_columns.add(pod, row)
+        self.pod_columns.add(pod, row, deltas)
         self.row_pods[row][pod.key] = placed
         return True
 

@@ -63,8 +63,34 @@ def render(evaluation: Evaluation, console: Console, *, limit: int = 20) -> None
             sample = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
             table.add_row(str(count), *key, sample)
         console.print(table)
+    if evaluation.preemption is not None:
+        _render_preemption(evaluation, console)
     if evaluation.selected is not None:
         tied = f" (tied with {len(evaluation.top) - 1} others)" if len(evaluation.top) > 1 else ""
         console.print(f"[green]selected:[/green] {evaluation.selected}{tied}")
     else:
         console.print(f"[red]unschedulable:[/red] {evaluation.message}")
+
+
+def _render_preemption(evaluation: Evaluation, console: Console) -> None:
+    preemption = evaluation.preemption
+    assert preemption is not None
+    if preemption.node is None:
+        console.print(f"[yellow]preemption would not help:[/yellow] {preemption.message}")
+        return
+    console.print(
+        f"[yellow]preemption:[/yellow] would nominate {preemption.node}, "
+        f"evicting {len(preemption.victims)} pod(s)"
+    )
+    table = Table(box=box.SIMPLE_HEAVY)
+    table.add_column("victim")
+    table.add_column("node")
+    table.add_column("priority", justify="right")
+    for victim in preemption.victims:
+        table.add_row(victim.pod, victim.node, str(victim.priority))
+    if preemption.num_pdb_violations:
+        table.caption = (
+            f"{preemption.num_pdb_violations} of them violate a PodDisruptionBudget "
+            "(no candidate without violations was found)"
+        )
+    console.print(table)

@@ -21,12 +21,16 @@ import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
+from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, selection
-from asched.framework.cycle_state import CycleState
+from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.equivalence import ClassCache, ClassEntry, signature
-from asched.framework.runtime import Framework, PreFilterOutcome, weighted
+from asched.framework.interface import PreFilterOutcome
+from asched.framework.runtime import Framework, weighted
 from asched.framework.status import Code, Status
+
+_FIT = "NodeResourcesFit"
 
 #: Recompute a cached class fully when more than this fraction of rows changed.
 _INCREMENTAL_LIMIT = 0.25
@@ -51,6 +55,8 @@ class Decision:
     pre_filter: PreFilterOutcome | None = None
     _algorithm: Algorithm | None = None
     _failures: dict[int, Status] | None = None
+    #: rows that fail only once the pods nominated there are counted, and why
+    nominated_failures: dict[int, Status] = field(default_factory=dict)
 
     @property
     def scheduled(self) -> bool:
@@ -66,10 +72,25 @@ class Decision:
                 self._failures = algo.framework.first_failures(
                     self.state, self.pod, algo.table, self.pre_filter
                 )
+                for row, status in self.nominated_failures.items():
+                    self._failures.setdefault(row, status)
         return self._failures
 
-    def message(self) -> str:
-        """Upstream's FitError / PreFilter message for a failed attempt ("" on success)."""
+    def statuses(self) -> dict[int, Status]:
+        """Cold path: every failing live row's Filter status (PreFilter's for all rows
+        when PreFilter rejected the pod), what PostFilter reads."""
+        outcome = self.pre_filter
+        algo = self._algorithm
+        if algo is not None and outcome is not None and not outcome.status.ok:
+            rows = np.flatnonzero(algo.table.alive[algo.table.rows])
+            return dict.fromkeys(rows.tolist(), outcome.status)
+        return self.failures()
+
+    def message(self, post_filter: str = "") -> str:
+        """Upstream's FitError / PreFilter message for a failed attempt ("" on success).
+
+        ``post_filter`` is PostFilter's message when it did not help (preemption's).
+        """
         if self.scheduled:
             return ""
         if self.status.code == Code.ERROR:
@@ -80,10 +101,12 @@ class Decision:
             return diagnosis.NO_NODES
         if self.pre_filter is not None and not self.pre_filter.status.ok:
             return diagnosis.fit_error_message(
-                n_all, pre_filter_message=self.pre_filter.status.message
+                n_all,
+                pre_filter_message=self.pre_filter.status.message,
+                post_filter_message=post_filter,
             )
         reasons = [r for status in self.failures().values() for r in status.reasons]
-        return diagnosis.fit_error_message(n_all, reasons)
+        return diagnosis.fit_error_message(n_all, reasons, post_filter_message=post_filter)
 
 
 def _selection(changed: list[int]) -> Rows:
@@ -138,6 +161,15 @@ class Algorithm:
         allowed = self.framework.allowed_mask(table, outcome)
         if allowed is not None:
             feasible = feasible & allowed
+        nominated_failures: dict[int, Status] = {}
+        if len(table.nominations):
+            feasible = self._with_nominated(state, pod, feasible, nominated_failures)
+            nominated = table.row_of(table.nominations.node_of(pod.key) or pod.nominated_node_name)
+            if nominated is not None and feasible[nominated]:
+                # upstream tries the nominated node first and takes it when it fits
+                only = np.zeros_like(feasible)
+                only[nominated] = True
+                feasible = only
         wanted = self._wanted()
         sample = self.sampler.sample(table, feasible, wanted)
         decision = Decision(
@@ -148,6 +180,7 @@ class Algorithm:
             _algorithm=self,
             feasible=sample.count,
             examined=sample.examined,
+            nominated_failures=nominated_failures,
         )
         if sample.count == 0:
             decision.status = Status.unschedulable(plugin="")
@@ -170,6 +203,7 @@ class Algorithm:
     ) -> npt.NDArray[np.int64]:
         """Weighted score totals over all rows, normalizing over ``taking_part``."""
         fw = self.framework
+        state.write(SCORED_ROWS, taking_part)
         total = entry.fixed_total.copy()
         for plugin, weight in fw.local_scores(state):
             if plugin.normalizes:
@@ -187,6 +221,122 @@ class Algorithm:
         totals = self.totals(state, pod, entry, feasible)
         masked = np.where(feasible, totals, -1)
         return int(masked.max()) if masked.size else -1, totals
+
+    def _with_nominated(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        feasible: npt.NDArray[np.bool_],
+        rejected: dict[int, Status],
+    ) -> npt.NDArray[np.bool_]:
+        """``feasible``, minus the rows that fail once the pods nominated there with at
+        least ``pod``'s priority are counted (section 4.3's first pass; the second pass,
+        without them, is ``feasible`` itself).
+
+        The nominated pods are added to the table for the check and removed after it,
+        which restores every row exactly. Cross-row plugins see the nominated pods of
+        all checked rows at once (upstream adds only the checked node's): a documented
+        simplification.
+        """
+        table = self.table
+        blocking = table.nominations.blocking(pod)
+        if not blocking:
+            return feasible
+        if not self.framework.cycle_filters(state) and not pod.host_ports:
+            return self._with_reserved(state, pod, feasible, blocking, rejected)
+        rows: list[int] = []
+        added: list[str] = []
+        try:
+            for node, pods in blocking.items():
+                row = table.row_of(node)
+                if row is None or not feasible[row]:
+                    continue
+                fresh = [p for p in pods if p.key not in table.pods]
+                if not fresh:
+                    continue
+                rows.append(row)
+                for other in fresh:
+                    table.add_pod(other, node)
+                    added.append(other.key)
+            if not rows:
+                return feasible
+            state = CycleState()
+            outcome = self.framework.run_pre_filter(state, pod, table)
+            selected = np.asarray(rows, dtype=np.intp)
+            passing = np.zeros(len(rows), dtype=np.bool_)
+            if outcome.status.ok:
+                passing = self.framework.filter_mask(
+                    state, pod, table, selected, self.framework.active_filters(state)
+                )
+                for row in selected[~passing].tolist():
+                    for plugin in self.framework.active_filters(state):
+                        one = np.array([row], dtype=np.intp)
+                        if not self.framework.run_filter(plugin, state, pod, table, one)[0]:
+                            found = plugin.explain(state, pod, table, row)
+                            rejected[row] = found.with_plugin(plugin.name)
+                            break
+            else:
+                rejected.update(dict.fromkeys(rows, outcome.status))
+        finally:
+            for key in added:
+                table.remove_pod(key)
+        out = feasible.copy()
+        out[selected] &= passing
+        return out
+
+    def _with_reserved(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        feasible: npt.NDArray[np.bool_],
+        blocking: dict[str, list[PodInfo]],
+        rejected: dict[int, Status],
+    ) -> npt.NDArray[np.bool_]:
+        """The vectorised form of :meth:`_with_nominated` when only NodeResourcesFit
+        depends on the pods of a row: the nominated pods' requests are held back from the
+        free columns of their rows and the fit is checked again there."""
+        table = self.table
+        fit = next((p for p in self.framework.active_filters(state) if p.name == _FIT), None)
+        checks_of = getattr(fit, "checks", None)  # NodeResourcesFit.checks
+        if fit is None or checks_of is None:
+            return feasible
+        checks = checks_of(pod, table)
+        pods_axis = table.axis_index[PODS]
+        held: dict[int, dict[int, int]] = {}  # row -> axis -> amount
+        for node, pods in blocking.items():
+            row = table.row_of(node)
+            if row is None or not feasible[row]:
+                continue
+            amounts = held.setdefault(row, {})
+            for other in pods:
+                if other.key in table.pods:
+                    continue  # bound or assumed meanwhile: already counted on its row
+                amounts[pods_axis] = amounts.get(pods_axis, 0) + 1
+                for check in checks:
+                    if check.axis is not None:
+                        amount = other.requests.get(check.resource, 0)
+                        amounts[check.axis] = amounts.get(check.axis, 0) + amount
+        held = {row: amounts for row, amounts in held.items() if amounts}
+        if not held:
+            return feasible
+        rows = np.fromiter(held, dtype=np.intp, count=len(held))
+        too_many = table.free[pods_axis][rows] - [a.get(pods_axis, 0) for a in held.values()] < 1
+        passing = ~too_many
+        short: list[tuple[str, npt.NDArray[np.bool_]]] = []
+        for check in checks:
+            if check.axis is None:
+                continue
+            taken = np.array([a.get(check.axis, 0) for a in held.values()], dtype=np.int64)
+            lacking = table.free[check.axis][rows] - taken < check.request
+            short.append((f"Insufficient {check.resource}", lacking))
+            passing &= ~lacking
+        for index in np.flatnonzero(~passing).tolist():
+            reasons = ["Too many pods"] if too_many[index] else []
+            reasons += [reason for reason, lacking in short if lacking[index]]
+            rejected[int(rows[index])] = Status.unschedulable(*reasons, plugin=_FIT)
+        out = feasible.copy()
+        out[rows] &= passing
+        return out
 
     def _with_cycle_filters(
         self, state: CycleState, pod: PodInfo, feasible: npt.NDArray[np.bool_]

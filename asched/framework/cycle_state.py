@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
+
+#: ``bool[table.size]``: the rows taking part in this cycle's scoring (the feasible,
+#: sampled nodes upstream's PreScore receives), written before the cross-row scores run.
+SCORED_ROWS: Final = "framework/scored-rows"
 
 
 class CycleState:

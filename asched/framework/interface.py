@@ -14,7 +14,7 @@ runtime reuse results across pods of the same shape and recompute only changed r
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
@@ -117,11 +117,79 @@ class PreEnqueuePlugin(Plugin, Protocol):
     def pre_enqueue(self, pod: PodInfo) -> Status: ...
 
 
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """What a PostFilter decided for a pod that fits nowhere.
+
+    ``nominated_node``: the node to nominate the pod to; ``""`` clears its nomination;
+    None leaves it as it is. ``victims``: pods to evict, most important first.
+    ``cleared``: keys of lower-priority pods whose nomination to that node ends.
+    """
+
+    status: Status
+    nominated_node: str | None = None
+    victims: tuple[PodInfo, ...] = ()
+    cleared: tuple[str, ...] = ()
+    num_pdb_violations: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterOutcome:
+    """The combined PreFilter result: a status and the allowed node names (None = all)."""
+
+    status: Status
+    allowed: frozenset[str] | None = None
+    restricted_by: tuple[str, ...] = ()
+
+    @property
+    def absent_reason(self) -> str:
+        """The reason recorded for nodes outside ``allowed`` (section 2.3)."""
+        if len(self.restricted_by) == 1:
+            return f"node(s) didn't satisfy plugin {self.restricted_by[0]}"
+        return f"node(s) didn't satisfy plugin(s) [{' '.join(self.restricted_by)}] simultaneously"
+
+
+class FilterRunner(Protocol):
+    """What a PostFilter may ask of its framework: the profile's filters, run on demand."""
+
+    def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> PreFilterOutcome: ...
+
+    def allowed_mask(self, table: NodeTable, outcome: PreFilterOutcome) -> BoolMask | None: ...
+
+    def active_filters(self, state: CycleState) -> list[FilterPlugin]: ...
+
+    def cycle_filters(self, state: CycleState) -> list[FilterPlugin]: ...
+
+    def run_filter(
+        self, plugin: FilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows
+    ) -> BoolMask: ...
+
+    def filter_mask(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        rows: Rows,
+        plugins: list[FilterPlugin],
+    ) -> BoolMask: ...
+
+
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, failed: dict[int, Status]
-    ) -> tuple[Status, str]:
-        """Try to make the pod schedulable (preemption); returns (status, nominated node)."""
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        statuses: Mapping[int, Status],
+        framework: FilterRunner,
+    ) -> PostFilterResult:
+        """Try to make the pod schedulable (preemption).
+
+        ``statuses`` holds every live row's Filter status from the failed attempt;
+        ``framework`` runs the profile's filters for what-if questions.
+        """
 
 
 class Handle(Protocol):

@@ -23,6 +23,7 @@ from asched.framework.plugins import (
     node_resources_balanced_allocation,
     node_resources_fit,
     node_unschedulable,
+    pod_topology_spread,
     priority_sort,
     scheduling_gates,
     taint_toleration,
@@ -44,6 +45,7 @@ REGISTRY: Final[Mapping[str, Factory]] = {
     node_resources_balanced_allocation.NAME: node_resources_balanced_allocation.factory,
     image_locality.NAME: image_locality.factory,
     inter_pod_affinity.NAME: inter_pod_affinity.factory,
+    pod_topology_spread.NAME: pod_topology_spread.factory,
     default_binder.NAME: default_binder.factory,
     **{name: unsupported.factory_for(name) for name in unsupported.NAMES},
 }

@@ -43,6 +43,43 @@ class NodeVerdict:
 
 
 @dataclass(frozen=True, slots=True)
+class Victim:
+    """A pod preemption would evict."""
+
+    pod: str
+    node: str
+    priority: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pod": self.pod, "node": self.node, "priority": self.priority}
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    """What DefaultPreemption would do for a pod that fits nowhere.
+
+    ``code``: Success when a node would be nominated. ``node``: that node (None when
+    preemption does not help). ``victims``: most important first. ``message``: the
+    PostFilter message (empty on success).
+    """
+
+    code: Code
+    node: str | None
+    victims: tuple[Victim, ...]
+    num_pdb_violations: int
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code.upstream_name,
+            "node": self.node,
+            "victims": [v.to_json() for v in self.victims],
+            "pdbViolations": self.num_pdb_violations,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Evaluation:
     """The full answer for one pod: every node's verdict, the choice and the message."""
 
@@ -53,6 +90,8 @@ class Evaluation:
     selected: str | None
     top: tuple[str, ...]
     message: str | None
+    #: set when no node fits and the profile has DefaultPreemption
+    preemption: Preemption | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,4 +102,5 @@ class Evaluation:
             "selected": self.selected,
             "top": list(self.top),
             "message": self.message,
+            "preemption": None if self.preemption is None else self.preemption.to_json(),
         }

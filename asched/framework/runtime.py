@@ -13,7 +13,6 @@ others still run; node-name results are intersected.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -36,6 +35,7 @@ from asched.framework.interface import (
     PostFilterPlugin,
     PreBindPlugin,
     PreEnqueuePlugin,
+    PreFilterOutcome,
     PreFilterPlugin,
     PreScorePlugin,
     QueueSortPlugin,
@@ -46,22 +46,6 @@ from asched.framework.interface import (
 from asched.framework.registry import REGISTRY, Factory
 from asched.framework.selectors import name_in
 from asched.framework.status import Code, Status
-
-
-@dataclass(frozen=True, slots=True)
-class PreFilterOutcome:
-    """The combined PreFilter result: a status and the allowed node names (None = all)."""
-
-    status: Status
-    allowed: frozenset[str] | None = None
-    restricted_by: tuple[str, ...] = ()
-
-    @property
-    def absent_reason(self) -> str:
-        """The reason recorded for nodes outside ``allowed`` (section 2.3)."""
-        if len(self.restricted_by) == 1:
-            return f"node(s) didn't satisfy plugin {self.restricted_by[0]}"
-        return f"node(s) didn't satisfy plugin(s) [{' '.join(self.restricted_by)}] simultaneously"
 
 
 class Framework:

@@ -9,7 +9,7 @@ same for every node while one pod is evaluated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -86,6 +86,8 @@ class Cycle:
     nodes: tuple[NodeState, ...]
     image_spread: Mapping[str, int]
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: kind -> raw objects (``Snapshot.extras``: Services, controllers and sets, ...)
+    extras: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     scratch: dict[str, Any] = field(default_factory=dict)  # per-evaluation plugin state
 
     def args(self, plugin: str, kind: type[ArgsT]) -> ArgsT:
@@ -103,5 +105,10 @@ def build_cycle(snapshot: Snapshot, pod: PodInfo, profile: Profile) -> Cycle:
             spread[name] = spread.get(name, 0) + 1
     namespaces = namespace_labels(snapshot.extras.get("Namespace", ()))
     return Cycle(
-        pod=pod, profile=profile, nodes=nodes, image_spread=spread, namespace_labels=namespaces
+        pod=pod,
+        profile=profile,
+        nodes=nodes,
+        image_spread=spread,
+        namespace_labels=namespaces,
+        extras=snapshot.extras,
     )

@@ -5,7 +5,8 @@ sampling (every node is examined) and without the one-feasible-node shortcut (ev
 feasible node is scored, so ``asched explain`` can show the scores):
 
 1. PreFilter, in ``resolved.pre_filter`` order. Skip: that plugin's Filter is not run
-   for this pod. UnschedulableAndUnresolvable: stop; every node gets that status.
+   for this pod. UnschedulableAndUnresolvable or Error: stop; every node gets that
+   status (an Error's message is the error itself, not a FitError).
    Unschedulable: remembered while the remaining PreFilters run, then the last one is
    given to every node. A plugin may restrict the nodes worth filtering (NodeAffinity's
    ``metadata.name`` terms); the others get UnschedulableAndUnresolvable
@@ -15,7 +16,8 @@ feasible node is scored, so ``asched explain`` can show the scores):
    A plugin listed in ``resolved.pre_score`` whose PreScore skips this pod is absent
    from every node's ``scores`` (so is a plugin whose score asched does not implement).
    A plugin not listed in ``resolved.pre_score`` is scored without its PreScore, as
-   upstream's Score falls back to computing the state itself.
+   upstream's Score falls back to computing the state itself. A PreScore Error ends the
+   evaluation: the feasible nodes get it, nothing is selected, the message is the error.
 4. ``total`` = sum of weight x normalized score; ``top`` = the feasible nodes with the
    highest total, in snapshot order; ``selected`` is drawn uniformly from ``top`` with
    ``numpy.random.default_rng(seed)``.
@@ -26,19 +28,21 @@ tested against.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from asched.cluster.records import PodInfo
 from asched.cluster.snapshot import Snapshot
-from asched.config.types import Profile
-from asched.framework.result import Evaluation, NodeVerdict
+from asched.config.types import DefaultPreemptionArgs, Profile
+from asched.framework.result import Evaluation, NodeVerdict, Preemption, Victim
 from asched.framework.status import Code, Status
-from asched.reference import interpod
+from asched.reference import crosspod, interpod, preemption
 from asched.reference.cycle import Cycle, NodeState, build_cycle
+from asched.reference.fits import filter_chain
 from asched.reference.message import NO_NODES_MESSAGE, fit_error_message
+from asched.reference.nodetree import node_tree_order
 from asched.reference.normalize import default_normalize
 from asched.reference.plugins import REGISTRY, Plugin
 
@@ -70,7 +74,7 @@ def _run_pre_filter(cycle: Cycle) -> _PreFilterPass:
         code = outcome.status.code
         if code == Code.SKIP:
             skipped.add(name)
-        elif code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        elif code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
             return _PreFilterPass(outcome.status.with_plugin(name), frozenset(), None, ())
         elif code == Code.UNSCHEDULABLE:
             unschedulable = outcome.status.with_plugin(name)
@@ -105,7 +109,9 @@ def _filter(cycle: Cycle, node: NodeState, skipped: frozenset[str]) -> NodeVerdi
     return None
 
 
-def _normalized(plugin: Plugin, raw: list[int]) -> list[int]:
+def _normalized(plugin: Plugin, cycle: Cycle, names: list[str], raw: list[int]) -> list[int]:
+    if plugin.normalization == "own":
+        return plugin.normalize(cycle, names, raw)
     if plugin.normalization == "minmax":
         return interpod.normalize(raw)
     if plugin.normalization == "default":
@@ -115,18 +121,24 @@ def _normalized(plugin: Plugin, raw: list[int]) -> list[int]:
     return raw
 
 
-def _scores(cycle: Cycle, feasible: Sequence[NodeState]) -> dict[str, list[int]]:
-    """Normalized scores per present plugin, aligned with ``feasible``."""
+def _scores(cycle: Cycle, feasible: Sequence[NodeState]) -> dict[str, list[int]] | Status:
+    """Normalized scores per present plugin, aligned with ``feasible``; or a PreScore Error."""
     pre_score = set(cycle.profile.resolved.pre_score)
-    cycle.scratch["feasible"] = [node.name for node in feasible]
+    names = [node.name for node in feasible]
+    cycle.scratch["feasible"] = names
     out: dict[str, list[int]] = {}
     for name, _weight in cycle.profile.resolved.score:
         plugin = _plugin(name)
         if not plugin.implements_score:
             continue
-        if name in pre_score and not plugin.pre_score(cycle):
-            continue
-        out[name] = _normalized(plugin, [plugin.score(cycle, node) for node in feasible])
+        if name in pre_score:
+            status = plugin.pre_score_status(cycle)
+            if status.code == Code.ERROR:
+                return status.with_plugin(name)
+            if not status.ok:
+                continue
+        raw = [plugin.score(cycle, node) for node in feasible]
+        out[name] = _normalized(plugin, cycle, names, raw)
     return out
 
 
@@ -173,7 +185,18 @@ def evaluate(snapshot: Snapshot, pod: PodInfo, profile: Profile, *, seed: int = 
             weights=weights,
             selected=None,
             top=(),
-            message=fit_error_message(len(cycle.nodes), pre_filter_message=rejection.message),
+            message=rejection.message
+            if rejection.code == Code.ERROR
+            else fit_error_message(
+                len(cycle.nodes),
+                pre_filter_message=rejection.message,
+                post_filter_message=_suffix(
+                    preemption := _preemption(
+                        snapshot, pod, profile, dict.fromkeys(names_of(cycle), rejection)
+                    )
+                ),
+            ),
+            preemption=None if rejection.code == Code.ERROR else preemption,
         )
 
     rejected: dict[str, NodeVerdict] = {}
@@ -189,6 +212,19 @@ def evaluate(snapshot: Snapshot, pod: PodInfo, profile: Profile, *, seed: int = 
             rejected[node.name] = failure
 
     scores = _scores(cycle, feasible) if feasible else {}
+    if isinstance(scores, Status):
+        error = NodeVerdict(
+            feasible=False, plugin=scores.plugin, code=scores.code, reasons=scores.reasons
+        )
+        return Evaluation(
+            pod=pod.key,
+            profile=profile.scheduler_name,
+            nodes={node.name: rejected.get(node.name, error) for node in cycle.nodes},
+            weights=weights,
+            selected=None,
+            top=(),
+            message=scores.message,
+        )
     feasible_verdicts: dict[str, NodeVerdict] = {}
     for index, node in enumerate(feasible):
         node_scores = {name: values[index] for name, values in scores.items()}
@@ -206,9 +242,19 @@ def evaluate(snapshot: Snapshot, pod: PodInfo, profile: Profile, *, seed: int = 
         top = tuple(name for name, v in feasible_verdicts.items() if v.total == best)
         selected: str | None = top[int(np.random.default_rng(seed).integers(len(top)))]
         message = None
+        preemption = None
     else:
         top, selected = (), None
-        message = fit_error_message(len(cycle.nodes), (v.reasons for v in rejected.values()))
+        statuses = {
+            name: Status(v.code or Code.UNSCHEDULABLE, v.reasons, v.plugin or "")
+            for name, v in rejected.items()
+        }
+        preemption = _preemption(snapshot, pod, profile, statuses)
+        message = fit_error_message(
+            len(cycle.nodes),
+            (v.reasons for v in rejected.values()),
+            post_filter_message=_suffix(preemption),
+        )
     return Evaluation(
         pod=pod.key,
         profile=profile.scheduler_name,
@@ -217,4 +263,48 @@ def evaluate(snapshot: Snapshot, pod: PodInfo, profile: Profile, *, seed: int = 
         selected=selected,
         top=top,
         message=message,
+        preemption=preemption,
     )
+
+
+def names_of(cycle: Cycle) -> list[str]:
+    return [node.name for node in cycle.nodes]
+
+
+def _preemption(
+    snapshot: Snapshot, pod: PodInfo, profile: Profile, statuses: Mapping[str, Status]
+) -> Preemption | None:
+    """What DefaultPreemption would do (offset 0), when the profile has it (section 18)."""
+    if preemption.NAME not in profile.resolved.post_filter:
+        return None
+    nodes = node_tree_order(snapshot.nodes)
+    by_node = crosspod.pods_by_node(snapshot)
+    extras = snapshot.extras
+    fits = filter_chain(
+        pod,
+        snapshot.nodes,
+        by_node,
+        profile,
+        namespace_labels=crosspod.namespace_labels(extras.get("Namespace", ())),
+        extras=extras,
+    )
+    args = profile.plugin_args.get(preemption.NAME)
+    result = preemption.preempt(
+        nodes,
+        by_node,
+        pod,
+        statuses,
+        fits,
+        pdbs=preemption.decode_pdbs(extras.get("PodDisruptionBudget", ())),
+        args=args if isinstance(args, DefaultPreemptionArgs) else None,
+        offset=0,
+        terminating_victims={p.key for p in snapshot.pods if p.preempted},
+    )
+    node = result.nominated_node or None
+    victims = tuple(Victim(v.key, node or "", v.priority) for v in result.victims)
+    message = "" if result.status.ok else result.status.message
+    return Preemption(result.status.code, node, victims, result.num_pdb_violations, message)
+
+
+def _suffix(found: Preemption | None) -> str:
+    return "" if found is None else found.message

@@ -398,6 +398,7 @@ class PreemptionResult:
     nominated_node: str | None
     victims: tuple[PodInfo, ...] = ()
     cleared_nominations: tuple[str, ...] = ()
+    num_pdb_violations: int = 0
 
 
 def _aggregate(messages: Sequence[str]) -> str:
@@ -471,4 +472,6 @@ def preempt(
         for p in nominated_pods
         if p.nominated_node_name == best.node and p.priority < pod.priority and p.key != pod.key
     )
-    return PreemptionResult(Status.success(), best.node, best.victims, cleared)
+    return PreemptionResult(
+        Status.success(), best.node, best.victims, cleared, best.num_pdb_violations
+    )

@@ -1,17 +1,14 @@
 """PodTopologySpread (section 13), scalar reference: PreFilter, Filter, PreScore, Score.
 
-Not wired into :func:`asched.reference.evaluate` yet; the table tests call these
-functions directly and the vectorised twin will keep their signatures.
+Wired into :func:`asched.reference.evaluate` by
+:mod:`asched.reference.plugins.pod_topology_spread`; the table tests call these
+functions directly, and the vectorised twin
+(:mod:`asched.framework.plugins.pod_topology_spread`) is run behind the same signatures.
 
-Constraints (section 13.1). The pod's own ``topologySpreadConstraints`` when it has
-any; otherwise the default constraints (the system ones with ``defaultingType:
-System``, ``args.default_constraints`` with ``List``), whose selector is built from the
-Services, ReplicationControllers, ReplicaSets and StatefulSets of the pod's namespace
-that select the pod (:func:`default_selector`); no such selector, no constraints.
-``matchLabelKeys`` adds ``key = <pod's value>`` for each listed key the pod carries
-(not to a nil labelSelector); ``minDomains`` defaults to 1, ``nodeAffinityPolicy`` to
-Honor, ``nodeTaintsPolicy`` to Ignore. Filter uses the DoNotSchedule constraints, Score
-the ScheduleAnyway ones.
+Constraints (section 13.1) are decoded by :mod:`asched.cluster.spread`, shared with the
+engine: the pod's own, else the default constraints with the selector of the Services,
+ReplicationControllers, ReplicaSets and StatefulSets selecting the pod
+(:func:`default_selector`, computed here from the raw ``extras``).
 
 Counting: only pods of the incoming pod's namespace that are not being deleted and
 match the selector; a match-everything selector (``labelSelector: {}``) counts nothing,
@@ -30,9 +27,25 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from asched.cluster import spread
 from asched.cluster.records import NodeInfo, PodInfo
+from asched.cluster.spread import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    HOSTNAME,
+    IGNORE,
+    REASON_MISSING_LABEL,
+    REASON_SKEW,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    ZONE,
+    Extras,
+    SpreadConstraint,
+    decode_constraints,
+    default_selector,
+)
 from asched.config.types import PodTopologySpreadArgs
 from asched.errors import DecodeError
 from asched.framework.status import Code, Status
@@ -45,202 +58,63 @@ from asched.reference.crosspod import (
     tolerates_hard_taints,
 )
 from asched.reference.gomath import go_div, go_round
-from asched.reference.labelselector import (
-    EVERYTHING,
-    LabelSelector,
-    decode_label_selector,
-    decode_or_nothing,
-)
+from asched.reference.labelselector import LabelSelector
 from asched.reference.normalize import MAX_NODE_SCORE
 
 NAME: Final = "PodTopologySpread"
-REASON_SKEW: Final = "node(s) didn't match pod topology spread constraints"
-REASON_MISSING_LABEL: Final = REASON_SKEW + " (missing required label)"
 
-DO_NOT_SCHEDULE: Final = "DoNotSchedule"
-SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
-HONOR: Final = "Honor"
-IGNORE: Final = "Ignore"
-HOSTNAME: Final = "kubernetes.io/hostname"
-ZONE: Final = "topology.kubernetes.io/zone"
-
-#: The constraints ``defaultingType: System`` applies to pods without their own.
-SYSTEM_DEFAULT_CONSTRAINTS: Final[tuple[Mapping[str, Any], ...]] = (
-    {"maxSkew": 3, "topologyKey": HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY},
-    {"maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY},
-)
-
-#: kind -> raw objects (``Snapshot.extras``).
-Extras = Mapping[str, Sequence[Mapping[str, Any]]]
+__all__ = [
+    "DO_NOT_SCHEDULE",
+    "HONOR",
+    "HOSTNAME",
+    "IGNORE",
+    "NAME",
+    "REASON_MISSING_LABEL",
+    "REASON_SKEW",
+    "SCHEDULE_ANYWAY",
+    "SYSTEM_DEFAULT_CONSTRAINTS",
+    "ZONE",
+    "Extras",
+    "PreFilterState",
+    "PreScoreState",
+    "SpreadConstraint",
+    "constraints_for",
+    "count_matching",
+    "decode_constraints",
+    "default_selector",
+    "filter_node",
+    "filter_nodes",
+    "includes",
+    "normalize",
+    "normalizing_weight",
+    "pre_filter",
+    "pre_score",
+    "score_node",
+    "score_nodes",
+]
 
 
 # --- constraints -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadConstraint:
-    """A normalized constraint (upstream's internal ``topologySpreadConstraint``)."""
-
-    max_skew: int
-    topology_key: str
-    selector: LabelSelector
-    min_domains: int = 1
-    node_affinity_policy: str = HONOR
-    node_taints_policy: str = IGNORE
-
-    def includes(self, pod: PodInfo, node: NodeInfo) -> bool:
-        """The node inclusion policies (``matchNodeInclusionPolicies``)."""
-        if self.node_affinity_policy == HONOR and not matches_required_node_affinity(pod, node):
-            return False
-        return not (self.node_taints_policy == HONOR and not tolerates_hard_taints(pod, node))
-
-
-def _int(obj: str, value: Any, path: str, default: int | None = None) -> int:
-    if value is None and default is not None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise DecodeError(obj, path, f"must be an integer, got {value!r}")
-    return value
-
-
-def _policy(obj: str, value: Any, path: str, default: str) -> str:
-    if value is None:
-        return default
-    if value not in (HONOR, IGNORE):
-        raise DecodeError(
-            obj, path, f'Unsupported value: {value!r}: supported values: "Honor", "Ignore"'
-        )
-    return str(value)
-
-
-def decode_constraints(
-    raws: Sequence[Mapping[str, Any]],
-    pod: PodInfo,
-    action: str,
-    *,
-    obj: str,
-    path: str,
-    selector: LabelSelector | None = None,
-) -> tuple[SpreadConstraint, ...]:
-    """The constraints of ``raws`` whose ``whenUnsatisfiable`` is ``action``, normalized.
-
-    ``selector`` replaces every constraint's labelSelector (default constraints).
-
-    Raises
-    ------
-    DecodeError
-        On a wrongly typed field, a bad policy or a bad labelSelector.
-    """
-    out = []
-    for index, raw in enumerate(raws):
-        here = f"{path}[{index}]"
-        if not isinstance(raw, Mapping):
-            raise DecodeError(obj, here, "must be an object")
-        if raw.get("whenUnsatisfiable") != action:
-            continue
-        key = raw.get("topologyKey", "")
-        if not isinstance(key, str):
-            raise DecodeError(obj, f"{here}.topologyKey", f"must be a string, got {key!r}")
-        if selector is None:
-            mine = decode_label_selector(
-                raw.get("labelSelector"), obj=obj, path=f"{here}.labelSelector"
-            )
-            keys = raw.get("matchLabelKeys") or []
-            if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-                raise DecodeError(obj, f"{here}.matchLabelKeys", "must be a list of strings")
-            mine = mine.and_labels({k: pod.labels[k] for k in keys if k in pod.labels})
-        else:
-            mine = selector
-        out.append(
-            SpreadConstraint(
-                max_skew=_int(obj, raw.get("maxSkew"), f"{here}.maxSkew"),
-                topology_key=key,
-                selector=mine,
-                min_domains=_int(obj, raw.get("minDomains"), f"{here}.minDomains", 1),
-                node_affinity_policy=_policy(
-                    obj, raw.get("nodeAffinityPolicy"), f"{here}.nodeAffinityPolicy", HONOR
-                ),
-                node_taints_policy=_policy(
-                    obj, raw.get("nodeTaintsPolicy"), f"{here}.nodeTaintsPolicy", IGNORE
-                ),
-            )
-        )
-    return tuple(out)
-
-
-def _namespace_of(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata")
-    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
-    return namespace if isinstance(namespace, str) and namespace else "default"
-
-
-def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    spec = obj.get("spec")
-    return spec if isinstance(spec, Mapping) else {}
-
-
-def _string_map(value: Any) -> dict[str, str] | None:
-    if not isinstance(value, Mapping):
-        return None
-    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def default_selector(pod: PodInfo, extras: Extras) -> LabelSelector:
-    """The selector of the pod's default constraints (upstream's ``DefaultSelector``).
-
-    The union of the ``spec.selector`` maps of the Services and ReplicationControllers,
-    ANDed with the ``spec.selector`` requirements of the ReplicaSets and StatefulSets, of
-    the pod's namespace, counting only the objects whose (non-nil, valid) selector
-    selects the pod. An empty result means the pod gets no default constraints.
-    """
-    labels: dict[str, str] = {}
-    for kind in ("Service", "ReplicationController"):
-        for obj in extras.get(kind, ()):
-            if _namespace_of(obj) != pod.namespace:
-                continue
-            chosen = _string_map(_spec(obj).get("selector"))
-            if chosen is not None and all(pod.labels.get(k) == v for k, v in chosen.items()):
-                labels.update(chosen)
-    selector = EVERYTHING.and_labels(labels)
-    for kind in ("ReplicaSet", "StatefulSet"):
-        for obj in extras.get(kind, ()):
-            if _namespace_of(obj) != pod.namespace:
-                continue
-            theirs = decode_or_nothing(_spec(obj).get("selector"), obj=kind, path="spec.selector")
-            if not theirs.nothing and theirs.matches(pod.labels):
-                selector = selector.and_selector(theirs)
-    return selector
+def includes(constraint: SpreadConstraint, pod: PodInfo, node: NodeInfo) -> bool:
+    """The node inclusion policies (``matchNodeInclusionPolicies``)."""
+    if constraint.node_affinity_policy == HONOR and not matches_required_node_affinity(pod, node):
+        return False
+    return not (constraint.node_taints_policy == HONOR and not tolerates_hard_taints(pod, node))
 
 
 def constraints_for(
     pod: PodInfo, action: str, args: PodTopologySpreadArgs, extras: Extras
 ) -> tuple[SpreadConstraint, ...]:
-    """The pod's constraints for ``action`` (its own, else the defaults).
+    """The pod's constraints for ``action`` (its own, else the defaults from ``extras``).
 
     Raises
     ------
     DecodeError
         When a constraint does not decode.
     """
-    if pod.topology_spread_constraints:
-        return decode_constraints(
-            pod.topology_spread_constraints,
-            pod,
-            action,
-            obj=f"Pod {pod.key}",
-            path="spec.topologySpreadConstraints",
-        )
-    raws = (
-        SYSTEM_DEFAULT_CONSTRAINTS if args.defaulting_type == "System" else args.default_constraints
-    )
-    if not any(r.get("whenUnsatisfiable") == action for r in raws):
-        return ()
-    selector = default_selector(pod, extras)
-    if selector.empty:
-        return ()
-    return decode_constraints(
-        raws, pod, action, obj="PodTopologySpreadArgs", path="defaultConstraints", selector=selector
-    )
+    return spread.constraints_for(pod, action, args, lambda: default_selector(pod, extras))
 
 
 def count_matching(pods: Sequence[PodInfo], selector: LabelSelector, namespace: str) -> int:
@@ -290,8 +164,7 @@ def pre_filter(
     try:
         constraints = constraints_for(pod, DO_NOT_SCHEDULE, args, extras)
     except DecodeError as exc:
-        where = "obtaining pod's" if pod.topology_spread_constraints else "setting default"
-        return Status.error(f"{where} hard topology spread constraints: {exc}"), None
+        return Status.error(spread.hard_constraints_error(pod, exc)), None
     if not constraints:
         return Status.skip(), None
     pair_counts: dict[TopologyPair, int] = {}
@@ -302,7 +175,7 @@ def pre_filter(
         # overwrites an earlier one's count, as upstream's per-node map does.
         on_node: dict[TopologyPair, int] = {}
         for c in constraints:
-            if not c.includes(pod, node):
+            if not includes(c, pod, node):
                 continue
             pair = (c.topology_key, node.labels[c.topology_key])
             on_node[pair] = count_matching(
@@ -389,12 +262,12 @@ def pre_score(
     try:
         constraints = constraints_for(pod, SCHEDULE_ANYWAY, args, extras)
     except DecodeError as exc:
-        return Status.error(f"calculating preScoreState: {exc}"), None
+        return Status.error(spread.soft_constraints_error(exc)), None
     if not constraints:
         return Status.skip(), None
     # Nodes without every key are ignored, except under the system defaults, so that a
     # node without a zone still gets hostname spreading.
-    require_all = bool(pod.topology_spread_constraints) or args.defaulting_type != "System"
+    require_all = spread.requires_all_keys(pod, args)
     by_name = {node.name: node for node in nodes}
     ignored: set[str] = set()
     pair_counts: dict[TopologyPair, int] = {}
@@ -419,7 +292,7 @@ def pre_score(
         if require_all and not _has_all_keys(node, constraints):
             continue
         for c in constraints:
-            if not c.includes(pod, node):
+            if not includes(c, pod, node):
                 continue
             pair = (c.topology_key, node.labels.get(c.topology_key, ""))
             if pair not in pair_counts:

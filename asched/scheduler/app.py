@@ -23,6 +23,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import aiohttp
+
 from asched import metrics
 from asched.api.client import KubeClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
@@ -38,6 +40,7 @@ from asched.leader import LeaderElector
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.evictions import Evictions
 from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
@@ -142,6 +145,9 @@ class App:
             clock=loop.time,
             on_attempt=metrics.observe_attempt,
             on_bound=_observe_bound,
+            evictions_factory=lambda s: Evictions(
+                client, self.reporter, s.waiting, on_failed=s.preemption_failed
+            ),
         )
         self.reflectors = [
             Reflector(client, kind, path, self._sink, watch_timeout=options.watch_timeout)
@@ -226,6 +232,15 @@ class App:
         (``hold()`` raising LeadershipLost) cancels the whole group at once: binding
         tasks roll back and the error propagates (the process exits non-zero).
         """
+        self.reflectors.append(
+            Reflector(
+                self.client,
+                "poddisruptionbudgets",
+                await self._budget_path(),
+                self._sink,
+                watch_timeout=self.options.watch_timeout,
+            )
+        )
         async with asyncio.TaskGroup() as group:
             background = [
                 group.create_task(r.run(), name=f"watch {r.kind}") for r in self.reflectors
@@ -245,12 +260,25 @@ class App:
             await self.schedule_loop()
             self.scheduler.binder.stop()
             await binder
+            if self.scheduler.evictions is not None:
+                await self.scheduler.evictions.drain()
             await self.reporter.flush()
             for task in background:
                 task.cancel()
         if elector is not None and elector.is_leader:
             await elector.release()
             metrics.set_leader(leading=False)
+
+    async def _budget_path(self) -> str:
+        """policy/v1 PodDisruptionBudgets, or policy/v1beta1 on servers before 1.21."""
+        try:
+            found = await self.client.request("GET", "/apis/policy/v1")
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            logger.warning("discovering policy/v1 failed (%s): assuming it is served", exc)
+            return "/apis/policy/v1/poddisruptionbudgets"
+        if found.status == 404:
+            return "/apis/policy/v1beta1/poddisruptionbudgets"
+        return "/apis/policy/v1/poddisruptionbudgets"
 
     async def _gauges(self, health: HealthState | None) -> None:
         """Refresh gauges and API reachability once a second."""

@@ -19,8 +19,11 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from asched import metrics
+from asched.cluster.records import PodInfo
 from asched.framework import diagnosis
 from asched.framework.algorithm import Algorithm, Decision
+from asched.framework.interface import PostFilterResult
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.waiting import WaitingPod, WaitingPods
@@ -29,6 +32,7 @@ from asched.queue.events import ClusterEvent
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
+from asched.scheduler.evictions import Evictions
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.reporting import Reporter
 
@@ -69,6 +73,7 @@ class Scheduler:
         clock: Callable[[], float] = time.monotonic,
         on_attempt: Callable[[AttemptResult, str, float], None] | None = None,
         on_bound: Callable[[BindJob, float], None] | None = None,
+        evictions_factory: Callable[[Scheduler], Evictions] | None = None,
     ) -> None:
         self.profiles = profiles
         self.queue = queue
@@ -78,6 +83,7 @@ class Scheduler:
         self.waiting = WaitingPods()
         self.stats = CycleStats()
         self.binder = binder_factory(self)
+        self.evictions = evictions_factory(self) if evictions_factory is not None else None
         self._on_attempt = on_attempt
         self._on_bound = on_bound
 
@@ -102,6 +108,7 @@ class Scheduler:
             return
         node = decision.node
         self.ledger.assume(pod, node)
+        self.ledger.table.nominations.clear(pod.key)
         job = BindJob(qp, pod, node, profile.framework, decision.state, started=start)
         status = self._reserve(job)
         waits: dict[str, float] = {}
@@ -161,14 +168,62 @@ class Scheduler:
             rejectors = frozenset(s.plugin for s in decision.failures().values() if s.plugin)
             if decision.pre_filter is not None and not decision.pre_filter.status.ok:
                 rejectors = frozenset({decision.pre_filter.status.plugin})
-        for plugin in profile.framework.post_filter:
-            plugin.post_filter(decision.state, qp.pod, profile.algorithm.table, decision.failures())
+        nominated: str | None = None
+        if decision.status.code != Code.ERROR and profile.framework.post_filter:
+            result = self._post_filter(qp, profile, decision)
+            nominated = result.nominated_node
+            if not result.status.ok:
+                message = decision.message(post_filter=result.status.message)
         status = Status(decision.status.code, (message,), next(iter(rejectors), ""))
         if self.queue.requeue(qp, status):
             self.queue.reject_plugins(qp, rejectors)
             if self.reporter is not None:
-                self.reporter.unschedulable(qp.pod, message)
+                self.reporter.unschedulable(qp.pod, message, nominated)
         logger.debug("pod %s unschedulable: %s", qp.pod.key, message)
+
+    def _post_filter(
+        self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision
+    ) -> PostFilterResult:
+        """Run PostFilter (preemption) and act on a nomination (cold path)."""
+        table = profile.algorithm.table
+        statuses = decision.statuses()
+        result = PostFilterResult(Status.unschedulable(plugin=""))
+        for plugin in profile.framework.post_filter:
+            metrics.count_preemption_attempt()
+            result = plugin.post_filter(decision.state, qp.pod, table, statuses, profile.framework)
+            if result.status.ok or result.status.code in (
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                Code.ERROR,
+            ):
+                break
+        node = result.nominated_node
+        if node is None:
+            return result
+        table.nominations.set(qp.pod, node)
+        for key in result.cleared:
+            table.nominations.clear(key)
+        if node:
+            metrics.observe_preemption_victims(len(result.victims))
+            logger.info(
+                "pod %s: preempting %d pod(s) on %s",
+                qp.pod.key,
+                len(result.victims),
+                node,
+                extra={"pod": qp.pod.key, "node": node, "profile": profile.framework.name},
+            )
+            if self.evictions is not None:
+                self.evictions.start(
+                    qp.pod, node, result.victims, result.cleared, profile.framework.name
+                )
+        return result
+
+    def preemption_failed(self, preemptor: PodInfo) -> None:
+        """Evictions for ``preemptor`` failed: drop its nomination so it tries afresh."""
+        table = next(iter(self.profiles.values())).algorithm.table
+        table.nominations.clear(preemptor.key)
+        if self.reporter is not None:
+            self.reporter.unschedulable(preemptor, "preemption: evicting victims failed", "")
+        self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
 
     # ------------------------------------------------------------------ outcomes
     def bound(self, job: BindJob) -> None:

@@ -18,9 +18,11 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from asched.api.watch import Relisted, WatchEvent
+from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
+from asched.cluster.workloads import KIND_OF_RESOURCE
 from asched.errors import DecodeError
 from asched.queue.events import ClusterEvent
 from asched.queue.scheduling_queue import SchedulingQueue
@@ -76,6 +78,9 @@ class Ingest:
                 store[_key(event.obj)] = event.obj
             if event.kind == "namespaces":
                 self._namespace(event.type, event.obj)
+            self._workload(event.kind, event.type, event.obj)
+            if event.kind == "poddisruptionbudgets":
+                self._budget(event.type, event.obj)
 
     def _relist(self, event: Relisted) -> None:
         present = {_key(obj) for obj in event.objects}
@@ -96,6 +101,13 @@ class Ingest:
                 self.table.namespace_labels.clear()
                 for obj in event.objects:
                     self._namespace("ADDED", obj)
+            if event.kind == "poddisruptionbudgets":
+                self.table.budgets.clear()
+                for obj in event.objects:
+                    self._budget("ADDED", obj)
+            kind = KIND_OF_RESOURCE.get(event.kind)
+            if kind is not None:
+                self.table.workloads.replace(kind, event.objects)
 
     def _namespace(self, kind: str, obj: Mapping[str, Any]) -> None:
         """Namespace labels, for the namespace selectors of pod affinity terms."""
@@ -105,6 +117,23 @@ class Ingest:
             return
         labels = (obj.get("metadata") or {}).get("labels") or {}
         self.table.namespace_labels[name] = {k: v for k, v in labels.items() if isinstance(v, str)}
+
+    def _budget(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """PodDisruptionBudgets, for preemption's choice of victims."""
+        if kind == "DELETED":
+            self.table.budgets.pop(_key(obj), None)
+        else:
+            self.table.budgets[_key(obj)] = decode_budget(obj)
+
+    def _workload(self, resource: str, kind: str, obj: Mapping[str, Any]) -> None:
+        """Services, controllers and sets, for PodTopologySpread's default constraints."""
+        workload = KIND_OF_RESOURCE.get(resource)
+        if workload is None:
+            return
+        if kind == "DELETED":
+            self.table.workloads.delete(workload, obj)
+        else:
+            self.table.workloads.upsert(workload, obj)
 
     # ------------------------------------------------------------------ nodes
     def _node(self, kind: str, obj: Mapping[str, Any]) -> None:
@@ -141,6 +170,10 @@ class Ingest:
             if self.on_bad_pod is not None:
                 self.on_bad_pod(obj, exc)
             return
+        if pod.node_name or pod.deleting:
+            self.table.nominations.clear(pod.key)
+        elif pod.nominated_node_name and pod.scheduler_name in self.scheduler_names:
+            self.table.nominations.set(pod, pod.nominated_node_name)  # e.g. after a restart
         if pod.node_name:
             self.pending.pop(pod.key, None)
             self.queue.delete(pod.key)
@@ -184,6 +217,7 @@ class Ingest:
         return True
 
     def _pod_deleted(self, key: str) -> None:
+        self.table.nominations.clear(key)
         self.pending.pop(key, None)
         self.queue.delete(key)
         self._release(key)

@@ -63,6 +63,8 @@ class Report:
     reason: str  # Scheduled | FailedScheduling
     message: str
     condition: bool  # patch PodScheduled=False
+    #: set ``status.nominatedNodeName`` with the condition ("" removes it; None: leave)
+    nominated: str | None = None
 
 
 @dataclass(slots=True)
@@ -110,9 +112,23 @@ class Reporter:
         self.conditions_patched = 0
 
     # ------------------------------------------------------------------ cycle side
-    def unschedulable(self, pod: PodInfo, message: str) -> None:
-        self._pending[pod.key] = Report(pod, "FailedScheduling", message, condition=True)
+    def unschedulable(self, pod: PodInfo, message: str, nominated: str | None = None) -> None:
+        """Report a failed attempt; ``nominated`` also sets (or with "" removes) the pod's
+        ``status.nominatedNodeName``. A nomination still pending survives a newer report."""
+        earlier = self._pending.get(pod.key)
+        if nominated is None and earlier is not None:
+            nominated = earlier.nominated
+        self._pending[pod.key] = Report(
+            pod, "FailedScheduling", message, condition=True, nominated=nominated
+        )
         self._pending.move_to_end(pod.key)
+        self._wake.set()
+
+    def preempted(self, victim: PodInfo, message: str) -> None:
+        """A Normal ``Preempted`` event on a victim."""
+        key = f"{victim.key}#preempted"
+        self._pending[key] = Report(victim, "Preempted", message, condition=False)
+        self._pending.move_to_end(key)
         self._wake.set()
 
     def _admit_scheduled(self) -> bool:
@@ -182,8 +198,9 @@ class Reporter:
 
     async def _send(self, report: Report) -> None:
         pod = report.pod
-        if report.condition and self._last_condition.get(pod.key) != report.message:
-            patch = {
+        changed = self._last_condition.get(pod.key) != report.message
+        if report.condition and (changed or report.nominated is not None):
+            patch: dict[str, Any] = {
                 "status": {
                     "conditions": [
                         {
@@ -197,6 +214,8 @@ class Reporter:
                     ]
                 }
             }
+            if report.nominated is not None:
+                patch["status"]["nominatedNodeName"] = report.nominated or None
             response = await self.client.patch_pod_status(pod.namespace, pod.name, patch)
             if response.ok:
                 self.conditions_patched += 1

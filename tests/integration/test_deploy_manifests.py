@@ -33,6 +33,7 @@ NEEDED = [
     ("", ("persistentvolumeclaims", "persistentvolumes"), READ),
     ("storage.k8s.io", ("storageclasses", "csinodes", "csidrivers"), ("list", "watch")),
     ("", ("pods/binding", "bindings"), ("create",)),
+    ("", ("pods",), ("delete",)),
     ("", ("pods/status",), ("patch", "update")),
     ("", ("events",), ("create", "patch", "update")),
     ("events.k8s.io", ("events",), ("create", "patch", "update")),

@@ -27,7 +27,17 @@ def test_json_contract_on_a_real_cluster_shape() -> None:
     result = explain("--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml", "-o", "json")
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
-    assert set(answer) == {"pod", "profile", "nodes", "weights", "selected", "top", "message"}
+    assert set(answer) == {
+        "pod",
+        "profile",
+        "nodes",
+        "weights",
+        "selected",
+        "top",
+        "message",
+        "preemption",
+    }
+    assert answer["preemption"] is None  # a node fits: PostFilter does not run
     assert answer["pod"] == "shop/frontend-extra"
     assert answer["profile"] == "default-scheduler"
     assert answer["message"] is None
@@ -66,13 +76,74 @@ def test_unschedulable_pod_is_an_answer_with_upstream_message() -> None:
     answer = json.loads(result.stdout)
     assert answer["selected"] is None
     assert answer["top"] == []
-    # 3 workers lack cpu and memory, worker-b2 only memory: 3 cpu, 4 memory (sorted as strings)
+    # 3 workers lack cpu and memory, worker-b2 only memory: 3 cpu, 4 memory (sorted as strings);
+    # preemption: the pod has priority 0, so the 4 short nodes have no lower-priority victim
+    # and the 3 others (taints, cordon: Unresolvable) are not worth trying
+    not_helpful = (
+        "preemption: 0/7 nodes are available: 3 Preemption is not helpful for scheduling, "
+        "4 No preemption victims found for incoming pod."
+    )
     assert answer["message"] == (
         "0/7 nodes are available: 1 node(s) had untolerated taint "
         "{node-role.kubernetes.io/control-plane: }, 1 node(s) had untolerated taint "
         "{nvidia.com/gpu: present}, 1 node(s) were unschedulable, 3 Insufficient cpu, "
-        "4 Insufficient memory."
+        "4 Insufficient memory. " + not_helpful
     )
+    assert answer["preemption"] == {
+        "code": "Unschedulable",
+        "node": None,
+        "victims": [],
+        "pdbViolations": 0,
+        "message": not_helpful,
+    }
+
+
+PREEMPTION_SNAPSHOT = """
+kind: List
+items:
+- {kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}}
+- {kind: Node, metadata: {name: n2}, status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}}
+- kind: PodDisruptionBudget
+  apiVersion: policy/v1
+  metadata: {name: keep-db, namespace: default}
+  spec: {selector: {matchLabels: {app: db}}}
+  status: {disruptionsAllowed: 0}
+"""
+
+
+def _bound(name: str, node: str, priority: int, app: str) -> str:
+    return (
+        f"- kind: Pod\n  metadata: {{name: {name}, namespace: default, labels: {{app: {app}}}}}\n"
+        f"  spec: {{nodeName: {node}, priority: {priority}, containers: "
+        f"[{{name: c, resources: {{requests: {{cpu: 600m}}}}}}]}}\n"
+    )
+
+
+def test_explain_shows_what_preemption_would_do(tmp_path: Path) -> None:
+    # n1's pod has the lower priority (10 < 20) but a PDB allows no disruption: n2 is chosen
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(
+        PREEMPTION_SNAPSHOT + _bound("db-0", "n1", 10, "db") + _bound("web-0", "n2", 20, "web")
+    )
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "kind: Pod\nmetadata: {name: urgent, namespace: default}\nspec:\n  priority: 1000\n"
+        "  containers: [{name: c, resources: {requests: {cpu: 800m}}}]\n"
+    )
+    result = explain("--snapshot", snapshot, "--pod", pod, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["preemption"] == {
+        "code": "Success",
+        "node": "n2",
+        "victims": [{"pod": "default/web-0", "node": "n2", "priority": 20}],
+        "pdbViolations": 0,
+        "message": "",
+    }
+    assert answer["message"] == "0/2 nodes are available: 2 Insufficient cpu."
+    table = explain("--snapshot", snapshot, "--pod", pod)
+    assert "preemption: would nominate n2, evicting 1 pod(s)" in table.stdout
+    assert "default/web-0" in table.stdout
 
 
 def test_table_output_names_the_selected_node() -> None:

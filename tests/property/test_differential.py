@@ -3,9 +3,12 @@
 Hypothesis builds small random clusters as raw JSON (nodes with random allocatable,
 labels, taints, images; bound pods with random requests and host ports), a random
 incoming pod (requests, init containers, tolerations, nodeSelector, required and
-preferred node affinity with every operator, host ports, images) and a random profile
-(default plugins with random weights and args: scoring strategy, RTCR shape, ignored
-resources, scheduler-enforced affinity; sometimes a subset of the filters). Both
+preferred node affinity with every operator, host ports, images, topology spread
+constraints of both kinds), sometimes Services, ReplicaSets, StatefulSets and
+ReplicationControllers selecting it (for the default spread constraints), and a random
+profile (default plugins with random weights and args: scoring strategy, RTCR shape,
+ignored resources, scheduler-enforced affinity, spread defaulting; sometimes a subset
+of the filters). Both
 implementations evaluate it; the whole :class:`Evaluation` must be equal: verdicts,
 reasons, normalized scores, totals, top, the seeded choice and the message.
 
@@ -22,6 +25,7 @@ from asched.config.types import (
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
+    PodTopologySpreadArgs,
     ResourceSpec,
     ScoringStrategy,
     ShapePoint,
@@ -35,6 +39,7 @@ from tests.builders import (
     make_node,
     make_pod,
     node_affinity,
+    pdb_object,
     pod_info,
     profile_with,
     snapshot_of,
@@ -167,19 +172,38 @@ APPS = ("web", "db", "cache")
 NAMESPACES = ("default", "team-a", "team-b")
 
 
+TIERS = ("front", "back")
+
+
+@st.composite
+def app_selectors(draw: st.DrawFn) -> Raw:
+    """A LabelSelector over the app label: matchLabels or one expression."""
+    if draw(st.booleans()):
+        return {"matchLabels": {"app": draw(st.sampled_from(APPS))}}
+    operator = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
+    expression: Raw = {"key": "app", "operator": operator}
+    if operator in ("In", "NotIn"):
+        expression["values"] = draw(
+            st.lists(st.sampled_from(APPS), min_size=1, max_size=2, unique=True)
+        )
+    return {"matchExpressions": [expression]}
+
+
+@st.composite
+def pod_labels(draw: st.DrawFn) -> dict[str, str] | None:
+    """Often an app label, sometimes a tier label too (for matchLabelKeys)."""
+    labels = {}
+    if draw(st.integers(0, 4)):
+        labels["app"] = draw(st.sampled_from(APPS))
+    if draw(st.integers(0, 2)) == 0:
+        labels["tier"] = draw(st.sampled_from(TIERS))
+    return labels or None
+
+
 @st.composite
 def pod_terms(draw: st.DrawFn) -> Raw:
     """A pod affinity term over app labels, in some namespaces, by zone or hostname."""
-    if draw(st.booleans()):
-        selector: Raw = {"matchLabels": {"app": draw(st.sampled_from(APPS))}}
-    else:
-        operator = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]))
-        expression: Raw = {"key": "app", "operator": operator}
-        if operator in ("In", "NotIn"):
-            expression["values"] = draw(
-                st.lists(st.sampled_from(APPS), min_size=1, max_size=2, unique=True)
-            )
-        selector = {"matchExpressions": [expression]}
+    selector = draw(app_selectors())
     term: Raw = {
         "labelSelector": selector,
         "topologyKey": draw(st.sampled_from([ZONE, HOSTNAME, "team"])),
@@ -224,10 +248,10 @@ def bound_pods(draw: st.DrawFn, index: int, node_names: list[str]) -> Raw:
     node_name = draw(st.one_of(st.sampled_from(node_names), st.just("gone-node")))
     requests = draw(st.lists(request_maps(), max_size=2))
     affinity, anti = draw(pod_affinity_sections())
-    return make_pod(
+    raw = make_pod(
         f"bound-{index}",
         namespace=draw(st.sampled_from(NAMESPACES)),
-        labels={"app": draw(st.sampled_from(APPS))} if draw(st.integers(0, 4)) else None,
+        labels=draw(pod_labels()),
         pod_affinity=affinity,
         pod_anti_affinity=anti,
         node_name=node_name,
@@ -235,7 +259,82 @@ def bound_pods(draw: st.DrawFn, index: int, node_names: list[str]) -> Raw:
         init=draw(st.lists(request_maps(), max_size=1)),
         host_ports=draw(host_port_specs()) if draw(st.booleans()) else (),
         images=draw(st.lists(st.sampled_from(POD_IMAGES), max_size=2)),
+        priority=draw(st.sampled_from([None, 0, 10, 100, 2000])),  # preemption's victims
     )
+    if draw(st.integers(0, 7)) == 0:  # being deleted: never counted by PodTopologySpread
+        raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    if draw(st.booleans()):  # start times rank victims (most important first)
+        raw["metadata"]["creationTimestamp"] = f"2024-01-01T00:00:0{draw(st.integers(0, 3))}Z"
+    return raw
+
+
+@st.composite
+def budgets(draw: st.DrawFn) -> list[Raw]:
+    """PodDisruptionBudgets over the pods' app labels (preemption prefers to spare them)."""
+    return [
+        pdb_object(
+            f"pdb-{i}",
+            draw(app_selectors()),
+            draw(st.integers(0, 2)),
+            namespace=draw(st.sampled_from(NAMESPACES)),
+        )
+        for i in range(draw(st.integers(0, 2)))
+    ]
+
+
+@st.composite
+def spread_constraints(draw: st.DrawFn) -> Raw:
+    """A topologySpreadConstraint by hostname, zone or team, with the optional fields."""
+    raw: Raw = {
+        # now and then 0, which does not decode: an Error at PreFilter or PreScore
+        "maxSkew": draw(st.integers(1, 3)) if draw(st.integers(0, 15)) else 0,
+        "topologyKey": draw(st.sampled_from([HOSTNAME, HOSTNAME, ZONE, ZONE, "team"])),
+        "whenUnsatisfiable": draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])),
+    }
+    selector = draw(st.integers(0, 5))
+    if selector == 0:
+        raw["labelSelector"] = {}
+    elif selector > 1:  # 1: no labelSelector (nil: matches nothing)
+        raw["labelSelector"] = draw(app_selectors())
+    if draw(st.integers(0, 3)) == 0:
+        raw["minDomains"] = draw(st.integers(1, 4))
+    if draw(st.integers(0, 3)) == 0:
+        raw["nodeAffinityPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+    if draw(st.integers(0, 3)) == 0:
+        raw["nodeTaintsPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+    if draw(st.integers(0, 3)) == 0:
+        raw["matchLabelKeys"] = draw(
+            st.lists(st.sampled_from(["tier", "app", "absent"]), min_size=1, max_size=2)
+        )
+    return raw
+
+
+@st.composite
+def selecting_objects(
+    draw: st.DrawFn, namespaces: tuple[str, ...] = NAMESPACES, apps: tuple[str, ...] = APPS
+) -> list[Raw]:
+    """Services, controllers and sets over app/tier labels (default spread selectors)."""
+    out: list[Raw] = []
+    for index in range(draw(st.integers(0, 3))):
+        kind = draw(
+            st.sampled_from(["Service", "ReplicationController", "ReplicaSet", "StatefulSet"])
+        )
+        namespace = draw(st.sampled_from(namespaces))
+        labels = {"app": draw(st.sampled_from(apps))}
+        if draw(st.integers(0, 3)) == 0:
+            labels["tier"] = draw(st.sampled_from(TIERS))
+        if kind in ("Service", "ReplicationController"):
+            spec: Raw = {"selector": labels} if draw(st.integers(0, 5)) else {}
+        else:
+            spec = {"selector": draw(st.one_of(st.just({"matchLabels": labels}), app_selectors()))}
+        out.append(
+            {
+                "kind": kind,
+                "metadata": {"name": f"{kind.lower()}-{index}", "namespace": namespace},
+                "spec": spec,
+            }
+        )
+    return out
 
 
 @st.composite
@@ -343,10 +442,12 @@ def incoming_pods(draw: st.DrawFn, node_names: list[str]) -> Raw:
             for i, image in enumerate(images or ["img-a"])
         ]
     affinity_section, anti_section = draw(pod_affinity_sections())
+    spread = draw(st.lists(spread_constraints(), max_size=3)) if draw(st.booleans()) else []
     return make_pod(
         "incoming",
         namespace=draw(st.sampled_from(NAMESPACES)),
-        labels={"app": draw(st.sampled_from(APPS))} if draw(st.booleans()) else None,
+        labels=draw(pod_labels()),
+        topology_spread=spread,
         pod_affinity=affinity_section,
         pod_anti_affinity=anti_section,
         requests=requests,
@@ -359,6 +460,7 @@ def incoming_pods(draw: st.DrawFn, node_names: list[str]) -> Raw:
         node_selector=node_selector,
         affinity=draw(affinities(node_names)),
         images=images if shape != "containers" else (),
+        priority=draw(st.sampled_from([None, 50, 1000])),
     )
 
 
@@ -408,11 +510,16 @@ def profiles(draw: st.DrawFn, node_names: list[str]):
         added = draw(affinities(node_names))
         if added is not None:
             args["NodeAffinity"] = NodeAffinityArgs(added_affinity=added_affinity(added))
+    if draw(st.integers(0, 3)) == 0:
+        args["PodTopologySpread"] = PodTopologySpreadArgs(
+            "List", tuple(draw(st.lists(spread_constraints(), min_size=1, max_size=2)))
+        )
     filters = base.resolved.filter
     if draw(st.integers(0, 3)) == 0:
         filters = tuple(name for name in filters if draw(st.booleans()))
     score = tuple((name, draw(st.integers(1, 10))) for name, _ in base.resolved.score)
-    return profile_with(filter=filters, score=score, args=args)
+    post_filter = ("DefaultPreemption",) if draw(st.integers(0, 3)) else ()
+    return profile_with(filter=filters, score=score, post_filter=post_filter, args=args)
 
 
 @st.composite
@@ -429,7 +536,10 @@ def scenarios(draw: st.DrawFn):
         for n in NAMESPACES
     ]
     return (
-        snapshot_of(node_objects, pod_objects + namespace_objects),
+        snapshot_of(
+            node_objects,
+            pod_objects + namespace_objects + draw(selecting_objects()) + draw(budgets()),
+        ),
         pod_info(draw(incoming_pods(names))),
         draw(profiles(names)),
         draw(st.integers(0, 2**16)),
@@ -437,13 +547,85 @@ def scenarios(draw: st.DrawFn):
 
 
 @settings(
-    max_examples=150,
+    max_examples=300,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(scenarios())
 def test_vectorised_engine_matches_the_reference(scenario) -> None:
+    from asched.explain.engine import evaluate as vectorised_evaluate
+
+    snapshot, pod, profile, seed = scenario
+    want = reference_evaluate(snapshot, pod, profile, seed=seed)
+    got = vectorised_evaluate(snapshot, pod, profile, seed=seed)
+    assert got.to_json() == want.to_json()
+    assert got == want
+
+
+@st.composite
+def spread_scenarios(draw: st.DrawFn):
+    """Few roomy nodes, many resource-free pods: spreading decides (skew, domains, scores)."""
+    names = [f"node-{i}" for i in range(draw(st.integers(1, 8)))]
+    node_objects = []
+    for name in names:
+        labels = {HOSTNAME: name}
+        for key in (ZONE, "team"):
+            if draw(st.integers(0, 4)):
+                labels[key] = draw(st.sampled_from(LABEL_VALUES[key]))
+        taints = []
+        if draw(st.integers(0, 4)) == 0:
+            taints = [("dedicated", "a", draw(st.sampled_from(EFFECTS)))]
+        node_objects.append(
+            make_node(name, cpu="8", memory="16Gi", pods="110", labels=labels, taints=taints)
+        )
+    pod_objects = []
+    for index in range(draw(st.integers(0, 40))):
+        raw = make_pod(
+            f"bound-{index}",
+            namespace=draw(st.sampled_from(["default", "default", "team-a"])),
+            labels=draw(st.one_of(st.just({"app": "web"}), pod_labels())),
+            node_name=draw(st.sampled_from(names)),
+        )
+        if draw(st.integers(0, 7)) == 0:
+            raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+        pod_objects.append(raw)
+    node_selector = None
+    if draw(st.integers(0, 4)) == 0:
+        node_selector = {ZONE: draw(st.sampled_from(LABEL_VALUES[ZONE]))}
+    incoming = make_pod(
+        "incoming",
+        namespace=draw(st.sampled_from(["default", "default", "team-a"])),
+        labels=draw(st.one_of(st.just({"app": "web"}), pod_labels())),
+        topology_spread=draw(st.lists(spread_constraints(), max_size=3)),
+        tolerations=draw(tolerations()),
+        node_selector=node_selector,
+        affinity=draw(affinities(names)),
+    )
+    args: dict[str, Any] = {}
+    if draw(st.integers(0, 3)) == 0:
+        args["PodTopologySpread"] = PodTopologySpreadArgs(
+            "List", tuple(draw(st.lists(spread_constraints(), min_size=1, max_size=2)))
+        )
+    return (
+        snapshot_of(
+            node_objects,
+            pod_objects + draw(selecting_objects(("default", "default", "team-a"), ("web", "db"))),
+        ),
+        pod_info(incoming),
+        default_profile(args),
+        draw(st.integers(0, 2**16)),
+    )
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(spread_scenarios())
+def test_vectorised_spreading_matches_the_reference(scenario) -> None:
     from asched.explain.engine import evaluate as vectorised_evaluate
 
     snapshot, pod, profile, seed = scenario

@@ -1,30 +1,312 @@
-"""DefaultPreemption (PostFilter): not modelled yet (issue 6); it never nominates a node.
+"""DefaultPreemption (PostFilter): evict lower-priority pods so a pod that fits nowhere fits.
 
-The failure message therefore carries no ``preemption: ...`` part.
+Section 18, in upstream order: eligibility (``preemptionPolicy: Never``; a pod already
+nominated to a node where one of its victims is still terminating waits); the potential
+nodes (Filter status exactly Unschedulable, in the table's zone-interleaved order); the
+dry run from a random offset over ``max(n * minCandidateNodesPercentage / 100,
+minCandidateNodesAbsolute)`` candidates (:mod:`asched.framework.preemption`, vectorised
+when only the resources of a node depend on its pods); pickOneNodeForPreemption; and the
+lower-priority nominations to the chosen node, which end.
+
+The plugin decides; the scheduler acts (patches the victims' DisruptionTarget condition,
+deletes them with their own grace period, emits Preempted events, sets the preemptor's
+``status.nominatedNodeName``). Messages carry upstream's ``preemption: `` prefix.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
+import numpy as np
+
+from asched.cluster.pods import start_time
 from asched.cluster.records import PodInfo
+from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs
+from asched.config.types import DefaultPreemptionArgs, PluginArgs
+from asched.framework import diagnosis
 from asched.framework.cycle_state import CycleState
-from asched.framework.interface import Handle
-from asched.framework.status import Status
+from asched.framework.interface import FilterPlugin, FilterRunner, Handle, PostFilterResult
+from asched.framework.preemption import (
+    Candidate,
+    ResourceNeed,
+    Search,
+    candidate_count,
+    pick_one,
+    search_exact,
+    search_resources,
+)
+from asched.framework.status import Code, Status
 
 NAME: Final = "DefaultPreemption"
+PREFIX: Final = "preemption: "
+REASON_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
+NO_NODES: Final = "no nodes available"
+_FIT: Final = "NodeResourcesFit"
+_PORTS: Final = "NodePorts"
+
+
+def _unschedulable(message: str, nominated: str | None = None) -> PostFilterResult:
+    return PostFilterResult(Status.unschedulable(PREFIX + message, plugin=NAME), nominated)
 
 
 class DefaultPreemption:
     name: Final = NAME
 
+    def __init__(self, args: DefaultPreemptionArgs, seed: int | None = None) -> None:
+        self._args = args
+        self._rng = np.random.default_rng(seed)
+        #: how the last search ran ("resources" or "exact"), for tests and explain
+        self.last_search = ""
+        #: use the vectorised search when it applies (False: always the exact one)
+        self.vectorise = True
+
+    # ------------------------------------------------------------------ eligibility
+    def eligible(
+        self, pod: PodInfo, table: NodeTable, statuses: Mapping[int, Status]
+    ) -> tuple[bool, str]:
+        """Upstream's PodEligibleToPreemptOthers: ``(eligible, why not)``."""
+        if pod.preemption_policy == "Never":
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = table.nominations.node_of(pod.key) or pod.nominated_node_name
+        row = table.row_of(nominated) if nominated else None
+        if row is None:
+            return True, ""
+        status = statuses.get(row)
+        if status is None or status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return True, ""
+        for placed in table.row_pods[row].values():
+            other = placed.info
+            if other.priority < pod.priority and other.deleting and other.preempted:
+                return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    # ------------------------------------------------------------------ PostFilter
     def post_filter(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, failed: dict[int, Status]
-    ) -> tuple[Status, str]:
-        return Status.unschedulable(plugin=NAME), ""
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        statuses: Mapping[int, Status],
+        framework: FilterRunner,
+        *,
+        offset: int | None = None,
+    ) -> PostFilterResult:
+        eligible, why = self.eligible(pod, table, statuses)
+        if not eligible:
+            return _unschedulable(why)
+        order = [int(r) for r in table.order()]
+        if not order:
+            return PostFilterResult(Status.error(PREFIX + NO_NODES, plugin=NAME))
+        potential = [
+            r for r in order if (s := statuses.get(r)) is not None and s.code == Code.UNSCHEDULABLE
+        ]
+        search = Search([], {})
+        if potential:
+            start = int(self._rng.integers(len(potential))) if offset is None else offset
+            start %= len(potential)
+            visit = potential[start:] + potential[:start]
+            wanted = candidate_count(
+                len(potential),
+                self._args.min_candidate_nodes_percentage,
+                self._args.min_candidate_nodes_absolute,
+            )
+            search = self.search(state, pod, table, framework, visit, wanted)
+        if not search.candidates:
+            errors = [s.message for s in search.statuses.values() if s.code == Code.ERROR]
+            if errors:
+                text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+                return PostFilterResult(Status.error(PREFIX + text, plugin=NAME))
+            reasons = [
+                reason
+                for r in order
+                for reason in (
+                    search.statuses[r].reasons if r in search.statuses else (REASON_NOT_HELPFUL,)
+                )
+            ]
+            return _unschedulable(diagnosis.fit_error_message(len(order), reasons), "")
+        best = pick_one(search.candidates, start_time)
+        node = table.name_of(best.row)
+        cleared = tuple(
+            p.key
+            for p in table.nominations.on_node(node)
+            if p.priority < pod.priority and p.key != pod.key
+        )
+        return PostFilterResult(
+            Status.success(), node, best.victims, cleared, best.num_pdb_violations
+        )
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        framework: FilterRunner,
+        visit: list[int],
+        wanted: int,
+    ) -> Search:
+        budgets = list(table.budgets.values())
+        state = CycleState()  # complete PreFilter state even if the attempt stopped early
+        outcome = framework.run_pre_filter(state, pod, table)
+        active = framework.active_filters(state)
+        fit = next((p for p in active if p.name == _FIT), None)
+        checks_of = getattr(fit, "checks", None)  # NodeResourcesFit.checks
+        simple = (
+            self.vectorise
+            and outcome.status.ok
+            and not framework.cycle_filters(state)
+            and (not pod.host_ports or _PORTS in state.skip_filter)
+        )
+        if not simple or fit is None or checks_of is None:
+            self.last_search = "exact"
+            return search_exact(
+                table, pod, visit, lambda row: fits_row(framework, pod, table, row), budgets, wanted
+            )
+        self.last_search = "resources"
+        need = _need(checks_of(pod, table), table)
+        rows = np.asarray(visit, dtype=np.intp)
+        others = [p for p in active if p.name != _FIT]
+        others_pass = framework.filter_mask(state, pod, table, rows, others)
+        allowed = framework.allowed_mask(table, outcome)
+        if allowed is not None:
+            others_pass &= allowed[rows]
+        reserved = _reserved(pod, table, rows, need)
+        found, free_alone = search_resources(
+            table, pod, need, rows, others_pass, reserved, budgets, wanted
+        )
+        if not found.candidates:
+            _explain_visited(state, pod, table, framework, active, need, rows, free_alone, found)
+        return found
+
+
+def _need(checks: Iterable[Any], table: NodeTable) -> ResourceNeed:
+    """From NodeResourcesFit's checks (``resource``, ``axis``, ``request`` each)."""
+    found = tuple((c.resource, c.axis, c.request) for c in checks)
+    return ResourceNeed(table.axis_index[PODS], found)
+
+
+def _reserved(
+    pod: PodInfo, table: NodeTable, rows: np.ndarray, need: ResourceNeed
+) -> dict[int, np.ndarray]:
+    """Per checked axis, what nominated pods of at least ``pod``'s priority hold per row."""
+    blocking = table.nominations.blocking(pod)
+    if not blocking:
+        return {}
+    position = {int(r): i for i, r in enumerate(rows)}
+    held = {axis: np.zeros(rows.size, dtype=np.int64) for axis in need.axes}
+    for node, pods in blocking.items():
+        row = table.row_of(node)
+        at = position.get(row) if row is not None else None
+        if at is None:
+            continue
+        for other in pods:
+            if other.key in table.pods:
+                continue  # bound meanwhile: already counted on the row
+            for axis in need.axes:
+                name = table.axes[axis]
+                held[axis][at] += 1 if name == PODS else other.requests.get(name, 0)
+    return held
+
+
+def _explain_visited(
+    state: CycleState,
+    pod: PodInfo,
+    table: NodeTable,
+    framework: FilterRunner,
+    active: list[FilterPlugin],
+    need: ResourceNeed,
+    rows: np.ndarray,
+    free_alone: dict[int, np.ndarray],
+    found: Search,
+) -> None:
+    """Cold path: why each visited node is no candidate (the failure message needs it).
+
+    The first failing filter decides, as in the dry run; NodeResourcesFit's reasons come
+    from the free amounts once every lower-priority pod is gone. Rows with the same
+    reasons share one Status; only rows another filter rejects are explained one by one.
+    """
+    undecided = np.ones(rows.size, dtype=np.bool_)
+    for at, row in enumerate(rows.tolist()):
+        if row in found.statuses:
+            undecided[at] = False
+    for plugin in active:
+        if not undecided.any():
+            return
+        if plugin.name == _FIT:
+            pattern = (free_alone[need.pods_axis] < 1).astype(np.int64)
+            for bit, (_, axis, request) in enumerate(need.checks, start=1):
+                lacking = (
+                    np.ones(rows.size, dtype=np.bool_)
+                    if axis is None
+                    else free_alone[axis] < request
+                )
+                pattern |= lacking.astype(np.int64) << bit
+            hit = undecided & (pattern != 0)
+            shared: dict[int, Status] = {}
+            for at in np.flatnonzero(hit).tolist():
+                code = int(pattern[at])
+                status = shared.get(code)
+                if status is None:
+                    status = shared[code] = Status.unschedulable(
+                        *need.reasons(free_alone, at), plugin=_FIT
+                    )
+                found.statuses[int(rows[at])] = status
+        else:
+            hit = undecided & ~framework.run_filter(plugin, state, pod, table, rows)
+            for at in np.flatnonzero(hit).tolist():
+                row = int(rows[at])
+                status = plugin.explain(state, pod, table, row)
+                found.statuses[row] = status.with_plugin(plugin.name)
+        undecided &= ~hit
+
+
+def fits_row(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
+    """Does ``pod`` pass every Filter on ``row`` of the table as it is now?
+
+    Nominated pods of at least its priority on that node are counted for a first pass;
+    when they were and it passed, a second pass runs without them (section 4.3).
+    """
+    node = table.name_of(row)
+    extra = [
+        p
+        for p in table.nominations.on_node(node)
+        if p.key != pod.key and p.priority >= pod.priority and p.key not in table.pods
+    ]
+    if not extra:
+        return _one_pass(framework, pod, table, row)
+    for other in extra:
+        table.add_pod(other, node)
+    try:
+        first = _one_pass(framework, pod, table, row)
+    finally:
+        for other in extra:
+            table.remove_pod(other.key)
+    return first if not first.ok else _one_pass(framework, pod, table, row)
+
+
+def _one_pass(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
+    state = CycleState()
+    outcome = framework.run_pre_filter(state, pod, table)
+    if not outcome.status.ok:
+        return outcome.status
+    allowed = framework.allowed_mask(table, outcome)
+    if allowed is not None and not allowed[row]:
+        return Status.unresolvable(outcome.absent_reason, plugin=outcome.restricted_by[-1])
+    selected = np.array([row], dtype=np.intp)
+    for plugin in framework.active_filters(state):
+        if not framework.run_filter(plugin, state, pod, table, selected)[0]:
+            return plugin.explain(state, pod, table, row).with_plugin(plugin.name)
+    return Status.success()
 
 
 def factory(args: PluginArgs | None, handle: Handle | None) -> DefaultPreemption:
-    return DefaultPreemption()
+    return DefaultPreemption(
+        args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs()
+    )
+
+
+__all__ = ["NAME", "Candidate", "DefaultPreemption", "factory", "fits_row"]

@@ -1,11 +1,10 @@
 """Stand-ins for the default plugins asched does not model yet.
 
-VolumeBinding, InterPodAffinity and PodTopologySpread keep their upstream names (so
-existing configurations load and their weights show in explanations), but their
+VolumeBinding keeps its upstream name (so existing configurations load), but its
 PreFilter is a guard: a pod that needs the feature is rejected as
 UnschedulableAndUnresolvable with a reason saying so (see ``_guards``), never placed
 silently where kube-scheduler would not place it; any other pod gets Skip, and so do
-their Filter and Score. VolumeRestrictions, NodeVolumeLimits and VolumeZone only matter
+its Filter and Score. VolumeRestrictions, NodeVolumeLimits and VolumeZone only matter
 for pods with volumes, which VolumeBinding already turns away: they always Skip.
 """
 
@@ -30,7 +29,6 @@ NAMES: Final = (
     "NodeVolumeLimits",
     "VolumeBinding",
     "VolumeZone",
-    "PodTopologySpread",
 )
 
 

@@ -15,6 +15,7 @@ from asched.reference.plugins.node_name import NodeName
 from asched.reference.plugins.node_ports import NodePorts
 from asched.reference.plugins.node_resources_fit import NodeResourcesFit
 from asched.reference.plugins.node_unschedulable import NodeUnschedulable
+from asched.reference.plugins.pod_topology_spread import PodTopologySpread
 from asched.reference.plugins.taint_toleration import TaintToleration
 from asched.reference.plugins.unsupported import AlwaysSkip, Guarded
 
@@ -30,7 +31,7 @@ REGISTRY: Final[Mapping[str, Plugin]] = {
     "NodeVolumeLimits": AlwaysSkip(),
     "VolumeBinding": Guarded(_guards.VOLUME_BINDING),
     "VolumeZone": AlwaysSkip(),
-    "PodTopologySpread": Guarded(_guards.POD_TOPOLOGY_SPREAD),
+    "PodTopologySpread": PodTopologySpread(),
     "InterPodAffinity": InterPodAffinity(),
     "NodeResourcesBalancedAllocation": BalancedAllocation(),
     "ImageLocality": ImageLocality(),

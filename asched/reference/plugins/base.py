@@ -8,13 +8,14 @@ plugin.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from asched.framework.status import Status
 from asched.reference.cycle import Cycle, NodeState
 
-Normalization = Literal["none", "default", "reverse", "minmax"]
+Normalization = Literal["none", "default", "reverse", "minmax", "own"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,14 @@ class Plugin:
         """Once per pod before scoring; False means Skip (the plugin's score is absent)."""
         return True
 
+    def pre_score_status(self, cycle: Cycle) -> Status:
+        """PreScore as a status: Success, Skip, or an Error that ends the evaluation."""
+        return Status.success() if self.pre_score(cycle) else Status.skip()
+
     def score(self, cycle: Cycle, node: NodeState) -> int:
         """The raw score of ``node`` (before NormalizeScore)."""
         raise NotImplementedError(f"{self.name} has no Score extension")
+
+    def normalize(self, cycle: Cycle, names: Sequence[str], raw: Sequence[int]) -> list[int]:
+        """The plugin's own NormalizeScore (``normalization = "own"``) over the feasible nodes."""
+        raise NotImplementedError(f"{self.name} has no NormalizeScore of its own")

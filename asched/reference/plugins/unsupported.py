@@ -1,8 +1,8 @@
 """Plugins asched does not model yet: their PreFilter is a guard or a plain Skip.
 
-VolumeBinding, InterPodAffinity and PodTopologySpread reject pods that use the feature
-(:func:`asched.framework.plugins._guards.guard_reason`) and skip every other pod; they
-never contribute a score. VolumeRestrictions, NodeVolumeLimits and VolumeZone always
+VolumeBinding rejects pods that use the feature
+(:func:`asched.framework.plugins._guards.guard_reason`) and skips every other pod; it
+never contributes a score. VolumeRestrictions, NodeVolumeLimits and VolumeZone always
 skip (pods with claims are already rejected by the VolumeBinding guard).
 """
 

@@ -28,6 +28,7 @@ def test_names_mirror_kube_scheduler_with_the_asched_prefix() -> None:
         "asched_binds_inflight",
         "asched_scheduler_cache_size",
         "asched_preemption_attempts",
+        "asched_preemption_victims",
         "asched_events",
         "asched_leader",
     }
@@ -123,6 +124,15 @@ def test_extension_point_cache_events_preemption_leader() -> None:
     before = value("asched_preemption_attempts_total")
     metrics.count_preemption_attempt()
     assert value("asched_preemption_attempts_total") == before + 1
+
+    # three victims land in the le=4 bucket (and every larger one), not in le=2
+    two, four = (
+        value("asched_preemption_victims_bucket", le="2.0"),
+        value("asched_preemption_victims_bucket", le="4.0"),
+    )
+    metrics.observe_preemption_victims(3)
+    assert value("asched_preemption_victims_bucket", le="2.0") == two
+    assert value("asched_preemption_victims_bucket", le="4.0") == four + 1
 
     metrics.set_leader(leading=True)
     assert value("asched_leader") == 1

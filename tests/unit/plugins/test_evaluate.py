@@ -118,7 +118,10 @@ def test_filter_order_decides_which_plugin_reports(evaluate) -> None:
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         ("node(s) were unschedulable",),
     )
-    assert evaluation.message == "0/1 nodes are available: 1 node(s) were unschedulable."
+    assert evaluation.message == (
+        "0/1 nodes are available: 1 node(s) were unschedulable. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
 
 
 def test_profile_name_and_custom_weights(evaluate) -> None:

@@ -1,14 +1,14 @@
-"""The temporary guards for features asched does not model yet (volumes, hard topology
-spread): PreFilter rejects the pods that use them, with a fixed reason, and skips every
-other pod; their plugins never score. (Inter-pod affinity is modelled: its own tests are
-in tests/unit/interpod and the differential tests.)
+"""The temporary guard for the feature asched does not model yet (volumes): PreFilter
+rejects the pods that use it, with a fixed reason, and skips every other pod; the plugin
+never scores. (Inter-pod affinity and topology spreading are modelled: their own tests
+are in tests/unit/interpod, tests/unit/spread and the differential tests.)
 """
 
 from __future__ import annotations
 
 import pytest
 
-from asched.framework.plugins._guards import PVC_UNSUPPORTED, SPREAD_UNSUPPORTED
+from asched.framework.plugins._guards import PVC_UNSUPPORTED
 from asched.framework.status import Code
 from tests.builders import (
     FITS,
@@ -25,13 +25,6 @@ SELECTOR = {
     "labelSelector": {"matchLabels": {"app": "web"}},
     "topologyKey": "kubernetes.io/hostname",
 }
-SOFT_SPREAD = {
-    "maxSkew": 1,
-    "topologyKey": "topology.kubernetes.io/zone",
-    "whenUnsatisfiable": "ScheduleAnyway",
-    "labelSelector": {"matchLabels": {"app": "web"}},
-}
-HARD_SPREAD = {**SOFT_SPREAD, "whenUnsatisfiable": "DoNotSchedule"}
 
 
 def rejected(plugin: str, reason: str) -> tuple[str, Code, tuple[str, ...]]:
@@ -55,24 +48,14 @@ CASES = [
         FITS,
         id="required pod anti-affinity with nothing to avoid passes",
     ),
-    pytest.param(
-        make_pod(topology_spread=[HARD_SPREAD]),
-        rejected("PodTopologySpread", SPREAD_UNSUPPORTED),
-        id="a DoNotSchedule spread constraint is rejected by PodTopologySpread",
-    ),
-    pytest.param(
-        make_pod(topology_spread=[SOFT_SPREAD]),
-        FITS,
-        id="a ScheduleAnyway spread constraint passes (and is not scored)",
-    ),
-    # PreFilter order: PodTopologySpread runs before InterPodAffinity and stops at the
-    # first UnschedulableAndUnresolvable
+    # PreFilter order: VolumeBinding runs before InterPodAffinity and stops at the first
+    # UnschedulableAndUnresolvable (no pod carries app=web: the affinity would fail too)
     pytest.param(
         make_pod(
-            topology_spread=[HARD_SPREAD],
+            volumes=[pvc_volume("data-0")],
             pod_affinity={"requiredDuringSchedulingIgnoredDuringExecution": [SELECTOR]},
         ),
-        rejected("PodTopologySpread", SPREAD_UNSUPPORTED),
+        rejected("VolumeBinding", PVC_UNSUPPORTED),
         id="the first rejecting PreFilter wins",
     ),
 ]
@@ -85,8 +68,12 @@ def test_guards_in_the_default_profile(evaluate, pod, want) -> None:
     assert [outcome(evaluation, n) for n in ("node1", "node2")] == [want, want]
     if want is FITS:
         scored = {name for v in evaluation.nodes.values() for name in v.scores}
-        assert "PodTopologySpread" not in scored
+        assert "VolumeBinding" not in scored
         assert evaluation.message is None
     else:
-        assert evaluation.message == f"0/2 nodes are available: {want[2][0]}."
+        # the default profile's preemption cannot help an UnschedulableAndUnresolvable pod
+        assert evaluation.message == (
+            f"0/2 nodes are available: {want[2][0]}. preemption: 0/2 nodes are available: "
+            "2 Preemption is not helpful for scheduling."
+        )
         assert evaluation.selected is None

@@ -1,4 +1,4 @@
-"""PodTopologySpread PreFilter + Filter (asched.reference.topologyspread).
+"""PodTopologySpread PreFilter + Filter: the reference and the vectorised plugin.
 
 Cases transcribed from upstream ``podtopologyspread/filtering_test.go``:
 TestSingleConstraint (23 cases), TestMultipleConstraints (11) and TestPreFilterState
@@ -40,13 +40,15 @@ from tests.builders import (
     toleration,
     with_pod_fields,
 )
+from tests.unit.spread import engine_adapter
 
 FilterNodes = Callable[..., FilterResult]
 PreFilter = Callable[..., Any]
 
-#: A second implementation with the same signatures is added here as a new entry.
+#: Every implementation behind the reference's signatures.
 IMPLEMENTATIONS: dict[str, tuple[FilterNodes, PreFilter]] = {
     "reference": (topologyspread.filter_nodes, topologyspread.pre_filter),
+    "vectorised": (engine_adapter.filter_nodes, engine_adapter.pre_filter),
 }
 
 
@@ -944,10 +946,13 @@ def test_default_constraints_take_the_service_selector() -> None:
     assert not selector.matches({"baz": "kar"})
 
 
-def test_a_constraint_that_does_not_decode_is_an_error() -> None:
+def test_a_constraint_that_does_not_decode_is_an_error(
+    impl: tuple[FilterNodes, PreFilter],
+) -> None:
+    filter_nodes, _ = impl
     bad = spread_constraint(1, Z, DNS, label_selector(None, expr("foo", "Equals", "x")))
     infos, by_node, _, extras = cluster_inputs(TWO_ZONES)
-    result = topologyspread.filter_nodes(infos, by_node, pod_info(spread_pod(bad)), LIST, extras)
+    result = filter_nodes(infos, by_node, pod_info(spread_pod(bad)), LIST, extras)
     assert result.pre_filter.code == Code.ERROR
     assert result.pre_filter.message.startswith(
         "obtaining pod's hard topology spread constraints: Pod default/p"
@@ -955,28 +960,26 @@ def test_a_constraint_that_does_not_decode_is_an_error() -> None:
     assert all(s.code == Code.ERROR for s in result.nodes.values())
 
 
-def test_a_match_everything_selector_counts_no_pod() -> None:
+def test_a_match_everything_selector_counts_no_pod(impl: tuple[FilterNodes, PreFilter]) -> None:
     # Not upstream: countPodsMatchSelector returns 0 for an empty selector, while the
     # incoming pod still matches it (self 1): zone1 0, zone2 0, every skew is 1
+    filter_nodes, pre_filter = impl
     infos, by_node, _, extras = cluster_inputs(TWO_ZONES, FIVE)
     constraint = spread_constraint(1, Z, DNS, label_selector())
-    status, state = topologyspread.pre_filter(
-        infos, by_node, pod_info(spread_pod(constraint)), LIST, extras
-    )
+    status, state = pre_filter(infos, by_node, pod_info(spread_pod(constraint)), LIST, extras)
     assert status.ok
     assert state is not None
     assert dict(state.pair_counts) == {("zone", "zone1"): 0, ("zone", "zone2"): 0}
-    result = topologyspread.filter_nodes(
-        infos, by_node, pod_info(spread_pod(constraint)), LIST, extras
-    )
+    result = filter_nodes(infos, by_node, pod_info(spread_pod(constraint)), LIST, extras)
     assert set(codes(result, [n.name for n in infos])) == {S}
 
 
-def test_a_key_without_counted_domains_is_skipped() -> None:
+def test_a_key_without_counted_domains_is_skipped(impl: tuple[FilterNodes, PreFilter]) -> None:
     # Not upstream: the nodeSelector leaves out every node, so no zone domain is counted;
     # upstream's minMatchNum then fails and Filter skips the constraint (node-a would
     # otherwise be 3 + 1 - 0 > 1)
     incoming = spread_pod(spread_constraint(1, Z, DNS, FOO), node_selector={"pool": "gpu"})
+    filter_nodes, _ = impl
     infos, by_node, _, extras = cluster_inputs(TWO_ZONES, FIVE)
-    result = topologyspread.filter_nodes(infos, by_node, pod_info(incoming), LIST, extras)
+    result = filter_nodes(infos, by_node, pod_info(incoming), LIST, extras)
     assert set(codes(result, [n.name for n in infos])) == {S}

@@ -1,4 +1,4 @@
-"""PodTopologySpread PreScore + Score + NormalizeScore (asched.reference.topologyspread).
+"""PodTopologySpread PreScore + Score + NormalizeScore: the reference and the vectorised plugin.
 
 Cases transcribed from upstream ``podtopologyspread/scoring_test.go``: TestPodTopologySpreadScore
 (26 of 27: "matchLabelKeys ignored when feature gate disabled" is left out) with
@@ -42,11 +42,15 @@ from tests.builders import (
     term,
     with_pod_fields,
 )
+from tests.unit.spread import engine_adapter
 
 ScoreNodes = Callable[..., ScoreResult]
 
-#: A second implementation with the same signature is added here as a new entry.
-IMPLEMENTATIONS: dict[str, ScoreNodes] = {"reference": topologyspread.score_nodes}
+#: Every implementation behind the reference's signature.
+IMPLEMENTATIONS: dict[str, ScoreNodes] = {
+    "reference": topologyspread.score_nodes,
+    "vectorised": engine_adapter.score_nodes,
+}
 
 
 @pytest.fixture(params=sorted(IMPLEMENTATIONS))

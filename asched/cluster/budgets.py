@@ -1,0 +1,70 @@
+"""PodDisruptionBudgets, as preemption reads them (policy/v1 and policy/v1beta1 alike).
+
+Preemption prefers victims whose eviction keeps every budget within its
+``status.disruptionsAllowed`` (section 18.3). A budget's selector is decoded once, when
+the object arrives; a nil, empty or malformed selector matches no pod (upstream skips
+such budgets), and a malformed one is reported, not raised, so a bad object never
+stops the scheduler.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from asched.cluster.affinity import NOTHING, LabelSelector, SelectorError, decode_label_selector
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DisruptionBudget:
+    """What preemption needs of one budget."""
+
+    namespace: str
+    name: str
+    selector: LabelSelector
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+    @property
+    def selects_nothing(self) -> bool:
+        return self.selector.nothing or (
+            not self.selector.match_labels and not self.selector.expressions
+        )
+
+
+def decode_budget(obj: Mapping[str, Any]) -> DisruptionBudget:
+    """Decode a raw PodDisruptionBudget (missing namespace: ``default``)."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    status = obj.get("status")
+    status = status if isinstance(status, Mapping) else {}
+    name = str(meta.get("name") or "")
+    namespace = str(meta.get("namespace") or "default")
+    try:
+        selector = decode_label_selector(spec.get("selector"))
+    except SelectorError as exc:
+        logger.warning(
+            "PodDisruptionBudget %s/%s: spec.selector.%s: %s (it selects no pod)",
+            namespace,
+            name,
+            exc.path,
+            exc,
+        )
+        selector = NOTHING
+    allowed = status.get("disruptionsAllowed")
+    disrupted = status.get("disruptedPods")
+    return DisruptionBudget(
+        namespace=namespace,
+        name=name,
+        selector=selector,
+        disruptions_allowed=allowed
+        if isinstance(allowed, int) and not isinstance(allowed, bool)
+        else 0,
+        disrupted_pods=frozenset(disrupted) if isinstance(disrupted, Mapping) else frozenset(),
+    )

@@ -1,0 +1,402 @@
+"""Preemption's candidate search over the NodeTable (section 18.3 and 18.4).
+
+Two ways to find, per potential node, the fewest lower-priority victims that let the
+preemptor fit, with the same answers:
+
+* :func:`search_resources`, vectorised over every potential node at once. It applies
+  when only NodeResourcesFit among the active filters depends on the pods of a node
+  (no cross-row filter is active and the pod asks for no host port), which is the
+  common case: the victims' requests are summed per node with one pass over the pod
+  columns, PDB violations ranked per node with cumulative sums, and the reprieve
+  (add victims back, most important first, keep those that still let the pod fit)
+  runs one rank at a time for all nodes together.
+* :func:`search_exact`, for everything else (inter-pod affinity, spreading, host
+  ports): node by node in visiting order, the victims are removed from the table and
+  added back one at a time, with the profile's whole filter chain deciding. The table
+  is restored exactly before it returns.
+
+Both visit the potential nodes from ``offset`` as upstream's dry run does and stop at
+the same point (a candidate without PDB violations found and ``num_candidates``
+candidates in all); :func:`pick_one` then applies pickOneNodeForPreemption's criteria.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from asched.cluster.budgets import DisruptionBudget
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.framework.status import Status
+
+IntArray = npt.NDArray[np.int64]
+RowArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+
+REASON_NO_VICTIMS: Final = "No preemption victims found for incoming pod"
+_PRIORITY_OFFSET: Final = 2**31  # math.MaxInt32 + 1: every priority non-negative
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node where preemption lets the pod fit; victims most important first."""
+
+    row: int
+    victims: tuple[PodInfo, ...]
+    num_pdb_violations: int
+
+
+@dataclass(slots=True)
+class Search:
+    """Candidates in list order (clean, then violating) and visited non-candidates.
+
+    ``statuses`` maps a visited node row that is not a candidate to why; it is filled
+    only when no candidate was found (the failure message needs it).
+    """
+
+    candidates: list[Candidate]
+    statuses: dict[int, Status]
+
+
+def candidate_count(n_potential: int, percentage: int, absolute: int) -> int:
+    """``max(n * percentage // 100, absolute)``, capped at ``n``."""
+    return min(max(n_potential * percentage // 100, absolute), n_potential)
+
+
+def _stop_prefix(clean: BoolArray, violating: BoolArray, wanted: int) -> int:
+    """How many visited positions upstream's dry run examines before it stops."""
+    n_clean = np.minimum(np.cumsum(clean), wanted)
+    n_violating = np.minimum(np.cumsum(violating), wanted)
+    done = np.flatnonzero((n_clean >= 1) & (n_clean + n_violating >= wanted))
+    return int(done[0]) + 1 if done.size else len(clean)
+
+
+def importance_order(pods: Sequence[PodInfo], starts: Sequence[float]) -> list[int]:
+    """Indices of ``pods`` most important first: higher priority, earlier start; stable."""
+    return sorted(range(len(pods)), key=lambda i: (-pods[i].priority, starts[i]))
+
+
+# --- the vectorised search -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceNeed:
+    """The preemptor's NodeResourcesFit checks, in reason order.
+
+    ``checks`` are ``(resource, axis, request)``; axis None means no node has the
+    resource (the pod fits nowhere). ``axes``/``requests`` put the pods axis (one more
+    pod) first, then the checks that have an axis.
+    """
+
+    pods_axis: int
+    checks: tuple[tuple[str, int | None, int], ...]
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return (self.pods_axis, *(a for _, a, _ in self.checks if a is not None))
+
+    @property
+    def requests(self) -> tuple[int, ...]:
+        return (1, *(r for _, a, r in self.checks if a is not None))
+
+    @property
+    def impossible(self) -> bool:
+        return any(a is None for _, a, _ in self.checks)
+
+    def reasons(self, free: dict[int, IntArray], at: int) -> list[str]:
+        """NodeResourcesFit's reasons at visiting position ``at`` given ``free`` per axis."""
+        out = ["Too many pods"] if free[self.pods_axis][at] < 1 else []
+        out += [
+            f"Insufficient {name}"
+            for name, axis, request in self.checks
+            if axis is None or free[axis][at] < request
+        ]
+        return out
+
+
+def _group_starts(groups: RowArray) -> RowArray:
+    if groups.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    edge = np.ones(groups.size, dtype=np.bool_)
+    edge[1:] = groups[1:] != groups[:-1]
+    starts: RowArray = np.flatnonzero(edge)
+    return starts
+
+
+def _rank_in_group(groups: RowArray, flags: BoolArray) -> IntArray:
+    """For each entry, how many flagged entries of its group come before it."""
+    counted = np.cumsum(flags, dtype=np.int64)
+    before = counted - flags
+    starts = _group_starts(groups)
+    sizes = np.diff(np.append(starts, groups.size))
+    base = np.repeat(before[starts], sizes)
+    ranks: IntArray = before - base
+    return ranks
+
+
+def _violating(
+    table: NodeTable, pod_rows: RowArray, groups: RowArray, budgets: Sequence[DisruptionBudget]
+) -> BoolArray:
+    """Per victim (in per-node importance order), whether it takes a budget below 0."""
+    pods = table.pod_columns
+    out = np.zeros(pod_rows.size, dtype=np.bool_)
+    for budget in budgets:
+        if budget.selects_nothing:
+            continue
+        selector = budget.selector
+        selected = pods.matching(
+            dict(selector.match_labels), selector.expressions, (budget.namespace,)
+        )
+        for name in budget.disrupted_pods:
+            row = pods.index.get(f"{budget.namespace}/{name}")
+            if row is not None:
+                selected[row] = False
+        if not (
+            selector.match_labels
+            or all(r.operator in ("In", "Exists") for r in selector.expressions)
+        ):
+            # a selector that matches empty label sets: upstream skips unlabelled pods
+            for index in np.flatnonzero(selected).tolist():
+                info = pods.infos[index]
+                if info is None or not info.labels:
+                    selected[index] = False
+        hits = selected[pod_rows]
+        ranks = _rank_in_group(groups, hits)
+        out |= hits & (ranks + 1 > budget.disruptions_allowed)
+    return out
+
+
+def search_resources(
+    table: NodeTable,
+    pod: PodInfo,
+    need: ResourceNeed,
+    visit: RowArray,
+    others_pass: BoolArray,
+    reserved: dict[int, IntArray],
+    budgets: Sequence[DisruptionBudget],
+    wanted: int,
+) -> tuple[Search, dict[int, IntArray]]:
+    """The vectorised dry run; see the module docstring.
+
+    Parameters
+    ----------
+    visit : intp array, shape (n_visit,)
+        Potential node rows in visiting order (already rotated by the offset).
+    others_pass : bool array, shape (n_visit,)
+        Whether every active filter other than NodeResourcesFit passes there.
+    reserved : axis -> int64 array, shape (n_visit,)
+        What nominated pods (priority at least the preemptor's) hold on each node, per
+        checked axis, in the table's units.
+    wanted : the number of candidates to find.
+
+    Returns
+    -------
+    The search, and per checked axis the free amount at each visiting position once
+    every lower-priority pod is gone (for the failure statuses).
+    """
+    pods = table.pod_columns
+    n_visit = visit.size
+    position = np.full(table.size, -1, dtype=np.intp)
+    position[visit] = np.arange(n_visit, dtype=np.intp)
+    size = pods.size
+    node_rows = pods.node_row[:size]
+    lower = pods.alive[:size] & (pods.priority[:size] < pod.priority) & (node_rows >= 0)
+    lower_rows = np.flatnonzero(lower)
+    lower_rows = lower_rows[position[node_rows[lower_rows]] >= 0]
+    groups_unsorted = position[node_rows[lower_rows]]
+    by_importance = np.lexsort(
+        (lower_rows, pods.start[lower_rows], -pods.priority[lower_rows], groups_unsorted)
+    )
+    pod_rows = lower_rows[by_importance]
+    groups = groups_unsorted[by_importance]
+    violating = _violating(table, pod_rows, groups, budgets)
+    # reprieve order: per node, violating first, each part most important first
+    reprieve = np.lexsort((np.arange(pod_rows.size), ~violating, groups))
+    pod_rows, groups, violating = pod_rows[reprieve], groups[reprieve], violating[reprieve]
+
+    has_victims = np.bincount(groups, minlength=n_visit) > 0
+    free = []
+    for axis in need.axes:
+        column = table.free[axis][visit].copy()
+        if axis < len(pods.requests):
+            np.add.at(column, groups, pods.requests[axis][pod_rows])
+        held = reserved.get(axis)
+        if held is not None:
+            column -= held
+        free.append(column)
+
+    fits_alone = np.full(n_visit, not need.impossible, dtype=np.bool_)
+    for column, request in zip(free, need.requests, strict=True):
+        fits_alone &= column >= request
+    free_alone = {axis: column.copy() for axis, column in zip(need.axes, free, strict=True)}
+    ready = fits_alone & others_pass & has_victims
+    is_victim = np.zeros(pod_rows.size, dtype=np.bool_)
+    ranks = _rank_in_group(groups, np.ones(pod_rows.size, dtype=np.bool_))
+    live = ready[groups]
+    for rank in range(int(ranks.max()) + 1 if ranks.size else 0):
+        entries = np.flatnonzero(live & (ranks == rank))
+        if entries.size == 0:
+            continue
+        at = groups[entries]
+        trial = []
+        for axis, column in zip(need.axes, free, strict=True):
+            back = pods.requests[axis][pod_rows[entries]] if axis < len(pods.requests) else 0
+            trial.append(column[at] - back)
+        keep = np.ones(entries.size, dtype=np.bool_)
+        for column, request in zip(trial, need.requests, strict=True):
+            keep &= column >= request
+        for column, values in zip(free, trial, strict=True):
+            column[at[keep]] = values[keep]
+        is_victim[entries[~keep]] = True
+
+    victims_per = np.bincount(groups[is_victim], minlength=n_visit)
+    violations_per = np.bincount(groups[is_victim & violating], minlength=n_visit)
+    candidate = ready & (victims_per > 0)
+    clean = candidate & (violations_per == 0)
+    stop = _stop_prefix(clean, candidate & ~clean, wanted)
+    found: list[Candidate] = []
+    victim_entries = np.flatnonzero(is_victim)
+    victim_groups = groups[victim_entries]  # ascending: entries are grouped by node
+    for want_clean in (True, False):
+        chosen = np.flatnonzero((clean if want_clean else candidate & ~clean)[:stop])[:wanted]
+        low = np.searchsorted(victim_groups, chosen, side="left")
+        high = np.searchsorted(victim_groups, chosen, side="right")
+        for at, start, end in zip(chosen.tolist(), low.tolist(), high.tolist(), strict=True):
+            entries = victim_entries[start:end]
+            infos = [pods.infos[int(r)] for r in pod_rows[entries]]
+            victims = [p for p in infos if p is not None]
+            starts = [float(pods.start[int(r)]) for r in pod_rows[entries]]
+            ordered = tuple(victims[i] for i in importance_order(victims, starts))
+            found.append(Candidate(int(visit[at]), ordered, int(violations_per[at])))
+    statuses: dict[int, Status] = {}
+    if not found:
+        for where in np.flatnonzero(ready[:stop]).tolist():  # all reprieved: upstream errs
+            node_row = int(visit[where])
+            statuses[node_row] = Status.error(
+                f"expected at least one victim pod on node {table.name_of(node_row)!r}"
+            )
+        for where in np.flatnonzero(~has_victims[:stop]).tolist():
+            statuses[int(visit[where])] = Status.unresolvable(REASON_NO_VICTIMS)
+    return Search(found, statuses), free_alone
+
+
+# --- the exact search ------------------------------------------------------------------
+
+
+FitsRow = Callable[[int], Status]
+
+
+def search_exact(
+    table: NodeTable,
+    pod: PodInfo,
+    visit: Sequence[int],
+    fits: FitsRow,
+    budgets: Sequence[DisruptionBudget],
+    wanted: int,
+) -> Search:
+    """Node by node with the whole filter chain (``fits(row)`` on the current table)."""
+    clean: list[Candidate] = []
+    violating: list[Candidate] = []
+    statuses: dict[int, Status] = {}
+    for row in visit:
+        found = _victims_on_row(table, pod, row, fits, budgets)
+        if isinstance(found, Status):
+            statuses[row] = found
+            continue
+        target = clean if found.num_pdb_violations == 0 else violating
+        if len(target) < wanted:
+            target.append(found)
+        if clean and len(clean) + len(violating) >= wanted:
+            break
+    return Search(clean + violating, statuses)
+
+
+def _split_by_budget(
+    ordered: Sequence[PodInfo], budgets: Sequence[DisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    allowed = [b.disruptions_allowed for b in budgets]
+    violating: list[PodInfo] = []
+    other: list[PodInfo] = []
+    for victim in ordered:
+        hit = False
+        if victim.labels:
+            for index, budget in enumerate(budgets):
+                if budget.namespace != victim.namespace or budget.selects_nothing:
+                    continue
+                if victim.name in budget.disrupted_pods or not budget.selector.matches(
+                    victim.labels
+                ):
+                    continue
+                allowed[index] -= 1
+                hit |= allowed[index] < 0
+        (violating if hit else other).append(victim)
+    return violating, other
+
+
+def _victims_on_row(
+    table: NodeTable, pod: PodInfo, row: int, fits: FitsRow, budgets: Sequence[DisruptionBudget]
+) -> Candidate | Status:
+    node = table.name_of(row)
+    lower = [p.info for p in table.row_pods[row].values() if p.info.priority < pod.priority]
+    if not lower:
+        return Status.unresolvable(REASON_NO_VICTIMS)
+    starts = {p.key: float(table.pod_columns.start[table.pod_columns.index[p.key]]) for p in lower}
+    gone: list[PodInfo] = []
+    try:
+        for victim in lower:
+            table.remove_pod(victim.key)
+            gone.append(victim)
+        status = fits(row)
+        if not status.ok:
+            return status
+        ordered = [lower[i] for i in importance_order(lower, [starts[p.key] for p in lower])]
+        violating, other = _split_by_budget(ordered, budgets)
+        victims: list[PodInfo] = []
+        violations = 0
+        for part, counts in ((violating, True), (other, False)):
+            for candidate in part:
+                table.add_pod(candidate, node)
+                gone.remove(candidate)
+                if fits(row).ok:
+                    continue
+                table.remove_pod(candidate.key)
+                gone.append(candidate)
+                victims.append(candidate)
+                violations += counts
+        if not victims:
+            return Status.error(f"expected at least one victim pod on node {node!r}")
+        order = importance_order(victims, [starts[p.key] for p in victims])
+        return Candidate(row, tuple(victims[i] for i in order), violations)
+    finally:
+        for victim in gone:
+            table.add_pod(victim, node)
+
+
+# --- choosing ----------------------------------------------------------------------------
+
+
+def pick_one(candidates: Sequence[Candidate], starts: Callable[[PodInfo], float]) -> Candidate:
+    """pickOneNodeForPreemption: the lexicographic best; the first one on a full tie."""
+    if len(candidates) == 1:
+        return candidates[0]
+    violations = np.array([c.num_pdb_violations for c in candidates], dtype=np.int64)
+    highest = np.array([max(p.priority for p in c.victims) for c in candidates], dtype=np.int64)
+    total = np.array(
+        [sum(p.priority + _PRIORITY_OFFSET for p in c.victims) for c in candidates], dtype=np.int64
+    )
+    count = np.array([len(c.victims) for c in candidates], dtype=np.int64)
+    earliest = np.array(
+        [
+            min(starts(p) for p in c.victims if p.priority == top)
+            for c, top in zip(candidates, highest.tolist(), strict=True)
+        ],
+        dtype=np.float64,
+    )
+    position = np.arange(len(candidates))
+    best = np.lexsort((position, -earliest, count, total, highest, violations))[0]
+    return candidates[int(best)]
