@@ -16,6 +16,7 @@ Conventions, chosen to make upstream cases easy to transcribe:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -552,3 +553,32 @@ def cluster_inputs(nodes: Iterable[Raw], objects: Iterable[Raw] = ()) -> tuple[A
         crosspod.namespace_labels(snapshot.extras.get("Namespace", ())),
         snapshot.extras,
     )
+
+
+def engine_table(
+    nodes: Sequence[Any],
+    pods_by_node: Mapping[str, Sequence[PodInfo]],
+    extras: Mapping[str, Sequence[Raw]] | None = None,
+    *,
+    namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+    nominated: Sequence[PodInfo] = (),
+) -> Any:
+    """The engine's NodeTable for a reference-style input (as ``asched explain`` builds it).
+
+    Nodes in order, then each node's pods in order (pod rows follow that order, which
+    decides ties between equally important preemption victims); ``extras`` as in a
+    snapshot (Namespaces, Services, controllers, PDBs); ``nominated`` pods keep their
+    ``status.nominatedNodeName``.
+    """
+    from asched.explain.engine import table_of
+
+    pods = [
+        pod if pod.node_name == node.name else dataclasses.replace(pod, node_name=node.name)
+        for node in nodes
+        for pod in pods_by_node.get(node.name, ())
+    ]
+    table = table_of(Snapshot(nodes=list(nodes), pods=pods, extras=dict(extras or {})))
+    table.namespace_labels.update(namespace_labels or {})
+    for pod in nominated:
+        table.nominations.set(pod, pod.nominated_node_name)
+    return table

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
+from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
 from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
@@ -239,11 +240,11 @@ class Algorithm:
         simplification.
         """
         table = self.table
+        if not self.framework.cycle_filters(state) and not pod.host_ports:
+            return self._with_reserved(state, pod, feasible, rejected)
         blocking = table.nominations.blocking(pod)
         if not blocking:
             return feasible
-        if not self.framework.cycle_filters(state) and not pod.host_ports:
-            return self._with_reserved(state, pod, feasible, blocking, rejected)
         rows: list[int] = []
         added: list[str] = []
         try:
@@ -289,44 +290,36 @@ class Algorithm:
         state: CycleState,
         pod: PodInfo,
         feasible: npt.NDArray[np.bool_],
-        blocking: dict[str, list[PodInfo]],
         rejected: dict[int, Status],
     ) -> npt.NDArray[np.bool_]:
         """The vectorised form of :meth:`_with_nominated` when only NodeResourcesFit
-        depends on the pods of a row: the nominated pods' requests are held back from the
-        free columns of their rows and the fit is checked again there."""
+        depends on the pods of a row: what the nominated pods hold (kept summed per node)
+        is taken from the free columns of their rows and the fit is checked again there."""
         table = self.table
         fit = next((p for p in self.framework.active_filters(state) if p.name == _FIT), None)
         checks_of = getattr(fit, "checks", None)  # NodeResourcesFit.checks
         if fit is None or checks_of is None:
             return feasible
-        checks = checks_of(pod, table)
-        pods_axis = table.axis_index[PODS]
-        held: dict[int, dict[int, int]] = {}  # row -> axis -> amount
-        for node, pods in blocking.items():
-            row = table.row_of(node)
-            if row is None or not feasible[row]:
-                continue
-            amounts = held.setdefault(row, {})
-            for other in pods:
-                if other.key in table.pods:
-                    continue  # bound or assumed meanwhile: already counted on its row
-                amounts[pods_axis] = amounts.get(pods_axis, 0) + 1
-                for check in checks:
-                    if check.axis is not None:
-                        amount = other.requests.get(check.resource, 0)
-                        amounts[check.axis] = amounts.get(check.axis, 0) + amount
-        held = {row: amounts for row, amounts in held.items() if amounts}
-        if not held:
+        held = table.nominations.held(pod)
+        rows_held = [
+            (row, amounts)
+            for node, amounts in held.items()
+            if (row := table.index.get(node)) is not None and feasible[row]
+        ]
+        if not rows_held:
             return feasible
-        rows = np.fromiter(held, dtype=np.intp, count=len(held))
-        too_many = table.free[pods_axis][rows] - [a.get(pods_axis, 0) for a in held.values()] < 1
+        rows = np.fromiter((row for row, _ in rows_held), dtype=np.intp, count=len(rows_held))
+        pods_axis = table.axis_index[PODS]
+        count = np.fromiter((a[PODS_HELD] for _, a in rows_held), np.int64, len(rows_held))
+        too_many = table.free[pods_axis][rows] - count < 1
         passing = ~too_many
         short: list[tuple[str, npt.NDArray[np.bool_]]] = []
-        for check in checks:
+        for check in checks_of(pod, table):
             if check.axis is None:
                 continue
-            taken = np.array([a.get(check.axis, 0) for a in held.values()], dtype=np.int64)
+            taken = np.fromiter(
+                (a.get(check.resource, 0) for _, a in rows_held), np.int64, len(rows_held)
+            )
             lacking = table.free[check.axis][rows] - taken < check.request
             short.append((f"Insufficient {check.resource}", lacking))
             passing &= ~lacking

@@ -169,10 +169,18 @@ class Framework:
             live &= allowed
         for plugin in self.active_filters(state):
             rejected = live & ~self.run_filter(plugin, state, pod, table, table.rows)
-            for row in np.flatnonzero(rejected):
-                failures[int(row)] = plugin.explain(state, pod, table, int(row)).with_plugin(
-                    plugin.name
-                )
+            rows = np.flatnonzero(rejected)
+            many = getattr(plugin, "explain_rows", None)  # a vectorised explain, optional
+            if many is not None and len(rows) > 1:
+                statuses = many(state, pod, table, rows)
+            else:
+                statuses = [plugin.explain(state, pod, table, int(r)) for r in rows]
+            tagged: dict[int, Status] = {}
+            for index, status in zip(rows.tolist(), statuses, strict=True):
+                same = tagged.get(id(status))
+                if same is None:
+                    same = tagged[id(status)] = status.with_plugin(plugin.name)
+                failures[index] = same
             live &= ~rejected
         return failures
 

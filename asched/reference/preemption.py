@@ -37,12 +37,11 @@ reads it from a raw pod.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
+from asched.cluster.pods import start_time
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.config.types import DefaultPreemptionArgs
 from asched.framework.status import Code, Status
@@ -136,16 +135,6 @@ def is_preemption_victim(raw_pod: Mapping[str, Any]) -> bool:
                 and condition.get("reason") == "PreemptionByScheduler"
             )
     return False
-
-
-def start_time(pod: PodInfo) -> float:
-    """Seconds since the epoch the pod started (its creationTimestamp); inf when unknown."""
-    if not pod.creation_timestamp:
-        return math.inf
-    try:
-        return datetime.fromisoformat(pod.creation_timestamp).timestamp()
-    except ValueError:
-        return math.inf
 
 
 def importance_key(pod: PodInfo) -> tuple[int, float]:

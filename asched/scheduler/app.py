@@ -241,30 +241,36 @@ class App:
                 watch_timeout=self.options.watch_timeout,
             )
         )
-        async with asyncio.TaskGroup() as group:
-            background = [
-                group.create_task(r.run(), name=f"watch {r.kind}") for r in self.reflectors
-            ]
-            background.append(group.create_task(self.reporter.run(), name="reporter"))
-            background.append(group.create_task(self._gauges(health), name="gauges"))
-            await self.wait_synced()
-            if health is not None:
-                health.mark_ready()
-            if elector is not None:
-                await elector.acquire()
-                metrics.set_leader(leading=True)
-                logger.info("leading as %s", elector.identity)
-                background.append(group.create_task(elector.hold(), name="lease"))
-            binder = group.create_task(self.scheduler.binder.run(), name="binder")
-            await self.scheduler.binder.running.wait()
-            await self.schedule_loop()
-            self.scheduler.binder.stop()
-            await binder
+        try:
+            async with asyncio.TaskGroup() as group:
+                background = [
+                    group.create_task(r.run(), name=f"watch {r.kind}") for r in self.reflectors
+                ]
+                background.append(group.create_task(self.reporter.run(), name="reporter"))
+                background.append(group.create_task(self._gauges(health), name="gauges"))
+                await self.wait_synced()
+                if health is not None:
+                    health.mark_ready()
+                if elector is not None:
+                    await elector.acquire()
+                    metrics.set_leader(leading=True)
+                    logger.info("leading as %s", elector.identity)
+                    background.append(group.create_task(elector.hold(), name="lease"))
+                binder = group.create_task(self.scheduler.binder.run(), name="binder")
+                await self.scheduler.binder.running.wait()
+                await self.schedule_loop()
+                self.scheduler.binder.stop()
+                await binder
+                if self.scheduler.evictions is not None:
+                    await self.scheduler.evictions.drain()
+                await self.reporter.flush()
+                for task in background:
+                    task.cancel()
+        finally:
             if self.scheduler.evictions is not None:
-                await self.scheduler.evictions.drain()
-            await self.reporter.flush()
-            for task in background:
-                task.cancel()
+                # a crash or lost lease: evictions still in flight stop at once (another
+                # leader decides afresh); after a graceful stop there are none left
+                await self.scheduler.evictions.drain(deadline=0)
         if elector is not None and elector.is_leader:
             await elector.release()
             metrics.set_leader(leading=False)

@@ -172,7 +172,11 @@ class Ingest:
             return
         if pod.node_name or pod.deleting:
             self.table.nominations.clear(pod.key)
-        elif pod.nominated_node_name and pod.scheduler_name in self.scheduler_names:
+        elif (
+            pod.nominated_node_name
+            and pod.scheduler_name in self.scheduler_names
+            and pod.key not in self.table.pods  # a late event of a pod already assumed
+        ):
             self.table.nominations.set(pod, pod.nominated_node_name)  # e.g. after a restart
         if pod.node_name:
             self.pending.pop(pod.key, None)

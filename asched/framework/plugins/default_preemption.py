@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from asched.cluster.nominations import PODS_HELD
 from asched.cluster.pods import start_time
 from asched.cluster.records import PodInfo
 from asched.cluster.resources import PODS
@@ -193,23 +194,25 @@ def _reserved(
     pod: PodInfo, table: NodeTable, rows: np.ndarray, need: ResourceNeed
 ) -> dict[int, np.ndarray]:
     """Per checked axis, what nominated pods of at least ``pod``'s priority hold per row."""
-    blocking = table.nominations.blocking(pod)
-    if not blocking:
+    held = table.nominations.held(pod)
+    if not held:
         return {}
-    position = {int(r): i for i, r in enumerate(rows)}
-    held = {axis: np.zeros(rows.size, dtype=np.int64) for axis in need.axes}
-    for node, pods in blocking.items():
-        row = table.row_of(node)
-        at = position.get(row) if row is not None else None
-        if at is None:
-            continue
-        for other in pods:
-            if other.key in table.pods:
-                continue  # bound meanwhile: already counted on the row
-            for axis in need.axes:
-                name = table.axes[axis]
-                held[axis][at] += 1 if name == PODS else other.requests.get(name, 0)
-    return held
+    position = np.full(table.size, -1, dtype=np.intp)
+    position[rows] = np.arange(rows.size, dtype=np.intp)
+    found = [
+        (int(position[row]), amounts)
+        for node, amounts in held.items()
+        if (row := table.index.get(node)) is not None and position[row] >= 0
+    ]
+    out = {axis: np.zeros(rows.size, dtype=np.int64) for axis in need.axes}
+    if not found:
+        return out
+    at = np.fromiter((where for where, _ in found), dtype=np.intp, count=len(found))
+    for axis in need.axes:
+        name = table.axes[axis]
+        key = PODS_HELD if name == PODS else name
+        out[axis][at] = np.fromiter((a.get(key, 0) for _, a in found), np.int64, len(found))
+    return out
 
 
 def _explain_visited(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
@@ -92,6 +93,28 @@ class NodeResourcesFit:
             if check.axis is None or table.free[check.axis][row] < check.request
         )
         return Status.unschedulable(*reasons, plugin=NAME) if reasons else Status.success()
+
+    def explain_rows(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: npt.NDArray[np.intp]
+    ) -> list[Status]:
+        """:meth:`explain` for many rejected rows at once: rows short of the same resources
+        share one Status (a full cluster makes thousands of them on every failed attempt)."""
+        checks = self._checks(state, pod, table)
+        pattern = (table.free[table.axis_index[PODS]][rows] < 1).astype(np.int64)
+        for bit, check in enumerate(checks, start=1):
+            if check.axis is None:
+                lacking = np.ones(len(rows), dtype=np.bool_)
+            else:
+                lacking = table.free[check.axis][rows] < check.request
+            pattern |= lacking.astype(np.int64) << bit
+        shared: dict[int, Status] = {}
+        out = []
+        for index, code in enumerate(pattern.tolist()):
+            status = shared.get(code)
+            if status is None:
+                status = shared[code] = self.explain(state, pod, table, int(rows[index]))
+            out.append(status)
+        return out
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         terms = scoring.resource_terms(table, pod, self._strategy.resources, use_requested=False)

@@ -11,27 +11,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from asched.cluster.records import NodeInfo, PodInfo
-from asched.cluster.table import NodeTable
 from asched.config.types import InterPodAffinityArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.plugins.inter_pod_affinity import InterPodAffinity
 from asched.framework.status import Code, Status
 from asched.reference.crosspod import FilterResult, ScoreResult
-
-
-def _table(
-    nodes: Sequence[NodeInfo],
-    pods_by_node: Mapping[str, Sequence[PodInfo]],
-    namespace_labels: Mapping[str, Mapping[str, str]],
-) -> NodeTable:
-    table = NodeTable()
-    for node in nodes:
-        table.upsert_node(node)
-    for node in nodes:
-        for pod in pods_by_node.get(node.name, ()):
-            table.add_pod(pod, node.name)
-    table.namespace_labels.update(namespace_labels)
-    return table
+from tests.builders import engine_table
 
 
 def filter_nodes(
@@ -40,7 +25,7 @@ def filter_nodes(
     namespace_labels: Mapping[str, Mapping[str, str]],
     pod: PodInfo,
 ) -> FilterResult:
-    table = _table(nodes, pods_by_node, namespace_labels)
+    table = engine_table(nodes, pods_by_node, namespace_labels=namespace_labels)
     plugin = InterPodAffinity(InterPodAffinityArgs())
     state = CycleState()
     pre = plugin.pre_filter(state, pod, table).status
@@ -68,7 +53,7 @@ def score_nodes(
     args: InterPodAffinityArgs,
     feasible: Sequence[str] | None = None,
 ) -> ScoreResult:
-    table = _table(nodes, pods_by_node, namespace_labels)
+    table = engine_table(nodes, pods_by_node, namespace_labels=namespace_labels)
     plugin = InterPodAffinity(args)
     state = CycleState()
     names = [node.name for node in nodes] if feasible is None else list(feasible)

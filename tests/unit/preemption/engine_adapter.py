@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from asched.cluster.budgets import decode_budget
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import DefaultPreemptionArgs, Profile
@@ -22,6 +21,7 @@ from asched.framework.preemption import Search
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.reference import preemption
+from tests.builders import engine_table
 
 
 def table_of(
@@ -30,17 +30,7 @@ def table_of(
     extras: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     nominated: Sequence[PodInfo] = (),
 ) -> NodeTable:
-    table = NodeTable()
-    for node in nodes:
-        table.upsert_node(node)
-    for node in nodes:
-        for pod in pods_by_node.get(node.name, ()):
-            table.add_pod(pod, node.name)
-    for obj in (extras or {}).get("PodDisruptionBudget", ()):
-        budget = decode_budget(obj)
-        table.budgets[f"{budget.namespace}/{budget.name}"] = budget
-    for pod in nominated:
-        table.nominations.set(pod, pod.nominated_node_name)
+    table: NodeTable = engine_table(nodes, pods_by_node, extras, nominated=nominated)
     return table
 
 

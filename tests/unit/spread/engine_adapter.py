@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from asched.cluster.records import NodeInfo, PodInfo
-from asched.cluster.spread import SELECTOR_KINDS
 from asched.cluster.table import NodeTable
 from asched.config.types import PodTopologySpreadArgs
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
@@ -21,6 +20,7 @@ from asched.framework.plugins import pod_topology_spread
 from asched.framework.plugins.pod_topology_spread import PodTopologySpread
 from asched.framework.status import Code, Status
 from asched.reference.crosspod import FilterResult, ScoreResult
+from tests.builders import engine_table
 
 Extras = Mapping[str, Sequence[Mapping[str, Any]]]
 
@@ -28,14 +28,7 @@ Extras = Mapping[str, Sequence[Mapping[str, Any]]]
 def table_of(
     nodes: Sequence[NodeInfo], pods_by_node: Mapping[str, Sequence[PodInfo]], extras: Extras
 ) -> NodeTable:
-    table = NodeTable()
-    for node in nodes:
-        table.upsert_node(node)
-    for node in nodes:
-        for pod in pods_by_node.get(node.name, ()):
-            table.add_pod(pod, node.name)
-    for kind in SELECTOR_KINDS:
-        table.workloads.replace(kind, extras.get(kind, ()))
+    table: NodeTable = engine_table(nodes, pods_by_node, extras)
     return table
 
 
