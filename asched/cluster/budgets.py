@@ -57,6 +57,11 @@ def decode_budget(obj: Mapping[str, Any]) -> DisruptionBudget:
             exc,
         )
         selector = NOTHING
+    except (TypeError, ValueError) as exc:  # shapes a real API server never serves
+        logger.warning(
+            "PodDisruptionBudget %s/%s: spec.selector: %s (it selects no pod)", namespace, name, exc
+        )
+        selector = NOTHING
     allowed = status.get("disruptionsAllowed")
     disrupted = status.get("disruptedPods")
     return DisruptionBudget(

@@ -32,13 +32,15 @@ def _add(into: Amounts, pod: PodInfo, sign: int) -> None:
 class Nominations:
     """``pod key -> (pod, node)``, ``node -> {pod key: pod}`` and the held sums."""
 
-    __slots__ = ("_by_node", "_by_pod", "_held")
+    __slots__ = ("_by_node", "_by_pod", "_held", "_superseded")
 
     def __init__(self) -> None:
         self._by_pod: dict[str, tuple[PodInfo, str]] = {}
         self._by_node: dict[str, dict[str, PodInfo]] = {}
         #: priority -> node -> resource -> amount held by the pods nominated there
         self._held: dict[int, dict[str, Amounts]] = {}
+        #: nominations this scheduler ended whose clearing the API has not shown yet
+        self._superseded: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self._by_pod)
@@ -71,6 +73,38 @@ class Nominations:
             del by_node[node]
             if not by_node:
                 del self._held[pod.priority]
+
+    def supersede(self, key: str) -> None:
+        """End ``key``'s nomination because a higher-priority preemptor takes its node.
+
+        Until the watch shows the pod without that ``nominatedNodeName``, events still
+        carrying it do not bring the nomination back (:meth:`observed`).
+        """
+        node = self.node_of(key)
+        self.clear(key)
+        if node:
+            self._superseded[key] = node
+
+    def observed(self, pod: PodInfo) -> None:
+        """The API's view of a pending pod of ours: its ``status.nominatedNodeName``.
+
+        This scheduler is the only writer of its pods' nominations, so a nomination it
+        holds is the newer one and stays; otherwise (after a restart) the API's is taken,
+        unless it is one this scheduler has just superseded.
+        """
+        node = pod.nominated_node_name
+        if not node:
+            self._superseded.pop(pod.key, None)  # the API has caught up
+            return
+        if pod.key in self._by_pod or self._superseded.get(pod.key) == node:
+            return
+        self._superseded.pop(pod.key, None)
+        self.set(pod, node)
+
+    def forget(self, key: str) -> None:
+        """The pod is bound, being deleted or gone: no nomination, no record of one."""
+        self.clear(key)
+        self._superseded.pop(key, None)
 
     def node_of(self, key: str) -> str:
         """The node ``key`` is nominated to ("" when none)."""

@@ -186,6 +186,11 @@ class Scheduler:
     ) -> PostFilterResult:
         """Run PostFilter (preemption) and act on a nomination (cold path)."""
         table = profile.algorithm.table
+        if self.evictions is not None and self.evictions.running(qp.pod.key):
+            # its victims are still being evicted: no second preemption meanwhile (upstream
+            # gates such a pod until its preemption finishes)
+            waiting = "waiting for the preemption for this pod to be finished"
+            return PostFilterResult(Status.unschedulable(waiting, plugin="DefaultPreemption"))
         statuses = decision.statuses()
         result = PostFilterResult(Status.unschedulable(plugin=""))
         for plugin in profile.framework.post_filter:
@@ -201,7 +206,9 @@ class Scheduler:
             return result
         table.nominations.set(qp.pod, node)
         for key in result.cleared:
-            table.nominations.clear(key)
+            table.nominations.supersede(key)
+            if self.reporter is not None:
+                self.reporter.forget_nomination(key)
         if node:
             metrics.observe_preemption_victims(len(result.victims))
             logger.info(
@@ -217,9 +224,12 @@ class Scheduler:
                 )
         return result
 
-    def preemption_failed(self, preemptor: PodInfo) -> None:
-        """Evictions for ``preemptor`` failed: drop its nomination so it tries afresh."""
+    def preemption_failed(self, preemptor: PodInfo, node: str) -> None:
+        """Evictions for ``preemptor`` on ``node`` failed: drop that nomination (not a newer
+        one) so the pod tries afresh."""
         table = next(iter(self.profiles.values())).algorithm.table
+        if table.nominations.node_of(preemptor.key) != node:
+            return
         table.nominations.clear(preemptor.key)
         if self.reporter is not None:
             self.reporter.unschedulable(preemptor, "preemption: evicting victims failed", "")

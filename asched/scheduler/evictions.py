@@ -1,11 +1,14 @@
 """Carrying out a preemption decision against the API server (section 18.5).
 
-For each victim, concurrently: a victim still waiting at Permit is rejected (its
+First the lower-priority pods whose nomination to the node ended get
+``status.nominatedNodeName`` removed. Then for each victim, concurrently: a victim still
+waiting at Permit is rejected (its
 rollback frees the room, nothing to delete); otherwise its ``DisruptionTarget``
 condition is patched (``PreemptionByScheduler``) and it is deleted with its own grace
 period (never forced) and a uid precondition, so a re-created pod of the same name is
-never hit; a Normal ``Preempted`` event names the preemptor. Lower-priority pods whose
-nomination to the node ended get ``status.nominatedNodeName`` removed.
+never hit; a Normal ``Preempted`` event names the preemptor. While a preemptor's
+evictions are in flight (:meth:`Evictions.running`) the scheduler does not preempt for it
+again.
 
 A victim already gone (404) or replaced (409) counts as evicted. Any other failure is
 logged and reported through ``on_failed`` so the scheduler drops the preemptor's
@@ -48,7 +51,7 @@ class Evictions:
         reporter: Reporter | None,
         waiting: WaitingPods,
         *,
-        on_failed: Callable[[PodInfo], None] | None = None,
+        on_failed: Callable[[PodInfo, str], None] | None = None,
     ) -> None:
         self.client = client
         self.reporter = reporter
@@ -56,10 +59,15 @@ class Evictions:
         self.on_failed = on_failed
         self.stats = EvictionStats()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._running: dict[str, asyncio.Task[None]] = {}  # preemptor key -> its task
 
     @property
     def in_flight(self) -> int:
         return len(self._tasks)
+
+    def running(self, preemptor: str) -> bool:
+        """Whether evictions for the pod ``preemptor`` (a key) are still in flight."""
+        return preemptor in self._running
 
     def start(
         self,
@@ -75,7 +83,13 @@ class Evictions:
             name=f"preempt-{preemptor.key}",
         )
         self._tasks.add(task)
+        self._running[preemptor.key] = task
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda done: self._finished(preemptor.key, done))
+
+    def _finished(self, preemptor: str, task: asyncio.Task[None]) -> None:
+        if self._running.get(preemptor) is task:
+            del self._running[preemptor]
 
     async def drain(self, deadline: float = 10.0) -> None:
         """Wait (at most ``deadline`` seconds) for evictions in flight, then cancel the rest."""
@@ -95,6 +109,10 @@ class Evictions:
         cleared: tuple[str, ...],
         scheduler_name: str,
     ) -> None:
+        # the superseded nominations first: they hold room the preemptor is about to take
+        await asyncio.gather(
+            *(self._clear_nomination(key) for key in cleared), return_exceptions=True
+        )
         results = await asyncio.gather(
             *(self._evict(v, preemptor, node, scheduler_name) for v in victims),
             return_exceptions=True,
@@ -113,8 +131,7 @@ class Evictions:
                 len(victims),
             )
             if self.on_failed is not None:
-                self.on_failed(preemptor)
-        await asyncio.gather(*(self._clear_nomination(key) for key in cleared))
+                self.on_failed(preemptor, node)
 
     async def _evict(
         self, victim: PodInfo, preemptor: PodInfo, node: str, scheduler_name: str

@@ -171,13 +171,10 @@ class Ingest:
                 self.on_bad_pod(obj, exc)
             return
         if pod.node_name or pod.deleting:
-            self.table.nominations.clear(pod.key)
-        elif (
-            pod.nominated_node_name
-            and pod.scheduler_name in self.scheduler_names
-            and pod.key not in self.table.pods  # a late event of a pod already assumed
-        ):
-            self.table.nominations.set(pod, pod.nominated_node_name)  # e.g. after a restart
+            self.table.nominations.forget(pod.key)
+        elif pod.scheduler_name in self.scheduler_names and pod.key not in self.table.pods:
+            # (a pod already assumed may still send a late pending event: ignored)
+            self.table.nominations.observed(pod)  # e.g. after a restart
         if pod.node_name:
             self.pending.pop(pod.key, None)
             self.queue.delete(pod.key)
@@ -221,7 +218,7 @@ class Ingest:
         return True
 
     def _pod_deleted(self, key: str) -> None:
-        self.table.nominations.clear(key)
+        self.table.nominations.forget(key)
         self.pending.pop(key, None)
         self.queue.delete(key)
         self._release(key)

@@ -67,6 +67,10 @@ class Report:
     nominated: str | None = None
 
 
+#: events.k8s.io ``action`` per reason (upstream's wording).
+_ACTIONS = {"FailedScheduling": "Scheduling", "Scheduled": "Binding", "Preempted": "Preempting"}
+
+
 @dataclass(slots=True)
 class _Series:
     name: str
@@ -123,6 +127,12 @@ class Reporter:
         )
         self._pending.move_to_end(pod.key)
         self._wake.set()
+
+    def forget_nomination(self, key: str) -> None:
+        """A nomination was cleared: a report still pending must not set it again."""
+        pending = self._pending.get(key)
+        if pending is not None and pending.nominated:
+            pending.nominated = None
 
     def preempted(self, victim: PodInfo, message: str) -> None:
         """A Normal ``Preempted`` event on a victim."""
@@ -221,8 +231,8 @@ class Reporter:
                 self.conditions_patched += 1
                 self._last_condition[pod.key] = report.message
         await self._event(report)
-        if report.reason == "Scheduled":
-            self.forget(pod.key)
+        if report.reason in ("Scheduled", "Preempted"):
+            self.forget(pod.key)  # nothing more will be said of it
 
     async def _event(self, report: Report) -> None:
         pod = report.pod
@@ -265,7 +275,7 @@ class Reporter:
                 "eventTime": micro_time(),
                 "reportingController": COMPONENT,
                 "reportingInstance": self.instance,
-                "action": "Scheduling" if reason == "FailedScheduling" else "Binding",
+                "action": _ACTIONS.get(reason, "Binding"),
                 "reason": reason,
                 "regarding": regarding,
                 "note": note,

@@ -281,13 +281,15 @@ def fits_row(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) 
     ]
     if not extra:
         return _one_pass(framework, pod, table, row)
-    for other in extra:
-        table.add_pod(other, node)
+    added: list[str] = []
     try:
+        for other in extra:
+            table.add_pod(other, node)
+            added.append(other.key)
         first = _one_pass(framework, pod, table, row)
     finally:
-        for other in extra:
-            table.remove_pod(other.key)
+        for key in added:
+            table.remove_pod(key)
     return first if not first.ok else _one_pass(framework, pod, table, row)
 
 

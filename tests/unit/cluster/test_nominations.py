@@ -62,3 +62,41 @@ def test_sums_follow_clears_and_moves_and_are_not_changed_by_reads() -> None:
     nominations.clear("default/c")
     assert nominations.held(_pod("x", 0, "100m")) == {}
     assert len(nominations) == 0
+
+
+@pytest.mark.parametrize(
+    ("case", "events", "expected"),
+    [
+        # after a restart the API's nomination is taken
+        ("restored from the API", [("observe", "n1")], "n1"),
+        # our newer nomination (patch pending) is not overwritten by an older event
+        ("ours is newer", [("set", "n2"), ("observe", "n1")], "n2"),
+        # superseded: an event still showing n1 does not bring it back...
+        ("superseded stays cleared", [("set", "n1"), ("supersede", ""), ("observe", "n1")], ""),
+        # ...until the API shows it cleared; then a later nomination is taken again
+        (
+            "superseded then cleared then nominated anew",
+            [("set", "n1"), ("supersede", ""), ("observe", ""), ("observe", "n1")],
+            "n1",
+        ),
+        # bound or deleted: gone, with no record left
+        ("forgotten", [("set", "n1"), ("supersede", ""), ("forget", ""), ("observe", "n1")], "n1"),
+    ],
+)
+def test_nominations_follow_the_api_without_going_back(
+    case: str, events: list[tuple[str, str]], expected: str
+) -> None:
+    nominations = Nominations()
+    for action, node in events:
+        pod = decode_pod(
+            {**make_pod("p", cpu="1", priority=10), "status": {"nominatedNodeName": node}}
+        )
+        if action == "set":
+            nominations.set(pod, node)
+        elif action == "observe":
+            nominations.observed(pod)
+        elif action == "supersede":
+            nominations.supersede(pod.key)
+        else:
+            nominations.forget(pod.key)
+    assert nominations.node_of("default/p") == expected, case
