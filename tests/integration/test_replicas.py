@@ -56,8 +56,11 @@ async def test_standby_takes_over_a_killed_leader_and_no_pod_is_bound_twice(clus
 
             await until(all_bound, within=90)
             acknowledged = first.scheduler.stats.bound + second.scheduler.stats.bound
-            # every pod is bound once (the API refuses a second binding with 409); the only
-            # binds neither replica saw acknowledged are those the killed leader had in
-            # flight when it died (its requests may still have reached the server)
-            assert len(pods) - in_flight <= acknowledged <= len(pods)
+            refused = first.scheduler.binder.failed + second.scheduler.binder.failed
+            # every pod is bound once (the API refuses a second binding with 409), so no more
+            # binds are acknowledged than there are pods; a bound pod neither replica saw
+            # acknowledged was in flight when the leader died (its request may still have
+            # reached the server) or got an error answer although the server applied it
+            # (a loaded kube-apiserver can time out a write that etcd then commits)
+            assert len(pods) - in_flight - refused <= acknowledged <= len(pods)
     await assert_not_overcommitted(cluster)
