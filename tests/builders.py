@@ -24,6 +24,7 @@ from typing import Any
 from asched.cluster.decode import decode_node_affinity, decode_pod, object_context
 from asched.cluster.records import NodeAffinity, PodInfo
 from asched.cluster.snapshot import Snapshot, build_snapshot
+from asched.cluster.table import NodeTable
 from asched.config.plugins import CAPABILITIES, DEFAULT_MULTIPOINT
 from asched.config.types import PluginArgs, Profile, ResolvedPlugins
 from asched.framework.result import Evaluation
@@ -562,7 +563,7 @@ def engine_table(
     *,
     namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
     nominated: Sequence[PodInfo] = (),
-) -> Any:
+) -> NodeTable:
     """The engine's NodeTable for a reference-style input (as ``asched explain`` builds it).
 
     Nodes in order, then each node's pods in order (pod rows follow that order, which

@@ -253,9 +253,10 @@ class KubeClient:
             # readline (measured: the watch was 13 % of the scheduler's CPU on kube-apiserver).
             buffer = bytearray()
             async for chunk in response.content.iter_any():
+                scanned = len(buffer)  # the unfinished line kept so far holds no newline
                 buffer += chunk
                 start = 0
-                while (end := buffer.find(b"\n", start)) >= 0:
+                while (end := buffer.find(b"\n", scanned if start == 0 else start)) >= 0:
                     event = _watch_event(buffer, start, end, path)
                     start = end + 1
                     if event is not None:

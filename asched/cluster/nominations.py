@@ -13,7 +13,7 @@ every change, so a scheduling cycle reads it without walking the nominated pods.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from asched.cluster.records import PodInfo
 
@@ -44,9 +44,6 @@ class Nominations:
 
     def __len__(self) -> int:
         return len(self._by_pod)
-
-    def __iter__(self) -> Iterator[tuple[PodInfo, str]]:
-        return iter(list(self._by_pod.values()))
 
     def set(self, pod: PodInfo, node: str) -> None:
         """Nominate ``pod`` to ``node`` (replacing an earlier nomination); "" clears."""

@@ -26,6 +26,7 @@ from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, selection
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
+from asched.framework.diagnosis import TOO_MANY_PODS
 from asched.framework.equivalence import ClassCache, ClassEntry, signature
 from asched.framework.interface import PreFilterOutcome
 from asched.framework.runtime import Framework, weighted
@@ -324,7 +325,7 @@ class Algorithm:
             short.append((f"Insufficient {check.resource}", lacking))
             passing &= ~lacking
         for index in np.flatnonzero(~passing).tolist():
-            reasons = ["Too many pods"] if too_many[index] else []
+            reasons = [TOO_MANY_PODS] if too_many[index] else []
             reasons += [reason for reason, lacking in short if lacking[index]]
             rejected[int(rows[index])] = Status.unschedulable(*reasons, plugin=_FIT)
         out = feasible.copy()

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from typing import Final
 
 NO_NODES: Final = "no nodes available to schedule pods"
+#: NodeResourcesFit's reason for a node already running its maximum number of pods
+TOO_MANY_PODS: Final = "Too many pods"
 
 
 def fit_error_message(

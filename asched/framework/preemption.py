@@ -32,6 +32,7 @@ import numpy.typing as npt
 from asched.cluster.budgets import DisruptionBudget
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
+from asched.framework.diagnosis import TOO_MANY_PODS
 from asched.framework.status import Status
 
 IntArray = npt.NDArray[np.int64]
@@ -110,7 +111,7 @@ class ResourceNeed:
 
     def reasons(self, free: dict[int, IntArray], at: int) -> list[str]:
         """NodeResourcesFit's reasons at visiting position ``at`` given ``free`` per axis."""
-        out = ["Too many pods"] if free[self.pods_axis][at] < 1 else []
+        out = [TOO_MANY_PODS] if free[self.pods_axis][at] < 1 else []
         out += [
             f"Insufficient {name}"
             for name, axis, request in self.checks

@@ -108,7 +108,6 @@ class Scheduler:
             return
         node = decision.node
         self.ledger.assume(pod, node)
-        self.ledger.table.nominations.clear(pod.key)
         job = BindJob(qp, pod, node, profile.framework, decision.state, started=start)
         status = self._reserve(job)
         waits: dict[str, float] = {}
@@ -158,22 +157,22 @@ class Scheduler:
 
     def _failed(self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision) -> None:
         """No node: record who rejected it, requeue, and tell the pod why (cold path)."""
+        nominated: str | None = None
         if decision.status.code == Code.ERROR:
             self.stats.errors += 1
             message = decision.status.message
             rejectors: frozenset[str] = frozenset()
         else:
             self.stats.unschedulable += 1
-            message = decision.message()
             rejectors = frozenset(s.plugin for s in decision.failures().values() if s.plugin)
             if decision.pre_filter is not None and not decision.pre_filter.status.ok:
                 rejectors = frozenset({decision.pre_filter.status.plugin})
-        nominated: str | None = None
-        if decision.status.code != Code.ERROR and profile.framework.post_filter:
-            result = self._post_filter(qp, profile, decision)
-            nominated = result.nominated_node
-            if not result.status.ok:
-                message = decision.message(post_filter=result.status.message)
+            post_filter = ""
+            if profile.framework.post_filter:
+                result = self._post_filter(qp, profile, decision)
+                nominated = result.nominated_node
+                post_filter = "" if result.status.ok else result.status.message
+            message = decision.message(post_filter=post_filter)
         status = Status(decision.status.code, (message,), next(iter(rejectors), ""))
         if self.queue.requeue(qp, status):
             self.queue.reject_plugins(qp, rejectors)
@@ -185,7 +184,7 @@ class Scheduler:
         self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision
     ) -> PostFilterResult:
         """Run PostFilter (preemption) and act on a nomination (cold path)."""
-        table = profile.algorithm.table
+        table = self.ledger.table
         if self.evictions is not None and self.evictions.running(qp.pod.key):
             # its victims are still being evicted: no second preemption meanwhile (upstream
             # gates such a pod until its preemption finishes)
@@ -227,7 +226,7 @@ class Scheduler:
     def preemption_failed(self, preemptor: PodInfo, node: str) -> None:
         """Evictions for ``preemptor`` on ``node`` failed: drop that nomination (not a newer
         one) so the pod tries afresh."""
-        table = next(iter(self.profiles.values())).algorithm.table
+        table = self.ledger.table
         if table.nominations.node_of(preemptor.key) != node:
             return
         table.nominations.clear(preemptor.key)

@@ -58,12 +58,8 @@ class Evictions:
         self.waiting = waiting
         self.on_failed = on_failed
         self.stats = EvictionStats()
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._running: dict[str, asyncio.Task[None]] = {}  # preemptor key -> its task
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._tasks)
+        #: preemptor key -> its task (one at a time: the scheduler waits for it)
+        self._running: dict[str, asyncio.Task[None]] = {}
 
     def running(self, preemptor: str) -> bool:
         """Whether evictions for the pod ``preemptor`` (a key) are still in flight."""
@@ -82,9 +78,7 @@ class Evictions:
             self._run(preemptor, node, tuple(victims), tuple(cleared), scheduler_name),
             name=f"preempt-{preemptor.key}",
         )
-        self._tasks.add(task)
         self._running[preemptor.key] = task
-        task.add_done_callback(self._tasks.discard)
         task.add_done_callback(lambda done: self._finished(preemptor.key, done))
 
     def _finished(self, preemptor: str, task: asyncio.Task[None]) -> None:
@@ -93,9 +87,9 @@ class Evictions:
 
     async def drain(self, deadline: float = 10.0) -> None:
         """Wait (at most ``deadline`` seconds) for evictions in flight, then cancel the rest."""
-        if not self._tasks:
+        if not self._running:
             return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=deadline)
+        _, pending = await asyncio.wait(set(self._running.values()), timeout=deadline)
         for task in pending:
             task.cancel()
         if pending:

@@ -51,8 +51,9 @@ class Ledger:
         return len(self._assumed)
 
     def assume(self, pod: PodInfo, node: str) -> None:
-        """Count ``pod`` on ``node`` now (its requests enter the row)."""
+        """Count ``pod`` on ``node`` now (its requests enter the row; a nomination ends)."""
         bound = dataclasses.replace(pod, node_name=node)
+        self.table.nominations.clear(pod.key)
         self.table.add_pod(bound, node)
         self._assumed[pod.key] = Assumed(bound, node)
 

@@ -106,7 +106,7 @@ async def test_preemption_spares_budgeted_pods_deletes_gracefully_and_binds_afte
     await _bound_pod(cluster, "g2", n1, priorities["low"], {"app": "guarded"})
     await _bound_pod(cluster, "f1", n2, priorities["guarded"], {"app": "free"})
     await _bound_pod(cluster, "f2", n2, priorities["guarded"], {"app": "free"})
-    async with running_scheduler(cluster, name):
+    async with running_scheduler(cluster, name) as running:
         await _pending(cluster, "hi", name, priorities["high"])
 
         async def victims_terminating() -> bool:
@@ -141,8 +141,18 @@ async def test_preemption_spares_budgeted_pods_deletes_gracefully_and_binds_afte
             return len(await _preempted_events(cluster)) >= 2
 
         await until(two_events, within=30)
-        notes = [e.get("message") or e.get("note") or "" for e in await _preempted_events(cluster)]
+        events = await _preempted_events(cluster)
+        subjects = sorted(
+            (e.get("involvedObject") or e.get("regarding") or {}).get("name") for e in events
+        )
+        assert subjects == ["f1", "f2"]  # one event per victim, and no second preemption
+        notes = [e.get("message") or e.get("note") or "" for e in events]
         assert all(f"on node {n2}" in note for note in notes)
+        pods = await _by_name(cluster)
+        for spared in ("g1", "g2"):  # the budgeted pods survived the whole episode
+            assert not pods[spared]["metadata"].get("deletionTimestamp")
+        stats = running.scheduler.evictions.stats
+        assert (stats.evicted, stats.failed, stats.rejected_waiting) == (2, 0, 0)
 
 
 async def test_a_higher_priority_preemptor_clears_the_lower_nomination(
@@ -153,13 +163,22 @@ async def test_a_higher_priority_preemptor_clears_the_lower_nomination(
     await cluster.create_node(node, cpu="1", memory="8Gi")
     await _bound_pod(cluster, "l1", node, priorities["low"])
     await _bound_pod(cluster, "l2", node, priorities["low"])
-    async with running_scheduler(cluster, name):
+    async with running_scheduler(cluster, name) as running:
         await _pending(cluster, "mid", name, priorities["mid"])
 
         async def nominated(pod: str) -> bool:
             return (await _by_name(cluster))[pod]["status"].get("nominatedNodeName") == node
 
         await until(lambda: nominated("mid"), within=30)
+
+        async def low_terminating() -> bool:
+            pods = await _by_name(cluster)
+            return all(pods[v]["metadata"].get("deletionTimestamp") for v in ("l1", "l2"))
+
+        await until(low_terminating, within=30)
+        pods = await _by_name(cluster)
+        for victim in ("l1", "l2"):  # deleted with their own grace period, not forced
+            assert pods[victim]["metadata"]["deletionGracePeriodSeconds"] == GRACE
         # the victims are still terminating when a higher-priority pod arrives: it takes over
         await _pending(cluster, "high", name, priorities["high"])
         await until(lambda: nominated("high"), within=30)
@@ -181,3 +200,7 @@ async def test_a_higher_priority_preemptor_clears_the_lower_nomination(
         pods = await _by_name(cluster)
         assert not pods["mid"]["spec"].get("nodeName")
         assert not pods["mid"]["status"].get("nominatedNodeName")  # nothing lower left nominated
+        # mid evicted l1, l2; high evicted them again (already terminating) and cleared mid
+        stats = running.scheduler.evictions.stats
+        assert (stats.evicted, stats.failed, stats.nominations_cleared) == (4, 0, 1)
+        assert running.table.nominations.node_of(f"{cluster.namespace}/mid") == ""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from asched.config.types import (
     NodeAffinityArgs,
@@ -631,5 +631,82 @@ def test_vectorised_spreading_matches_the_reference(scenario) -> None:
     snapshot, pod, profile, seed = scenario
     want = reference_evaluate(snapshot, pod, profile, seed=seed)
     got = vectorised_evaluate(snapshot, pod, profile, seed=seed)
+    assert got.to_json() == want.to_json()
+    assert got == want
+
+
+@st.composite
+def preemption_scenarios(draw: st.DrawFn):
+    """Full nodes and a high-priority pod: preemption decides (victims, PDBs, nominations).
+
+    Nodes of 1 CPU hold bound pods of 300-600m at priorities 0/10/100 (often labelled with
+    an app, which budgets and the incoming pod's anti-affinity or spreading look at); the
+    incoming pod (priority 1000, 700m) rarely fits anywhere, so the default profile's
+    DefaultPreemption runs on most examples and succeeds on many.
+    """
+    node_count = draw(st.integers(2, 6))
+    names = [f"node-{i}" for i in range(node_count)]
+    node_objects = [
+        make_node(
+            name,
+            cpu="1",
+            memory="4Gi",
+            labels={HOSTNAME: name, ZONE: LABEL_VALUES[ZONE][i % 2]},
+        )
+        for i, name in enumerate(names)
+    ]
+    pod_objects = []
+    for index in range(draw(st.integers(node_count, 3 * node_count))):
+        raw = make_pod(
+            f"bound-{index}",
+            node_name=names[index % node_count],
+            cpu=f"{draw(st.sampled_from([300, 400, 600]))}m",
+            priority=draw(st.sampled_from([0, 10, 100])),
+            labels={"app": draw(st.sampled_from(APPS))} if draw(st.integers(0, 3)) else None,
+        )
+        if draw(st.booleans()):
+            raw["metadata"]["creationTimestamp"] = f"2024-01-01T00:00:0{draw(st.integers(0, 3))}Z"
+        pod_objects.append(raw)
+    extra: dict[str, Any] = {}
+    shape = draw(st.sampled_from(["plain", "plain", "anti", "spread"]))
+    if shape == "anti":
+        extra["pod_anti_affinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": draw(app_selectors()), "topologyKey": HOSTNAME}
+            ]
+        }
+    elif shape == "spread":
+        extra["labels"] = {"app": draw(st.sampled_from(APPS))}
+        extra["topology_spread"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": draw(app_selectors()),
+            }
+        ]
+    incoming = make_pod("incoming", cpu="700m", priority=1000, **extra)
+    return (
+        snapshot_of(node_objects, pod_objects + draw(budgets())),
+        pod_info(incoming),
+        default_profile(),
+        draw(st.integers(0, 2**16)),
+    )
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(preemption_scenarios())
+def test_vectorised_preemption_matches_the_reference(scenario) -> None:
+    from asched.explain.engine import evaluate as vectorised_evaluate
+
+    snapshot, pod, profile, seed = scenario
+    want = reference_evaluate(snapshot, pod, profile, seed=seed)
+    got = vectorised_evaluate(snapshot, pod, profile, seed=seed)
+    event(f"preemption: {want.preemption.code.name if want.preemption else 'not run'}")
     assert got.to_json() == want.to_json()
     assert got == want

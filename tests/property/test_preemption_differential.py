@@ -32,6 +32,7 @@ from asched.reference.fits import filter_chain
 from tests.builders import (
     affinity_term,
     cluster_inputs,
+    engine_table,
     exists,
     make_node,
     make_pod,
@@ -188,16 +189,23 @@ def test_vectorised_and_exact_searches_agree(case: dict[str, Any]) -> None:
     nominated = [pod_info(p) for p in case["nominated"]]
     answers = []
     for vectorise in (True, False):
-        table = engine_adapter.table_of(infos, by_node, extras, nominated)
+        table = engine_table(infos, by_node, extras, nominated=nominated)
         plugin = DefaultPreemption(case["args"])
         plugin.vectorise = vectorise
         rows = [int(r) for r in table.order()]
         found = plugin.search(CycleState(), me, table, Framework(SIMPLE), rows, len(rows))
         answers.append(
-            [
-                (table.name_of(c.row), [v.key for v in c.victims], c.num_pdb_violations)
-                for c in found.candidates
-            ]
+            (
+                [
+                    (table.name_of(c.row), [v.key for v in c.victims], c.num_pdb_violations)
+                    for c in found.candidates
+                ],
+                # without a candidate, why each visited node is none: the failure message
+                # is built of it (the statuses are only kept for that case)
+                {}
+                if found.candidates
+                else {table.name_of(r): (s.code, s.reasons) for r, s in found.statuses.items()},
+            )
         )
         assert plugin.last_search == ("resources" if vectorise and not me.host_ports else "exact")
     assert answers[0] == answers[1]

@@ -21,7 +21,6 @@ from typing import Any, Final
 import numpy as np
 
 from asched.cluster.nominations import PODS_HELD
-from asched.cluster.pods import start_time
 from asched.cluster.records import PodInfo
 from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
@@ -129,7 +128,8 @@ class DefaultPreemption:
                 )
             ]
             return _unschedulable(diagnosis.fit_error_message(len(order), reasons), "")
-        best = pick_one(search.candidates, start_time)
+        pods = table.pod_columns  # start times are parsed once, when a pod is counted
+        best = pick_one(search.candidates, lambda p: float(pods.start[pods.index[p.key]]))
         node = table.name_of(best.row)
         cleared = tuple(
             p.key

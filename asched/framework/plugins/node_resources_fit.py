@@ -23,11 +23,11 @@ from asched.cluster.table import NodeTable
 from asched.config.types import NodeResourcesFitArgs, PluginArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
+from asched.framework.diagnosis import TOO_MANY_PODS
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.status import Status
 
 NAME: Final = "NodeResourcesFit"
-TOO_MANY_PODS: Final = "Too many pods"
 _CHECK_KEY: Final = f"{NAME}/prefilter"
 _SCORE_KEY: Final = f"{NAME}/prescore"
 _FIRST: Final = (CPU, MEMORY, EPHEMERAL_STORAGE)

@@ -223,6 +223,15 @@ def pair_counts(state: CycleState) -> dict[tuple[str, str], int]:
     }
 
 
+def domain_summary(state: CycleState) -> dict[str, tuple[int, int]]:
+    """Per key with a counted domain: how many domains, and the global minimum the Filter
+    uses (tests, diagnostics). Empty when the PreFilter did not succeed for the cycle."""
+    found: _FilterState | None = state.get(_FILTER_KEY)
+    if found is None:
+        return {}
+    return {d.key: (d.n_domains, d.minimum) for d in found.domains.values() if d.n_domains}
+
+
 # --------------------------------------------------------------------------- score
 
 

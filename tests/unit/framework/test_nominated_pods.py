@@ -79,9 +79,10 @@ def test_the_nominee_goes_to_its_nominated_node(path: str) -> None:
     table = _table()
     extra = {"pod_anti_affinity": ANTI_NOTHING} if path == "table" else {}
     nominee = decode_pod(
-        with_pod_fields(make_pod("nominee", cpu="300m", priority=100, **extra), nominated_node="n1")
+        with_pod_fields(make_pod("nominee", cpu="300m", priority=100, **extra), nominated_node="n2")
     )
-    table.nominations.set(nominee, "n1")
+    table.nominations.set(nominee, "n2")  # replaces _table()'s nomination of the same pod
     algorithm = Algorithm(Framework(default_profile()), table, percentage=100, seed=1)
-    # n2 (400m free) would also fit 300m, but the nominated node is tried first
-    assert {algorithm.schedule(nominee).node for _ in range(8)} == {"n1"}
+    # the empty n1 scores higher (least allocated), but the nominated n2 (400m free fits
+    # 300m) is tried first and taken
+    assert {algorithm.schedule(nominee).node for _ in range(8)} == {"n2"}

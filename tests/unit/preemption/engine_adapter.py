@@ -24,16 +24,6 @@ from asched.reference import preemption
 from tests.builders import engine_table
 
 
-def table_of(
-    nodes: Sequence[NodeInfo],
-    pods_by_node: Mapping[str, Sequence[PodInfo]],
-    extras: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    nominated: Sequence[PodInfo] = (),
-) -> NodeTable:
-    table: NodeTable = engine_table(nodes, pods_by_node, extras, nominated=nominated)
-    return table
-
-
 def _candidates(table: NodeTable, found: Search) -> preemption.DryRun:
     return preemption.DryRun(
         tuple(
@@ -54,7 +44,7 @@ def dry_run(
     num_candidates: int,
 ) -> tuple[preemption.DryRun, str]:
     """Visit every node from ``offset``; also says which search ran."""
-    table = table_of(nodes, pods_by_node, extras)
+    table = engine_table(nodes, pods_by_node, extras)
     plugin = DefaultPreemption(DefaultPreemptionArgs())
     rows = [table.row_of(n.name) for n in nodes]
     visit = [r for r in rows if r is not None]
@@ -75,7 +65,7 @@ def preempt(
     offset: int = 0,
     nominated_pods: Sequence[PodInfo] = (),
 ) -> preemption.PreemptionResult:
-    table = table_of(nodes, pods_by_node, extras, nominated_pods)
+    table = engine_table(nodes, pods_by_node, extras, nominated=nominated_pods)
     plugin = DefaultPreemption(args or DefaultPreemptionArgs())
     statuses = {}
     for name, status in node_statuses.items():

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from asched.cluster.records import NodeInfo, PodInfo
-from asched.cluster.table import NodeTable
 from asched.config.types import PodTopologySpreadArgs
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.plugins import pod_topology_spread
@@ -23,13 +22,6 @@ from asched.reference.crosspod import FilterResult, ScoreResult
 from tests.builders import engine_table
 
 Extras = Mapping[str, Sequence[Mapping[str, Any]]]
-
-
-def table_of(
-    nodes: Sequence[NodeInfo], pods_by_node: Mapping[str, Sequence[PodInfo]], extras: Extras
-) -> NodeTable:
-    table: NodeTable = engine_table(nodes, pods_by_node, extras)
-    return table
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +40,15 @@ def pre_filter(
     args: PodTopologySpreadArgs,
     extras: Extras,
 ) -> tuple[Status, PreFilterView | None]:
-    table = table_of(nodes, pods_by_node, extras)
+    table = engine_table(nodes, pods_by_node, extras)
     state = CycleState()
     status = PodTopologySpread(args).pre_filter(state, pod, table).status
     if not status.ok:
         return status.with_plugin(""), None
     pairs = pod_topology_spread.pair_counts(state)
-    domains: dict[str, int] = {}
-    global_min: dict[str, int] = {}
-    for (key, _), count in pairs.items():
-        domains[key] = domains.get(key, 0) + 1
-        global_min[key] = min(global_min.get(key, count), count)
+    summary = pod_topology_spread.domain_summary(state)  # the engine's own, not derived here
+    domains = {key: n for key, (n, _) in summary.items()}
+    global_min = {key: lowest for key, (_, lowest) in summary.items()}
     return status, PreFilterView(pairs, domains, global_min)
 
 
@@ -69,7 +59,7 @@ def filter_nodes(
     args: PodTopologySpreadArgs,
     extras: Extras,
 ) -> FilterResult:
-    table = table_of(nodes, pods_by_node, extras)
+    table = engine_table(nodes, pods_by_node, extras)
     plugin = PodTopologySpread(args)
     state = CycleState()
     pre = plugin.pre_filter(state, pod, table).status.with_plugin("")
@@ -97,7 +87,7 @@ def score_nodes(
     extras: Extras,
     feasible: Sequence[str] | None = None,
 ) -> ScoreResult:
-    table = table_of(nodes, pods_by_node, extras)
+    table = engine_table(nodes, pods_by_node, extras)
     plugin = PodTopologySpread(args)
     state = CycleState()
     names = [node.name for node in nodes] if feasible is None else list(feasible)
