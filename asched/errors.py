@@ -67,7 +67,7 @@ class DecodeError(InputError):
         self.obj = obj
         self.path = path
         self.message = message
-        super().__init__(f"{obj}: {path}: {message}")
+        super().__init__(f"{obj}: {path}: {message}" if path else f"{obj}: {message}")
 
 
 class PluginContractError(AschedError):

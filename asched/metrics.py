@@ -112,6 +112,20 @@ EVENTS: Final = Counter(
     ["type", "reason"],
     registry=REGISTRY,
 )
+UNDECODABLE: Final = Counter(
+    "asched_undecodable_objects_total",
+    "Watched objects asched could not decode (a pod of its own is also reported on the pod),"
+    " by kind.",
+    ["kind"],
+    registry=REGISTRY,
+)
+INTERNAL_ERRORS: Final = Counter(
+    "asched_internal_errors_total",
+    "Unexpected exceptions caught while handling one pod or one watch event (each is logged"
+    " with its object; the pod is retried with backoff), by phase.",
+    ["phase"],
+    registry=REGISTRY,
+)
 LEADER: Final = Gauge(
     "asched_leader",
     "1 while this replica holds the leader lease, else 0"
@@ -202,6 +216,16 @@ def count_preemption_attempt() -> None:
 def observe_preemption_victims(count: int) -> None:
     """Record how many victims one preemption selected."""
     PREEMPTION_VICTIMS.observe(count)
+
+
+def count_undecodable(kind: str) -> None:
+    """Count one watched object that failed to decode (``kind`` e.g. ``pods``)."""
+    UNDECODABLE.labels(kind=kind).inc()
+
+
+def count_internal_error(phase: str) -> None:
+    """Count one unexpected exception caught in ``phase`` (e.g. ``Filter``, ``ingest``)."""
+    INTERNAL_ERRORS.labels(phase=phase).inc()
 
 
 def set_leader(*, leading: bool) -> None:

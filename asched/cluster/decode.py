@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from asched.cluster import quantity
+from asched.cluster import bounds, quantity
 from asched.cluster.affinity import decode_pod_affinity
 from asched.cluster.labelsyntax import valid_label_key, valid_label_value
 from asched.cluster.records import (
@@ -50,6 +50,8 @@ class _Ctx:
         name = meta.get("name") or meta.get("generateName") or "<unnamed>"
         namespace = meta.get("namespace")
         self.obj = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+        #: the first amount beyond asched's range, as a message naming its field
+        self.out_of_range = ""
 
     def fail(self, path: str, message: str) -> DecodeError:
         return DecodeError(self.obj, path, message)
@@ -89,7 +91,16 @@ class _Ctx:
                 raise self.fail(f"{path}.{key}", f"label values must be strings, got {val!r}")
         return dict(labels)
 
+    def int32(self, value: Any, path: str, default: int = 0) -> int:
+        number = self.integer(value, path, default)
+        if not -(2**31) <= number < 2**31:
+            raise self.fail(path, f"must be a 32-bit integer, got {number}")
+        return number
+
     def quantities(self, value: Any, path: str) -> dict[str, int]:
+        """Quantities in canonical units, as the API server parses them (capped at
+        int64). Amounts beyond :data:`~asched.cluster.bounds.MAX_AMOUNT` are clamped to
+        it and recorded in :attr:`out_of_range` (the first one, naming its field)."""
         out: dict[str, int] = {}
         for name, text in self.mapping(value, path).items():
             if isinstance(text, int | float) and not isinstance(text, bool):
@@ -97,13 +108,16 @@ class _Ctx:
             if not isinstance(text, str):
                 raise self.fail(f"{path}.{name}", f"must be a quantity string, got {text!r}")
             try:
-                out[name] = quantity.canonical(name, text)
+                amount = quantity.canonical(name, text)
             except quantity.QuantityError as exc:
                 raise self.fail(f"{path}.{name}", str(exc)) from None
-            if out[name] < 0:
+            if amount < 0:
                 raise self.fail(
                     f"{path}.{name}", f"must be greater than or equal to 0, got {text!r}"
                 )
+            if amount > bounds.MAX_AMOUNT and not self.out_of_range:
+                self.out_of_range = bounds.too_large(f"{path}.{name}", text, amount, name)
+            out[name] = bounds.clamp(amount)
         return out
 
 
@@ -139,7 +153,8 @@ def decode_node(raw: Raw) -> NodeInfo:
             ctx.string(n, f"{path}.names[{i}]")
             for i, n in enumerate(ctx.items(item.get("names"), f"{path}.names"))
         )
-        images.append(ImageState(names, ctx.integer(item.get("sizeBytes"), f"{path}.sizeBytes")))
+        size = bounds.clamp(ctx.integer(item.get("sizeBytes"), f"{path}.sizeBytes"))
+        images.append(ImageState(names, size))
     return NodeInfo(
         name=name,
         uid=ctx.string(meta.get("uid"), "metadata.uid"),
@@ -309,7 +324,14 @@ def decode_pod(raw: Raw) -> PodInfo:
         images.append(ctx.string(item.get("image"), f"{path}.image"))
         ports.extend(_host_ports(ctx, item, path, host_network=host_network))
     overhead = ctx.quantities(spec.get("overhead"), "spec.overhead")
-    nonzero_cpu, nonzero_memory = nonzero_requests(containers, inits, overhead)
+    requests = pod_requests(containers, inits, overhead)
+    for resource, amount in requests.items():
+        if amount > bounds.MAX_AMOUNT:
+            ctx.out_of_range = ctx.out_of_range or bounds.total_too_large(resource, amount)
+            requests[resource] = bounds.MAX_AMOUNT
+    nonzero_cpu, nonzero_memory = (
+        bounds.clamp(amount) for amount in nonzero_requests(containers, inits, overhead)
+    )
 
     tolerations = []
     for index, item in enumerate(ctx.items(spec.get("tolerations"), "spec.tolerations")):
@@ -356,7 +378,7 @@ def decode_pod(raw: Raw) -> PodInfo:
     )
     if error is not None:
         raise ctx.fail(f"spec.affinity.{error[0]}", error[1])
-    priority = ctx.integer(spec.get("priority"), "spec.priority")
+    priority = ctx.int32(spec.get("priority"), "spec.priority")
     spread = tuple(
         ctx.mapping(c, f"spec.topologySpreadConstraints[{i}]")
         for i, c in enumerate(
@@ -377,7 +399,7 @@ def decode_pod(raw: Raw) -> PodInfo:
         deleting=meta.get("deletionTimestamp") is not None,
         nominated_node_name=ctx.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
         phase=ctx.string(status.get("phase"), "status.phase"),
-        requests=pod_requests(containers, inits, overhead),
+        requests=requests,
         nonzero_cpu=nonzero_cpu,
         nonzero_memory=nonzero_memory,
         host_ports=tuple(ports),
@@ -405,6 +427,7 @@ def decode_pod(raw: Raw) -> PodInfo:
         creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         affinity=pod_affinity,
         preempted=meta.get("deletionTimestamp") is not None and _preempted(status),
+        out_of_range=ctx.out_of_range,
     )
 
 

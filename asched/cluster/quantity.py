@@ -2,12 +2,16 @@
 
 A quantity is ``<sign><digits>[.<digits>]<suffix>`` where the suffix is a binary SI
 suffix (``Ki Mi Gi Ti Pi Ei``), a decimal SI suffix (``n u m "" k M G T P E``) or a
-decimal exponent (``e3``, ``E-3``). The value is held as an exact :class:`Fraction`
-and converted to the scheduler's canonical integer units the way apimachinery does:
+decimal exponent (``e3``, ``E-3``). The value is held as an exact :class:`Fraction`,
+capped at int64's maximum and rounded up to ``1n`` as apimachinery's ``ParseQuantity``
+does, and converted to the scheduler's canonical integer units the way apimachinery does:
 
 * CPU -> millicores with ``MilliValue()`` semantics (round up, away from zero);
 * everything else (memory, storage, pods, extended resources) -> ``Value()``
   semantics (round up to a whole unit, away from zero).
+
+Both conversions saturate at int64's maximum (Go's overflow there is undefined). What
+range asched *schedules* is a separate rule: :mod:`asched.cluster.bounds`.
 
 Parsing is cached: clusters repeat the same few strings (``100m``, ``500Mi``) millions
 of times, so the exact (slow) arithmetic runs once per distinct string.
@@ -23,31 +27,60 @@ from typing import Final
 INT64_MAX: Final = 2**63 - 1
 
 _BINARY: Final = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL: Final = {
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 10**3),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-}
-_SHAPE: Final = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(.*)$")
-_EXPONENT: Final = re.compile(r"^[eE]([+-]?\d+)$")
-#: Quantities beyond this exponent cannot be an int64 in any unit we use.
+_DECIMAL_POWER: Final = {
+    "n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18,
+}  # fmt: skip
+_SHAPE: Final = re.compile(r"^([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(.*)$")
+_EXPONENT: Final = re.compile(r"^[eE]([+-]?[0-9]+)$")
+#: Beyond this decimal exponent a non-zero quantity is capped (or, negative, rounds up to
+#: one nano-unit) whatever its digits, so no huge power is ever computed.
 _MAX_EXPONENT: Final = 40
+#: Fractional digits kept exactly; a non-zero remainder beyond them rounds the value up,
+#: which cannot move it across a nano-unit boundary at any exponent up to 10**40 * 2**60.
+_MAX_FRACTION_DIGITS: Final = 100
+_NANO: Final = Fraction(1, 10**9)
+_CAP: Final = Fraction(INT64_MAX)
 
 
 class QuantityError(ValueError):
-    """A string that is not a valid Kubernetes quantity, or one out of range."""
+    """A string that is not a valid Kubernetes quantity."""
+
+
+def _magnitude(number: str, power: int, factor: int) -> Fraction:
+    """``number * 10**power * factor`` as apimachinery parses it: capped at int64's
+    maximum and rounded up to a whole nano-unit, computed without ever building a number
+    of more than ~160 digits (the digit string itself may be arbitrarily long)."""
+    whole, _, fraction = number.partition(".")
+    whole = whole.lstrip("0")
+    fraction = fraction.rstrip("0")
+    if not whole and not fraction:
+        return Fraction(0)
+    if power > _MAX_EXPONENT:
+        return _CAP
+    if power < -_MAX_EXPONENT:
+        return _NANO  # non-zero and tinier than a nano-unit: rounds up to one
+    if whole and len(whole) - 1 + power > 19:
+        return _CAP  # at least 10**20 > int64's maximum (and factor >= 1)
+    bump = len(fraction) > _MAX_FRACTION_DIGITS  # the dropped digits are non-zero
+    fraction = fraction[:_MAX_FRACTION_DIGITS]
+    digits = int((whole or "0") + fraction) + (1 if bump else 0)
+    exact = Fraction(digits * factor, 10 ** len(fraction)) * Fraction(10) ** power
+    if exact > _CAP:
+        return _CAP
+    nanos = exact / _NANO
+    whole_nanos = nanos.numerator // nanos.denominator
+    if whole_nanos != nanos:
+        whole_nanos += 1  # apimachinery rounds up to the nano scale (inf.RoundUp)
+    return whole_nanos * _NANO
 
 
 @lru_cache(maxsize=4096)
 def parse_quantity(text: str) -> Fraction:
-    """Return the exact value of a quantity string.
+    """Return the value of a quantity string as the API server stores it.
+
+    As apimachinery's ``ParseQuantity``: the magnitude is capped at int64's maximum
+    (``999999Pi`` is 9223372036854775807) and a non-zero value is rounded up (away from
+    zero) to a multiple of ``1n``.
 
     Raises
     ------
@@ -61,19 +94,20 @@ def parse_quantity(text: str) -> Fraction:
             f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
         )
     sign, number, suffix = match.groups()
-    value = Fraction(number)
     if suffix in _BINARY:
-        value *= _BINARY[suffix]
-    elif suffix in _DECIMAL:
-        value *= _DECIMAL[suffix]
+        value = _magnitude(number, 0, _BINARY[suffix])
+    elif suffix in _DECIMAL_POWER:
+        value = _magnitude(number, _DECIMAL_POWER[suffix], 1)
     else:
         exponent = _EXPONENT.match(suffix)
         if exponent is None:
             raise QuantityError(f"unable to parse quantity's suffix {suffix!r} in {text!r}")
-        power = int(exponent.group(1))
-        if abs(power) > _MAX_EXPONENT:
-            raise QuantityError(f"quantity {text!r} is out of range")
-        value *= Fraction(10) ** power
+        digits = exponent.group(1).lstrip("+-").lstrip("0")
+        negative = exponent.group(1).startswith("-")
+        # more than a few digits is beyond any exponent that matters (and int() of a long
+        # digit string is refused by Python's conversion limit)
+        power = int(digits or "0") if len(digits) <= 6 else 10**6
+        value = _magnitude(number, -power if negative else power, 1)
     return -value if sign == "-" else value
 
 
@@ -85,22 +119,23 @@ def _round_away(value: Fraction) -> int:
     return whole  # floor of a negative non-integer is already away from zero
 
 
-def _checked(value: int, text: str) -> int:
-    if value > INT64_MAX or value < -INT64_MAX:
-        raise QuantityError(f"quantity {text!r} is too large")
-    return value
+def _saturated(value: int) -> int:
+    """Held to int64 (Go's ``MilliValue`` overflows past ``MaxMilliValue``; we saturate)."""
+    return max(-INT64_MAX, min(INT64_MAX, value))
 
 
 @lru_cache(maxsize=4096)
 def milli_value(text: str) -> int:
-    """Return ``text`` in thousandths (``MilliValue()``), e.g. ``"0.5"`` -> 500, ``"1m"`` -> 1."""
-    return _checked(_round_away(parse_quantity(text) * 1000), text)
+    """Return ``text`` in thousandths (``MilliValue()``), e.g. ``"0.5"`` -> 500, ``"1m"`` -> 1.
+
+    Saturates at int64's maximum (``MaxMilliValue`` is int64's maximum / 1000)."""
+    return _saturated(_round_away(parse_quantity(text) * 1000))
 
 
 @lru_cache(maxsize=4096)
 def value(text: str) -> int:
     """Return ``text`` in whole units (``Value()``), e.g. ``"1Ki"`` -> 1024, ``"0.5"`` -> 1."""
-    return _checked(_round_away(parse_quantity(text)), text)
+    return _saturated(_round_away(parse_quantity(text)))
 
 
 @lru_cache(maxsize=8192)

@@ -211,6 +211,9 @@ class PodInfo:
     #: being deleted because a scheduler preempted it (condition DisruptionTarget=True,
     #: reason PreemptionByScheduler)
     preempted: bool = False
+    #: why the pod's requests are beyond what asched schedules, naming the field ("" when
+    #: they are in range; the amounts above are then clamped; see asched.cluster.bounds)
+    out_of_range: str = ""
 
     @property
     def key(self) -> str:

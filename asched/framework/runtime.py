@@ -18,6 +18,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from asched.cluster.bounds import OUT_OF_RANGE_PLUGIN
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
@@ -84,6 +85,13 @@ class Framework:
 
     # ------------------------------------------------------------- PreFilter
     def run_pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterOutcome:
+        """PreFilter in profile order, after the pod-level range gate: a pod whose requests
+        are beyond what asched schedules (:mod:`asched.cluster.bounds`) is rejected
+        everywhere before any plugin sees its clamped amounts."""
+        if pod.out_of_range:
+            return PreFilterOutcome(
+                Status.unresolvable(pod.out_of_range, plugin=OUT_OF_RANGE_PLUGIN)
+            )
         remembered: Status | None = None
         allowed: frozenset[str] | None = None
         restricted_by: list[str] = []

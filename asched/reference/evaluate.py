@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from asched.cluster.bounds import OUT_OF_RANGE_PLUGIN
 from asched.cluster.records import PodInfo
 from asched.cluster.snapshot import Snapshot
 from asched.config.types import DefaultPreemptionArgs, Profile
@@ -65,6 +66,9 @@ def _plugin(name: str) -> Plugin:
 
 
 def _run_pre_filter(cycle: Cycle) -> _PreFilterPass:
+    if cycle.pod.out_of_range:  # the range gate (asched.cluster.bounds) precedes PreFilter
+        status = Status.unresolvable(cycle.pod.out_of_range, plugin=OUT_OF_RANGE_PLUGIN)
+        return _PreFilterPass(status, frozenset(), None, ())
     skipped: set[str] = set()
     allowed: frozenset[str] | None = None
     restricting: list[str] = []

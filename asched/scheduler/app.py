@@ -20,8 +20,9 @@ import gc
 import logging
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -31,6 +32,7 @@ from asched.api.watch import Reflector, Relisted, WatchEvent
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import SchedulerConfig
+from asched.errors import DecodeError
 from asched.framework.algorithm import Algorithm
 from asched.framework.interface import PreEnqueuePlugin
 from asched.framework.runtime import Framework
@@ -134,8 +136,10 @@ class App:
             wakeup=self._work.set,
             pre_enqueue=_pre_enqueue(gates) if gates else None,
         )
-        self.ingest = Ingest(self.table, self.ledger, self.queue, self.profiles)
         self.reporter = Reporter(client, instance=options.identity)
+        self.ingest = Ingest(
+            self.table, self.ledger, self.queue, self.profiles, on_bad_pod=self._report_bad_pod
+        )
         self.scheduler = Scheduler(
             profiles=self.profiles,
             queue=self.queue,
@@ -158,6 +162,20 @@ class App:
         self.on_ready: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ plumbing
+    def _report_bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
+        """A pending pod of ours that does not decode: say why on the pod itself."""
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        name, namespace, uid = (meta.get(k) for k in ("name", "namespace", "uid"))
+        if not isinstance(name, str) or not name:
+            return  # nothing to address a report to
+        pod = PodInfo(
+            namespace=namespace if isinstance(namespace, str) and namespace else "default",
+            name=name,
+            uid=uid if isinstance(uid, str) else "",
+        )
+        self.reporter.unschedulable(pod, f"pod cannot be scheduled: {error}")
+
     def _sink(self, event: WatchEvent | Relisted) -> None:
         self._events.append(event)
         self._work.set()

@@ -2,7 +2,12 @@
 
 Called only by the scheduling loop between cycles (never concurrently with one), so a
 cycle never sees a half-applied event. Decoding happens here; an object that does not
-decode is logged with its field path and skipped, and the scheduler keeps running.
+decode is logged with its field path, counted (``asched_undecodable_objects_total``) and
+skipped, and the scheduler keeps running. A pending pod of ours that does not decode is
+also handed to ``on_bad_pod`` once per distinct error, so it can be reported on the pod
+(it would otherwise wait forever with nothing said), and leaves the queue. An
+unexpected exception while applying one event is logged with the object and counted,
+and the event is skipped: one odd object never stops the loop.
 
 Pods: a bound, non-terminal pod counts on its node (confirming an assumption when it is
 ours); a pending pod whose schedulerName names one of our profiles is queued; a deleted
@@ -15,11 +20,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
+from asched import metrics
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.budgets import decode_budget
-from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.decode import decode_node, decode_pod, object_context
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.cluster.workloads import KIND_OF_RESOURCE
@@ -31,6 +37,7 @@ from asched.scheduler.ledger import Ledger
 logger = logging.getLogger(__name__)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+T = TypeVar("T")
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -56,6 +63,8 @@ class Ingest:
         self.queue = queue
         self.scheduler_names = frozenset(scheduler_names)
         self.on_bad_pod = on_bad_pod
+        #: pending pods of ours that did not decode: key -> the error last reported
+        self.undecodable: dict[str, str] = {}
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
         self.pending: dict[str, PodInfo] = {}
         self.events_applied = 0
@@ -63,7 +72,20 @@ class Ingest:
 
     # ------------------------------------------------------------------ dispatch
     def apply(self, event: WatchEvent | Relisted) -> None:
+        """Apply one event; never raises (see the module docstring)."""
         self.events_applied += 1
+        try:
+            self._apply(event)
+        except Exception:
+            metrics.count_internal_error("ingest")
+            what = (
+                f"relist of {event.kind}"
+                if isinstance(event, Relisted)
+                else f"{event.type} {event.kind} {_key(event.obj)}"
+            )
+            logger.exception("internal error applying %s: skipped", what)
+
+    def _apply(self, event: WatchEvent | Relisted) -> None:
         if isinstance(event, Relisted):
             self._relist(event)
         elif event.kind == "nodes":
@@ -140,11 +162,8 @@ class Ingest:
         if kind == "DELETED":
             self._node_deleted(_key(obj))
             return
-        try:
-            node = decode_node(obj)
-        except DecodeError as exc:
-            self.decode_errors += 1
-            logger.warning("ignoring node: %s", exc)
+        node = self._decoded("nodes", decode_node, obj)
+        if node is None:
             return
         row = self.table.row_of(node.name)
         old = self.table.node_at(row) if row is not None else None
@@ -164,12 +183,10 @@ class Ingest:
             return
         try:
             pod = decode_pod(obj)
-        except DecodeError as exc:
-            self.decode_errors += 1
-            logger.warning("ignoring pod: %s", exc)
-            if self.on_bad_pod is not None:
-                self.on_bad_pod(obj, exc)
+        except Exception as exc:
+            self._bad_pod(obj, _as_decode_error("Pod", obj, exc))
             return
+        self.undecodable.pop(pod.key, None)
         if pod.node_name or pod.deleting:
             self.table.nominations.forget(pod.key)
         elif pod.scheduler_name in self.scheduler_names and pod.key not in self.table.pods:
@@ -193,6 +210,39 @@ class Ingest:
                     self.queue.update(pod)
                 else:
                     self.queue.add(pod)
+
+    def _decoded(
+        self, kind: str, decode: Callable[[Mapping[str, Any]], T], obj: Mapping[str, Any]
+    ) -> T | None:
+        try:
+            return decode(obj)
+        except Exception as exc:
+            self.decode_errors += 1
+            metrics.count_undecodable(kind)
+            logger.warning("ignoring %s: %s", kind, _as_decode_error(kind, obj, exc))
+            return None
+
+    def _bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
+        """A pod that does not decode: counted and logged; if it is a pending pod of ours
+        it leaves the queue and is reported once per distinct error."""
+        self.decode_errors += 1
+        metrics.count_undecodable("pods")
+        key = _key(obj)
+        spec = obj.get("spec")
+        spec = spec if isinstance(spec, Mapping) else {}
+        ours = spec.get("schedulerName") in self.scheduler_names and not spec.get("nodeName")
+        if not ours:
+            logger.warning("ignoring pod: %s", error)
+            return
+        self.pending.pop(key, None)
+        self.queue.delete(key)
+        message = str(error)
+        if self.undecodable.get(key) == message:
+            return  # said already (e.g. the echo of our own report)
+        self.undecodable[key] = message
+        logger.warning("cannot schedule pod: %s", error, extra={"pod": key})
+        if self.on_bad_pod is not None:
+            self.on_bad_pod(obj, error)
 
     def _confirms_assumption(self, obj: Mapping[str, Any]) -> bool:
         """The watch echoing our own binding: confirm it without decoding the pod.
@@ -218,6 +268,7 @@ class Ingest:
         return True
 
     def _pod_deleted(self, key: str) -> None:
+        self.undecodable.pop(key, None)
         self.table.nominations.forget(key)
         self.pending.pop(key, None)
         self.queue.delete(key)
@@ -227,6 +278,16 @@ class Ingest:
         self.ledger.forget(key)
         if self.table.remove_pod(key) is not None:
             self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
+
+
+def _as_decode_error(kind: str, obj: Mapping[str, Any], exc: Exception) -> DecodeError:
+    """``exc`` as a DecodeError naming the object (a bug in a decoder becomes one too)."""
+    if isinstance(exc, DecodeError):
+        return exc
+    logger.error("decoding %s %s raised", kind, _key(obj), exc_info=exc)
+    return object_context(kind.rstrip("s").capitalize(), obj).fail(
+        "", f"cannot be decoded ({type(exc).__name__}: {exc})"
+    )
 
 
 def _node_events(old: NodeInfo | None, new: NodeInfo) -> list[ClusterEvent]:

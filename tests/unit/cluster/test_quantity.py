@@ -100,7 +100,7 @@ def test_canonical_units(resource, text, want) -> None:
         pytest.param("1KI", id="wrong case binary suffix"),
         pytest.param("1Ki1", id="digits after suffix"),
         pytest.param("1kb", id="unknown suffix"),
-        pytest.param("1e41", id="exponent out of range"),
+            pytest.param("\u0663", id="a non-ASCII digit (upstream grammar is [0-9])"),
         pytest.param("e3", id="no number"),
     ],
 )
@@ -109,21 +109,45 @@ def test_invalid_quantities(text) -> None:
         parse_quantity(text)
 
 
+INT64_MAX = 2**63 - 1
+
+
 @pytest.mark.parametrize(
-    ("convert", "text"),
+    ("text", "want"),
     [
-        pytest.param(value, "8Ei", id="2^63 bytes"),
-        pytest.param(value, "1e40", id="1e40"),
-        pytest.param(value, "9223372036854775808", id="int64 max + 1"),
-        pytest.param(milli_value, "9223372036854775807", id="int64 max cores in milli"),
-        pytest.param(milli_value, "1E", id="an exa of cores in milli"),
+        # apimachinery's ParseQuantity caps the magnitude at int64's maximum (maxAllowed)
+        pytest.param("8Ei", Fraction(INT64_MAX), id="2^63 bytes is capped"),
+        pytest.param("999999Pi", Fraction(INT64_MAX), id="999999 * 2^50 is capped"),
+        pytest.param("9223372036854775808", Fraction(INT64_MAX), id="int64 max + 1 is capped"),
+        pytest.param("-8Ei", Fraction(-INT64_MAX), id="the cap is on the magnitude"),
+        pytest.param("1e41", Fraction(INT64_MAX), id="a huge exponent is capped"),
+        pytest.param("1e9999999999999", Fraction(INT64_MAX), id="an exponent of 13 digits"),
+        pytest.param("9" * 10_000, Fraction(INT64_MAX), id="10,000 digits (past int's str limit)"),
+        # and rounds a non-zero value up to a whole nano-unit
+        pytest.param("1e-50", Fraction(1, 10**9), id="tiny rounds up to 1n"),
+        pytest.param("0." + "0" * 5000 + "1", Fraction(1, 10**9), id="5,000 zeros then 1"),
+        pytest.param("1.0000000001", Fraction(1000000001, 10**9), id="1 + 1e-10 rounds up"),
+        pytest.param("0e99999", Fraction(0), id="zero stays zero at any exponent"),
+        # 7Ei = 8,070,450,532,247,928,832 < int64 max: exact
+        pytest.param("7Ei", Fraction(7 * 2**60), id="7Ei is below the cap"),
     ],
 )
-def test_too_large_quantities(convert, text) -> None:
-    with pytest.raises(QuantityError, match="too large"):
-        convert(text)
+def test_parse_caps_and_rounds_as_apimachinery(text, want) -> None:
+    assert parse_quantity(text) == want
 
 
-def test_largest_values_fit() -> None:
-    assert value("9223372036854775807") == 2**63 - 1
-    assert value("7Ei") == 7 * 2**60
+@pytest.mark.parametrize(
+    ("convert", "text", "want"),
+    [
+        pytest.param(value, "9223372036854775807", INT64_MAX, id="int64 max units"),
+        pytest.param(value, "7Ei", 7 * 2**60, id="7Ei bytes"),
+        # int64 max cores is 9.2e21 millicores: Go's MilliValue overflows, we saturate
+        pytest.param(milli_value, "9223372036854775807", INT64_MAX, id="int64 max cores"),
+        pytest.param(milli_value, "1E", INT64_MAX, id="an exa of cores"),
+        # 9223372036854775 cores * 1000 = 9223372036854775000 <= int64 max: exact
+        pytest.param(milli_value, "9223372036854775", 9223372036854775000, id="largest exact"),
+        pytest.param(milli_value, "-8Ei", -INT64_MAX, id="negative saturates too"),
+    ],
+)
+def test_conversions_saturate_at_int64(convert, text, want) -> None:
+    assert convert(text) == want

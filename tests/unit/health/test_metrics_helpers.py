@@ -30,6 +30,8 @@ def test_names_mirror_kube_scheduler_with_the_asched_prefix() -> None:
         "asched_preemption_attempts",
         "asched_preemption_victims",
         "asched_events",
+        "asched_undecodable_objects",
+        "asched_internal_errors",
         "asched_leader",
     }
 
