@@ -211,6 +211,8 @@ class PodInfo:
     #: being deleted because a scheduler preempted it (condition DisruptionTarget=True,
     #: reason PreemptionByScheduler)
     preempted: bool = False
+    #: ``(status, reason, message)`` of the PodScheduled condition; None when it has none
+    scheduled_condition: tuple[str, str, str] | None = None
 
     @property
     def key(self) -> str:

@@ -4,7 +4,9 @@ The cycle is synchronous and must not wait for the API, so it only records what 
 be said; one owned worker task says it. Reports are keyed by pod: a pod that fails a
 hundred times while the API is slow is reported once with the latest message, and a
 repeated FailedScheduling with the same message updates one event's ``series.count``
-(at most every ``series_interval`` seconds) instead of creating a hundred events.
+(at most every ``series_interval`` seconds) instead of creating a hundred events. The
+PodScheduled condition is patched only when it (or the nomination) changes
+(:mod:`asched.scheduler.status_patch`): a pod retried with the same answer is not written.
 
 Events go to events.k8s.io/v1 (``eventTime`` with microseconds); if the server lacks that
 group (404), core/v1 events are used instead, once and for all.
@@ -32,6 +34,7 @@ from typing import Any, Final
 
 from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
+from asched.scheduler.status_patch import Said, after_write, status_patch
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +65,8 @@ class Report:
     pod: PodInfo
     reason: str  # Scheduled | FailedScheduling
     message: str
-    condition: bool  # patch PodScheduled=False
-    #: set ``status.nominatedNodeName`` with the condition ("" removes it; None: leave)
+    condition: bool  # patch PodScheduled=False (when it changes)
+    #: set ``status.nominatedNodeName`` with the condition ("" removes it; None: leave it)
     nominated: str | None = None
 
 
@@ -108,12 +111,13 @@ class Reporter:
         self._pending: OrderedDict[str, Report] = OrderedDict()
         self._wake = asyncio.Event()
         self._series: dict[str, dict[str, _Series]] = {}  # pod key -> reason -> series
-        self._last_condition: dict[str, str] = {}
+        self._said: dict[str, Said] = {}  # pod key -> what its status says, as we wrote it
         self._core_events = False
         self.dropped = 0
         self.events_created = 0
         self.events_updated = 0
         self.conditions_patched = 0
+        self.conditions_unchanged = 0  # reports whose condition and nomination were current
 
     # ------------------------------------------------------------------ cycle side
     def unschedulable(self, pod: PodInfo, message: str, nominated: str | None = None) -> None:
@@ -129,10 +133,15 @@ class Reporter:
         self._wake.set()
 
     def forget_nomination(self, key: str) -> None:
-        """A nomination was cleared: a report still pending must not set it again."""
+        """A nomination was cleared (the evictions remove it from the pod's status): a report
+        still pending must not set it again, and a later one nominating the same node again
+        must write it."""
         pending = self._pending.get(key)
         if pending is not None and pending.nominated:
             pending.nominated = None
+        said = self._said.get(key)
+        if said is not None:
+            self._said[key] = Said(said.uid, said.message, "")
 
     def preempted(self, victim: PodInfo, message: str) -> None:
         """A Normal ``Preempted`` event on a victim."""
@@ -163,7 +172,7 @@ class Reporter:
         self._wake.set()
 
     def forget(self, key: str) -> None:
-        self._last_condition.pop(key, None)
+        self._said.pop(key, None)
         self._series.pop(key, None)
 
     @property
@@ -208,31 +217,27 @@ class Reporter:
 
     async def _send(self, report: Report) -> None:
         pod = report.pod
-        changed = self._last_condition.get(pod.key) != report.message
-        if report.condition and (changed or report.nominated is not None):
-            patch: dict[str, Any] = {
-                "status": {
-                    "conditions": [
-                        {
-                            "type": "PodScheduled",
-                            "status": "False",
-                            "reason": "Unschedulable",
-                            "message": report.message,
-                            "lastProbeTime": None,
-                            "lastTransitionTime": rfc3339(),
-                        }
-                    ]
-                }
-            }
-            if report.nominated is not None:
-                patch["status"]["nominatedNodeName"] = report.nominated or None
-            response = await self.client.patch_pod_status(pod.namespace, pod.name, patch)
-            if response.ok:
-                self.conditions_patched += 1
-                self._last_condition[pod.key] = report.message
+        if report.condition:
+            await self._condition(report)
         await self._event(report)
         if report.reason in ("Scheduled", "Preempted"):
             self.forget(pod.key)  # nothing more will be said of it
+
+    async def _condition(self, report: Report) -> None:
+        """Patch PodScheduled=False (and the nomination) if that changes the pod's status."""
+        pod = report.pod
+        said = self._said.get(pod.key)
+        patch = status_patch(pod, report.message, report.nominated, said, rfc3339())
+        if patch is None:
+            self.conditions_unchanged += 1
+        else:
+            response = await self.client.patch_pod_status(pod.namespace, pod.name, patch)
+            if not response.ok:
+                self._said.pop(pod.key, None)  # unknown now: the next report reads the pod
+                logger.debug("condition on %s: HTTP %d", pod.key, response.status)
+                return
+            self.conditions_patched += 1
+        self._said[pod.key] = after_write(pod, report.message, report.nominated, said)
 
     async def _event(self, report: Report) -> None:
         pod = report.pod
