@@ -109,6 +109,7 @@ class Reporter:
         self._refilled = clock()
         self._clock = clock
         self._pending: OrderedDict[str, Report] = OrderedDict()
+        self._sending: set[str] = set()  # keys of the reports in flight
         self._wake = asyncio.Event()
         self._series: dict[str, dict[str, _Series]] = {}  # pod key -> reason -> series
         self._said: dict[str, Said] = {}  # pod key -> what its status says, as we wrote it
@@ -188,12 +189,27 @@ class Reporter:
 
     async def _worker(self) -> None:
         while True:
-            if not self._pending:
+            ready = self._take_ready()
+            if ready is None:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            _, report = self._pending.popitem(last=False)
-            await self._send_safely(report)
+            key, report = ready
+            self._sending.add(key)
+            try:
+                await self._send_safely(report)
+            finally:
+                self._sending.discard(key)
+                if key in self._pending:
+                    self._wake.set()  # its newer report waited for this one
+
+    def _take_ready(self) -> tuple[str, Report] | None:
+        """The oldest report whose pod has no report in flight (one at a time per pod, so
+        that what was last said of it is known before the next one is decided)."""
+        for key in self._pending:
+            if key not in self._sending:
+                return key, self._pending.pop(key)
+        return None
 
     async def _send_safely(self, report: Report) -> None:
         try:

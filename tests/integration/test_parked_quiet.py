@@ -23,8 +23,6 @@ from asched.scheduler.reporting import Reporter
 #: How long the cluster stays quiet while the pod's writes are counted, seconds.
 QUIET_SECONDS = 60.0
 
-pytestmark = pytest.mark.slow
-
 
 def scheduled_condition(pod: dict[str, Any]) -> dict[str, Any] | None:
     for condition in pod.get("status", {}).get("conditions") or []:
@@ -34,17 +32,20 @@ def scheduled_condition(pod: dict[str, Any]) -> dict[str, Any] | None:
 
 
 async def watch_writes(cluster: Any, name: str, since: str, seconds: float) -> list[str]:
-    """Every event the API sends for pod ``name`` after ``since`` within ``seconds``."""
+    """Every event the API sends for pod ``name`` after ``since`` within ``seconds``
+    (watching again from the last version seen if the server ends a watch early)."""
     seen: list[str] = []
 
     async def collect() -> None:
-        async for event in cluster.rest.watch(
-            pods_path(cluster.namespace),
-            resource_version=since,
-            field_selector=f"metadata.name={name}",
-        ):
-            obj = event.get("object", {})
-            seen.append(f"{event['type']} rv={obj.get('metadata', {}).get('resourceVersion')}")
+        version = since
+        while True:
+            async for event in cluster.rest.watch(
+                pods_path(cluster.namespace),
+                resource_version=version,
+                field_selector=f"metadata.name={name}",
+            ):
+                version = event.get("object", {}).get("metadata", {}).get("resourceVersion")
+                seen.append(f"{event['type']} rv={version}")
 
     try:
         async with asyncio.timeout(seconds):
@@ -54,6 +55,7 @@ async def watch_writes(cluster: Any, name: str, since: str, seconds: float) -> l
     return seen
 
 
+@pytest.mark.slow
 async def test_parked_pod_is_not_written_during_a_quiet_minute(cluster: Any) -> None:
     name = cluster.unique_name("sched")
     for _ in range(2):
@@ -106,7 +108,7 @@ async def test_parked_pod_is_not_written_during_a_quiet_minute(cluster: Any) -> 
         await cluster.create_node(big, cpu="16", memory="8Gi")
 
         async def bound() -> bool:
-            return (await cluster.rest.get(path))["spec"].get("nodeName") == big
+            return bool((await cluster.rest.get(path))["spec"].get("nodeName") == big)
 
         await until(bound, within=30)
 

@@ -124,7 +124,9 @@ def test_pod_updated_ignores_the_status(edit: Callable[[Raw], None], expected: b
 
 def parked(queue: SchedulingQueue) -> None:
     queue.add(decode_pod(raw_pod()))
-    assert queue.requeue(queue.pop(), INSUFFICIENT)
+    qp = queue.pop()
+    assert qp is not None
+    assert queue.requeue(qp, INSUFFICIENT)
     assert queue.where("default/p") == "unschedulable"
 
 
