@@ -428,6 +428,7 @@ def decode_pod(raw: Raw) -> PodInfo:
         affinity=pod_affinity,
         preempted=meta.get("deletionTimestamp") is not None and _preempted(status),
         out_of_range=ctx.out_of_range,
+        scheduled_condition=_scheduled_condition(status),
     )
 
 
@@ -441,6 +442,18 @@ def _preempted(status: Mapping[str, Any]) -> bool:
                 and condition.get("reason") == "PreemptionByScheduler"
             )
     return False
+
+
+def _scheduled_condition(status: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """The first PodScheduled condition's status, reason and message (non-strings read as
+    ""): what the scheduler last said, so that it does not say it again."""
+    conditions = status.get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, Mapping) and condition.get("type") == "PodScheduled":
+            text = [condition.get(f) for f in ("status", "reason", "message")]
+            state, reason, message = (t if isinstance(t, str) else "" for t in text)
+            return state, reason, message
+    return None
 
 
 def object_context(kind: str, raw: Any) -> _Ctx:

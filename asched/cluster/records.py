@@ -214,6 +214,8 @@ class PodInfo:
     #: why the pod's requests are beyond what asched schedules, naming the field ("" when
     #: they are in range; the amounts above are then clamped; see asched.cluster.bounds)
     out_of_range: str = ""
+    #: ``(status, reason, message)`` of the PodScheduled condition; None when it has none
+    scheduled_condition: tuple[str, str, str] | None = None
 
     @property
     def key(self) -> str:

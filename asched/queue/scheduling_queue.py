@@ -14,6 +14,11 @@ A pod is in exactly one place at a time (``_where``); heaps use lazy deletion, s
 are O(log n). Times are loop time from the injected ``clock`` (tests pass a fake one).
 Everything here is synchronous: the caller owns the event loop and wakes the cycle when
 ``wakeup`` fires.
+
+A parked pod stays parked until an event one of its rejectors cares about, the
+``max_unschedulable`` flush or an update of the pod itself; an update of its status
+alone (:func:`~asched.queue.updates.pod_updated`), such as the scheduler's own
+PodScheduled write, keeps the newer copy where it is, with its backoff and parking time.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from asched.framework.status import Code, Status
 from asched.queue.backoff import backoff_seconds
 from asched.queue.events import ClusterEvent, interested
 from asched.queue.queued import QueuedPod
+from asched.queue.updates import pod_updated
 
 ACTIVE: Final = "active"
 BACKOFF: Final = "backoff"
@@ -68,7 +74,8 @@ class SchedulingQueue:
         self._active: list[tuple[tuple[float, ...], int, int, QueuedPod]] = []
         self._backoff: list[tuple[float, int, int, QueuedPod]] = []
         self._parked: dict[str, QueuedPod] = {}
-        self._where: dict[str, tuple[str, int]] = {}
+        #: key -> (place, heap token or -1, the queued pod)
+        self._where: dict[str, tuple[str, int, QueuedPod]] = {}
         self._in_flight: dict[str, QueuedPod] = {}
         self._deleted_in_flight: set[str] = set()
         self._sequence = itertools.count()
@@ -87,7 +94,7 @@ class SchedulingQueue:
         if qp.initial_attempt is None:
             qp.initial_attempt = self._now()
         heapq.heappush(self._active, (self._sort_key(qp.pod, qp.timestamp), token, token, qp))
-        self._where[qp.key] = (ACTIVE, token)
+        self._where[qp.key] = (ACTIVE, token, qp)
         if self._wakeup is not None:
             self._wakeup()
 
@@ -101,25 +108,26 @@ class SchedulingQueue:
             return
         token = self._token()
         heapq.heappush(self._backoff, (expiry, token, token, qp))
-        self._where[qp.key] = (BACKOFF, token)
+        self._where[qp.key] = (BACKOFF, token, qp)
 
     def _park(self, qp: QueuedPod, place: str = UNSCHEDULABLE) -> None:
         qp.unschedulable_since = self._now()
         self._parked[qp.key] = qp
-        self._where[qp.key] = (place, -1)
+        self._where[qp.key] = (place, -1, qp)
+
+    def _holds(self, key: str, token: int) -> bool:
+        """Whether the heap entry ``token`` is where ``key`` is (tokens are never reused)."""
+        found = self._where.get(key)
+        return found is not None and found[1] == token
 
     def _take(self, key: str) -> QueuedPod | None:
         """Remove a queued (not in-flight) pod from wherever it is; lazy for heaps."""
-        place = self._where.pop(key, None)
-        if place is None:
+        found = self._where.pop(key, None)
+        if found is None:
             return None
-        if place[0] in (UNSCHEDULABLE, GATED):
-            return self._parked.pop(key)
-        heap = self._active if place[0] == ACTIVE else self._backoff
-        for entry in heap:
-            if entry[2] == place[1]:
-                return entry[3]
-        return None
+        if found[0] in (UNSCHEDULABLE, GATED):
+            del self._parked[key]
+        return found[2]
 
     def _gated(self, pod: PodInfo) -> bool:
         return self._pre_enqueue is not None and not self._pre_enqueue(pod).ok
@@ -141,17 +149,26 @@ class SchedulingQueue:
             self._push_active(qp)
 
     def update(self, pod: PodInfo) -> None:
-        """A pending pod changed: update it in place, or give a parked pod another chance."""
+        """A pending pod changed: update it in place, or give a parked pod another chance.
+
+        Only a change to something the scheduler reads outside the pod's status moves it
+        (upstream's ``isPodUpdated``); otherwise the newer copy replaces the old one where
+        it is, with its backoff and parking time unchanged.
+        """
         key = pod.key
         if key in self._in_flight:
             self._in_flight[key].pod = pod
             return
-        place = self._where.get(key)
-        if place is None:
+        found = self._where.get(key)
+        if found is None:
             self.add(pod)
             return
-        if place[0] in (UNSCHEDULABLE, GATED):
-            qp = self._parked.pop(key)
+        place, _, qp = found
+        if not pod_updated(qp.pod, pod):
+            qp.pod = pod  # same sort key: heaps stay ordered
+            return
+        if place in (UNSCHEDULABLE, GATED):
+            del self._parked[key]
             del self._where[key]
             qp.pod = pod
             if self._gated(pod):
@@ -164,13 +181,12 @@ class SchedulingQueue:
             else:
                 self._push_backoff_or_active(qp)
             return
-        queued = self._take(key)
-        if queued is not None:
-            queued.pod = pod
-            if place[0] == ACTIVE:
-                self._push_active(queued)
-            else:
-                self._push_backoff_or_active(queued)
+        del self._where[key]  # lazy: the old heap entry is skipped when it comes up
+        qp.pod = pod
+        if place == ACTIVE:
+            self._push_active(qp)
+        else:
+            self._push_backoff_or_active(qp)
 
     def delete(self, key: str) -> None:
         """The pod is gone (deleted, or bound by someone else): forget it everywhere."""
@@ -184,7 +200,7 @@ class SchedulingQueue:
         self.flush()
         while self._active:
             _, _, token, qp = heapq.heappop(self._active)
-            if self._where.get(qp.key) != (ACTIVE, token):
+            if not self._holds(qp.key, token):
                 continue  # stale heap entry of a pod that moved or left
             del self._where[qp.key]
             qp.attempts += 1
@@ -237,7 +253,7 @@ class SchedulingQueue:
         now = self._now()
         while self._backoff and self._backoff[0][0] <= now:
             _, _, token, qp = heapq.heappop(self._backoff)
-            if self._where.get(qp.key) == (BACKOFF, token):
+            if self._holds(qp.key, token):
                 self._push_active(qp)
         stale = [
             qp
@@ -263,7 +279,7 @@ class SchedulingQueue:
     def pending(self) -> dict[str, int]:
         """Pending pods per queue (``active``, ``backoff``, ``unschedulable``, ``gated``)."""
         counts = dict.fromkeys((ACTIVE, BACKOFF, UNSCHEDULABLE, GATED), 0)
-        for place, _ in self._where.values():
+        for place, _, _ in self._where.values():
             counts[place] += 1
         return counts
 
@@ -271,8 +287,8 @@ class SchedulingQueue:
         """Which queue holds ``key`` (``in-flight`` while being scheduled or bound)."""
         if key in self._in_flight:
             return IN_FLIGHT
-        place = self._where.get(key)
-        return None if place is None else place[0]
+        found = self._where.get(key)
+        return None if found is None else found[0]
 
     def __len__(self) -> int:
         return len(self._where) + len(self._in_flight)

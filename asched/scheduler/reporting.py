@@ -4,7 +4,9 @@ The cycle is synchronous and must not wait for the API, so it only records what 
 be said; one owned worker task says it. Reports are keyed by pod: a pod that fails a
 hundred times while the API is slow is reported once with the latest message, and a
 repeated FailedScheduling with the same message updates one event's ``series.count``
-(at most every ``series_interval`` seconds) instead of creating a hundred events.
+(at most every ``series_interval`` seconds) instead of creating a hundred events. The
+PodScheduled condition is patched only when it (or the nomination) changes
+(:mod:`asched.scheduler.status_patch`): a pod retried with the same answer is not written.
 
 Events go to events.k8s.io/v1 (``eventTime`` with microseconds); if the server lacks that
 group (404), core/v1 events are used instead, once and for all.
@@ -32,6 +34,7 @@ from typing import Any, Final
 
 from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
+from asched.scheduler.status_patch import Said, after_write, status_patch
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +65,8 @@ class Report:
     pod: PodInfo
     reason: str  # Scheduled | FailedScheduling
     message: str
-    condition: bool  # patch PodScheduled=False
-    #: set ``status.nominatedNodeName`` with the condition ("" removes it; None: leave)
+    condition: bool  # patch PodScheduled=False (when it changes)
+    #: set ``status.nominatedNodeName`` with the condition ("" removes it; None: leave it)
     nominated: str | None = None
 
 
@@ -106,14 +109,16 @@ class Reporter:
         self._refilled = clock()
         self._clock = clock
         self._pending: OrderedDict[str, Report] = OrderedDict()
+        self._sending: set[str] = set()  # keys of the reports in flight
         self._wake = asyncio.Event()
         self._series: dict[str, dict[str, _Series]] = {}  # pod key -> reason -> series
-        self._last_condition: dict[str, str] = {}
+        self._said: dict[str, Said] = {}  # pod key -> what its status says, as we wrote it
         self._core_events = False
         self.dropped = 0
         self.events_created = 0
         self.events_updated = 0
         self.conditions_patched = 0
+        self.conditions_unchanged = 0  # reports whose condition and nomination were current
 
     # ------------------------------------------------------------------ cycle side
     def unschedulable(self, pod: PodInfo, message: str, nominated: str | None = None) -> None:
@@ -129,10 +134,15 @@ class Reporter:
         self._wake.set()
 
     def forget_nomination(self, key: str) -> None:
-        """A nomination was cleared: a report still pending must not set it again."""
+        """A nomination was cleared (the evictions remove it from the pod's status): a report
+        still pending must not set it again, and a later one nominating the same node again
+        must write it."""
         pending = self._pending.get(key)
         if pending is not None and pending.nominated:
             pending.nominated = None
+        said = self._said.get(key)
+        if said is not None:
+            self._said[key] = Said(said.uid, said.message, "")
 
     def preempted(self, victim: PodInfo, message: str) -> None:
         """A Normal ``Preempted`` event on a victim."""
@@ -163,7 +173,7 @@ class Reporter:
         self._wake.set()
 
     def forget(self, key: str) -> None:
-        self._last_condition.pop(key, None)
+        self._said.pop(key, None)
         self._series.pop(key, None)
 
     @property
@@ -179,12 +189,27 @@ class Reporter:
 
     async def _worker(self) -> None:
         while True:
-            if not self._pending:
+            ready = self._take_ready()
+            if ready is None:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            _, report = self._pending.popitem(last=False)
-            await self._send_safely(report)
+            key, report = ready
+            self._sending.add(key)
+            try:
+                await self._send_safely(report)
+            finally:
+                self._sending.discard(key)
+                if key in self._pending:
+                    self._wake.set()  # its newer report waited for this one
+
+    def _take_ready(self) -> tuple[str, Report] | None:
+        """The oldest report whose pod has no report in flight (one at a time per pod, so
+        that what was last said of it is known before the next one is decided)."""
+        for key in self._pending:
+            if key not in self._sending:
+                return key, self._pending.pop(key)
+        return None
 
     async def _send_safely(self, report: Report) -> None:
         try:
@@ -208,31 +233,27 @@ class Reporter:
 
     async def _send(self, report: Report) -> None:
         pod = report.pod
-        changed = self._last_condition.get(pod.key) != report.message
-        if report.condition and (changed or report.nominated is not None):
-            patch: dict[str, Any] = {
-                "status": {
-                    "conditions": [
-                        {
-                            "type": "PodScheduled",
-                            "status": "False",
-                            "reason": "Unschedulable",
-                            "message": report.message,
-                            "lastProbeTime": None,
-                            "lastTransitionTime": rfc3339(),
-                        }
-                    ]
-                }
-            }
-            if report.nominated is not None:
-                patch["status"]["nominatedNodeName"] = report.nominated or None
-            response = await self.client.patch_pod_status(pod.namespace, pod.name, patch)
-            if response.ok:
-                self.conditions_patched += 1
-                self._last_condition[pod.key] = report.message
+        if report.condition:
+            await self._condition(report)
         await self._event(report)
         if report.reason in ("Scheduled", "Preempted"):
             self.forget(pod.key)  # nothing more will be said of it
+
+    async def _condition(self, report: Report) -> None:
+        """Patch PodScheduled=False (and the nomination) if that changes the pod's status."""
+        pod = report.pod
+        said = self._said.get(pod.key)
+        patch = status_patch(pod, report.message, report.nominated, said, rfc3339())
+        if patch is None:
+            self.conditions_unchanged += 1
+        else:
+            response = await self.client.patch_pod_status(pod.namespace, pod.name, patch)
+            if not response.ok:
+                self._said.pop(pod.key, None)  # unknown now: the next report reads the pod
+                logger.debug("condition on %s: HTTP %d", pod.key, response.status)
+                return
+            self.conditions_patched += 1
+        self._said[pod.key] = after_write(pod, report.message, report.nominated, said)
 
     async def _event(self, report: Report) -> None:
         pod = report.pod
