@@ -40,6 +40,9 @@ from asched.framework import selection
 Metric = Literal["average", "overall"]
 Outcome = Literal["faster", "noise", "slower", "regret"]
 
+#: How a metric is named in the reason: scheduler_perf's Average, or pods / measuring time.
+METRIC_NAMES: dict[Metric, str] = {"average": "Average", "overall": "overall rate"}
+
 
 def nodes_scored(percentage: int, nodes: int) -> int:
     """Feasible nodes the scheduler looks for among ``nodes`` at ``percentage`` (0 = adaptive)."""
@@ -102,7 +105,8 @@ def settings(percentages: Iterable[int], nodes: int) -> list[Setting]:
 class Point:
     """One run at ``percentage``, reduced to what the rule and the table need.
 
-    Throughputs in pods/s, latencies in seconds, regrets in total-score points.
+    Throughputs in pods/s, latencies in seconds, regrets in total-score points;
+    ``nodes`` is the count of ready nodes the run saw at its start (None: not recorded).
     """
 
     percentage: int
@@ -241,7 +245,8 @@ class Comparison:
         """One clause naming every number compared."""
         versus = f"{self.lower.label} vs {self.higher.label}"
         medians = (
-            f"median {self.metric} {self.lower_speed:,.0f} vs {self.higher_speed:,.0f} pods/s, "
+            f"median {METRIC_NAMES[self.metric]} {self.lower_speed:,.0f} vs "
+            f"{self.higher_speed:,.0f} pods/s, "
             f"{self.gain:+,.0f}"
         )
         noise = (

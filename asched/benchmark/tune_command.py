@@ -49,6 +49,14 @@ def percentages(text: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(values))
 
 
+def non_negative(text: str) -> float:
+    """A number >= 0 (a percent or a count of points)."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``asched tune``."""
     parser.description = __doc__
@@ -71,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     rule = parser.add_argument_group("recommendation")
     rule.add_argument(
         "--min-gain",
-        type=float,
+        type=non_negative,
         default=DEFAULT_MIN_GAIN,
         help="percent: a setting scoring fewer nodes must beat the current choice's median "
         "throughput by more than this share of it, and by more than either run-to-run range "
@@ -79,7 +87,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     rule.add_argument(
         "--max-regret",
-        type=float,
+        type=non_negative,
         default=DEFAULT_MAX_REGRET,
         help="largest acceptable mean regret of a setting scoring fewer nodes, in "
         f"total-score points ({DEFAULT_MAX_REGRET:g})",
@@ -117,9 +125,12 @@ def run(args: argparse.Namespace) -> int:
         f"({choice.setting.label})\n  because " + "\n  - ".join(choice.clauses)
     )
     if args.plot is not None:
+        # Fastest first: the plot alternates labels above and below its points, so
+        # neighbours in speed get their labels on the sides away from each other.
+        fastest_first = sorted(measured, key=lambda m: -(m.speed(metric) or 0.0))
         rows = [
             {"label": m.setting.label, "average": m.speed(metric), "regret_mean": m.regret}
-            for m in measured
+            for m in fastest_first
         ]
         plot.plot_tune(rows, args.plot, title)
     if args.json is not None:

@@ -137,7 +137,7 @@ CASES = [
         [10, 100],
         {10: ([1080, 1085, 1090], 0.0), 100: ([1000, 1005, 1010], 0.0)},
         10,
-        "10 % -> 500 of 5,000 nodes vs 100 % -> all 5,000 nodes: median average 1,085 vs "
+        "10 % -> 500 of 5,000 nodes vs 100 % -> all 5,000 nodes: median Average 1,085 vs "
         "1,005 pods/s, +80, above the noise of 50",
         id="genuine win: the lower percentage",
     ),
