@@ -51,6 +51,8 @@ class ListOptions:
     continue_token: str = ""
     resource_version: str = ""
     resource_version_match: str = ""
+    #: a watch's ``timeoutSeconds`` (None: the server's default).
+    timeout_seconds: int | None = None
 
 
 def encode_continue(rv: int, key: str) -> str:

@@ -104,6 +104,45 @@ _CONDITION: Final = Obj(
         "lastHeartbeatTime": TIME,
     }
 )
+_LABEL_SELECTOR: Final = Obj(
+    {
+        "matchLabels": LABELS,
+        "matchExpressions": ListOf(Obj({"key": STR, "operator": STR, "values": STRINGS})),
+    }
+)
+_POD_AFFINITY_TERM: Final = Obj(
+    {"labelSelector": _LABEL_SELECTOR, "namespaces": STRINGS, "topologyKey": STR}
+)
+_POD_AFFINITY: Final = Obj(
+    {
+        "requiredDuringSchedulingIgnoredDuringExecution": ListOf(_POD_AFFINITY_TERM),
+        "preferredDuringSchedulingIgnoredDuringExecution": ListOf(
+            Obj({"weight": INT, "podAffinityTerm": _POD_AFFINITY_TERM})
+        ),
+    }
+)
+_NODE_SELECTOR_TERM: Final = Obj(
+    {
+        key: ListOf(Obj({"key": STR, "operator": STR, "values": STRINGS}))
+        for key in ("matchExpressions", "matchFields")
+    }
+)
+AFFINITY: Final = Obj(
+    {
+        "nodeAffinity": Obj(
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": Obj(
+                    {"nodeSelectorTerms": ListOf(_NODE_SELECTOR_TERM)}
+                ),
+                "preferredDuringSchedulingIgnoredDuringExecution": ListOf(
+                    Obj({"weight": INT, "preference": _NODE_SELECTOR_TERM})
+                ),
+            }
+        ),
+        "podAffinity": _POD_AFFINITY,
+        "podAntiAffinity": _POD_AFFINITY,
+    }
+)
 POD_SPEC: Final = Obj(
     {
         "containers": ListOf(_CONTAINER),
@@ -126,7 +165,7 @@ POD_SPEC: Final = Obj(
         ),
         "readinessGates": ListOf(ANY_OBJ),
         "nodeSelector": LABELS,
-        "affinity": ANY_OBJ,
+        "affinity": AFFINITY,
     }
 )
 _TEMPLATE: Final = Obj({"metadata": META, "spec": POD_SPEC})
@@ -140,7 +179,14 @@ _WORKLOAD: Final = Obj(
     }
 )
 
+_OBJECT_REFERENCE: Final = Obj(
+    dict.fromkeys(
+        ("apiVersion", "kind", "namespace", "name", "uid", "resourceVersion", "fieldPath"), STR
+    )
+)
+
 KINDS: Final[Mapping[str, Obj]] = {
+    "bindings": Obj({"metadata": META, "target": _OBJECT_REFERENCE}),
     "pods": Obj(
         {
             "metadata": META,

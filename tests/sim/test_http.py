@@ -164,6 +164,43 @@ async def test_bad_bodies_never_crash_the_server(api: Api, raw, content_type, st
     assert (await api.get("/version")).status == 200
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        pytest.param(
+            "POST",
+            f"{NS}/pods/p/binding",
+            {"metadata": "p", "target": {"name": "node-0"}},
+            id="binding metadata a string",
+        ),
+        pytest.param(
+            "POST",
+            f"{NS}/pods/p/binding",
+            {"metadata": {"name": "p", "annotations": "a=b"}, "target": {"name": "node-0"}},
+            id="binding annotations a string",
+        ),
+        pytest.param(
+            "DELETE", f"{NS}/pods/p", {"preconditions": "uid"}, id="delete preconditions a string"
+        ),
+        pytest.param(
+            "DELETE", f"{NS}/pods/p", {"preconditions": ["uid"]}, id="delete preconditions a list"
+        ),
+    ],
+)
+async def test_malformed_bodies_never_get_the_simulators_own_500(api: Api, method, path, body):
+    assert (await api.post(f"{NS}/pods", pod("p"))).status == 201
+
+    reply = await api.call(method, path, body)
+
+    # The real server answers these 400 (binding) or a plain 500 without a reason (a
+    # DeleteOptions body that does not decode); "InternalError" is the simulator failing.
+    assert reply.body["kind"] == "Status"
+    assert reply.body.get("reason") != "InternalError", reply.body
+    stored = await api.get(f"{NS}/pods/p")
+    assert "nodeName" not in stored.body["spec"]
+    assert "deletionTimestamp" not in stored.body["metadata"]
+
+
 async def test_binding_sets_node_and_condition_with_one_event(api: Api):
     await api.post(f"{NS}/pods", pod("p"))
     start = (await api.get(f"{NS}/pods")).body["metadata"]["resourceVersion"]

@@ -51,7 +51,7 @@ def test_template_file(tmp_path: Path):
     ("content", "message"),
     [
         pytest.param("kind: Pod\n", "expected exactly one document of kind Node", id="wrong kind"),
-        pytest.param("a: [\n", "not valid YAML", id="bad YAML"),
+        pytest.param("a: [\n", r"node.yaml:2:1: malformed YAML", id="bad YAML"),
     ],
 )
 def test_bad_template_files(tmp_path: Path, content, message):
