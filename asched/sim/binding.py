@@ -82,6 +82,39 @@ def _type_meta(body: Any) -> None:
         )
 
 
+_PLAIN_BODY: Final = frozenset({"apiVersion", "kind", "metadata", "target"})
+_PLAIN_METADATA: Final = frozenset({"name", "namespace", "uid"})
+_PLAIN_TARGET: Final = frozenset({"apiVersion", "kind", "name"})
+
+
+def _plain(body: Any, url_name: str | None) -> Binding | None:
+    """The binding a scheduler sends (string fields only, a Node target), checked in ~1 µs.
+
+    None for anything else, which :func:`decode` then checks in full. The bind is the
+    benchmark's hot path; the full decode costs several times more.
+    """
+    if type(body) is not dict or not body.keys() <= _PLAIN_BODY:
+        return None
+    metadata, target = body.get("metadata"), body.get("target")
+    if (
+        type(metadata) is not dict
+        or type(target) is not dict
+        or not metadata.keys() <= _PLAIN_METADATA
+        or not target.keys() <= _PLAIN_TARGET
+        or body.get("apiVersion", "v1") != "v1"
+        or body.get("kind", "Binding") != "Binding"
+        or target.get("kind", "Node") != "Node"
+        or target.get("apiVersion", "") not in ("", "v1")
+    ):
+        return None
+    name, node = metadata.get("name"), target.get("name")
+    if type(name) is not str or type(node) is not str or not node or name != url_name:
+        return None
+    if not all(type(value) is str for value in metadata.values()):
+        return None
+    return Binding(name, node, {})
+
+
 def decode(body: Any, url_name: str | None) -> Binding:
     """Decode and validate a Binding body; ``url_name`` is the pod in the URL (None: legacy).
 
@@ -91,6 +124,11 @@ def decode(body: Any, url_name: str | None) -> Binding:
         400 for decoding failures and a name mismatch, 500 for ``ValidatePodBinding``
         failures (see the module docstring).
     """
+    return _plain(body, url_name) or checked(body, url_name)
+
+
+def checked(body: Any, url_name: str | None) -> Binding:
+    """:func:`decode` without the fast path: every check, in the real server's order."""
     if body is None:  # JSON null decodes to an empty Binding
         body = {}
     _type_meta(body)

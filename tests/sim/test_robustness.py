@@ -368,3 +368,38 @@ def test_pods_with_huge_quantities_are_created_or_refused_never_500(requests):
     # Valid and huge: stored (the real server accepts 999999Pi, 7Ei + 7Ei, ...); negative:
     # 422; not a quantity: 400.
     assert code in (200, 400, 422)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    body=st.one_of(
+        BINDINGS,
+        st.fixed_dictionaries(
+            {
+                "metadata": st.fixed_dictionaries(
+                    {"name": st.sampled_from(["p", "q", ""])},
+                    optional={"namespace": BINDING_SCALARS, "uid": BINDING_SCALARS},
+                ),
+                "target": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "apiVersion": BINDING_SCALARS,
+                        "kind": BINDING_SCALARS,
+                        "name": BINDING_SCALARS,
+                    },
+                ),
+            },
+            optional={"apiVersion": BINDING_SCALARS, "kind": BINDING_SCALARS},
+        ),
+    )
+)
+def test_the_binding_fast_path_agrees_with_the_full_decode(body):
+    # decode() takes a shortcut for the plain bindings schedulers send; it must answer
+    # exactly what the full, checked decode answers.
+    def outcome(decoder):
+        try:
+            return decoder(body, "p")
+        except apierrors.StatusError as error:
+            return (error.code, error.message)
+
+    assert outcome(binding.decode) == outcome(binding.checked)
