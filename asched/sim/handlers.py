@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import orjson
-import yaml
 from aiohttp import web
 
 from asched.sim import (
@@ -28,6 +27,7 @@ from asched.sim import (
     apierrors,
     binding,
     discovery,
+    files,
     lifecycle,
     options,
     patch,
@@ -145,11 +145,9 @@ class Api:
         content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
         if content_type in ("application/yaml", "application/x-yaml"):
             try:
-                return yaml.safe_load(raw)
-            except yaml.YAMLError as exc:
-                raise apierrors.bad_request(
-                    f"couldn't get version/kind; yaml parse error: {exc}"
-                ) from None
+                return files.yaml_body(raw)
+            except ValueError as exc:
+                raise apierrors.bad_request(f"couldn't get version/kind; {exc}") from None
         if content_type == protobuf.MEDIA_TYPE:
             try:
                 return protobuf.decode(raw)

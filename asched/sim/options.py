@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
-import yaml
 from multidict import MultiMapping
 
-from asched.sim import apierrors, selectors
+from asched.sim import apierrors, files, selectors
 from asched.sim.apierrors import FieldCause, GoLiteral
 from asched.sim.listing import ListOptions
 from asched.sim.resources import ResourceSpec
@@ -222,12 +221,9 @@ def _int64(value: Any, path: str) -> int | None:
 def _decoded_body(raw: bytes, content_type: str) -> Any:
     if content_type in _YAML:
         try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            message = " ".join(str(exc).split())
-            raise apierrors.unknown(
-                500, f"couldn't get version/kind; yaml parse error: {message}"
-            ) from None
+            return files.yaml_body(raw)
+        except ValueError as exc:
+            raise apierrors.unknown(500, f"couldn't get version/kind; {exc}") from None
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

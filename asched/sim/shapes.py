@@ -13,6 +13,7 @@ the key is dropped, except for timestamps, which Go prints back as ``null``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,6 +30,8 @@ class Scalar:
     name: str
     types: tuple[type, ...]
     keep_null: bool = False
+    #: the range of an integer (Go's int64 fields): a JSON number past it does not decode.
+    bounds: tuple[float, float] = (-math.inf, math.inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,7 @@ class MapOf:
 Shape = Scalar | Obj | ListOf | MapOf
 
 STR: Final = Scalar("string", (str,))
-INT: Final = Scalar("integer", (int,))
+INT: Final = Scalar("integer", (int,), bounds=(-(2**63), 2**63 - 1))
 BOOL: Final = Scalar("boolean", (bool,))
 TIME: Final = Scalar("string", (str,), keep_null=True)
 QUANTITY: Final = Scalar("quantity", (str, int, float))
@@ -387,6 +390,9 @@ def _check(value: Any, shape: Shape, path: str) -> None:
             raise DecodeFailure(path, f"expected {shape.name}, got {_kind_of(value)}")
         if not isinstance(value, shape.types):
             raise DecodeFailure(path, f"expected {shape.name}, got {_kind_of(value)}")
+        low, high = shape.bounds
+        if isinstance(value, int) and not low <= value <= high:
+            raise DecodeFailure(path, f"{value} overflows int64")
         return
     if isinstance(shape, ListOf):
         if not isinstance(value, list):

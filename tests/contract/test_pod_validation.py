@@ -11,6 +11,8 @@ import pytest
 
 from asched.backends.rest import nodes_path, pods_path
 
+from ._support import send_raw
+
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 BAD_OPERATOR = 'Invalid value: "Foo": not a valid selector operator'
@@ -265,3 +267,16 @@ async def test_huge_node_capacity_reads_back_capped(cluster):
 
     assert node["status"]["capacity"]["memory"] == MAX_INT64
     assert node["status"]["allocatable"]["cpu"] == "99999E"
+
+
+async def test_an_int64_field_past_int64_does_not_decode(cluster):
+    # 2**64 - 1 = 18446744073709551615: valid JSON, too large for activeDeadlineSeconds (int64)
+    raw = (
+        b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":'
+        b'[{"name":"c","image":"i"}],"activeDeadlineSeconds":18446744073709551615}}'
+    )
+
+    status, body = await send_raw(cluster.kubeconfig, "POST", pods_path(cluster.namespace), raw)
+
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"].startswith('Pod in version "v1" cannot be handled as a Pod: ')

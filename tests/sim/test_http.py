@@ -201,6 +201,63 @@ async def test_malformed_bodies_never_get_the_simulators_own_500(api: Api, metho
     assert "deletionTimestamp" not in stored.body["metadata"]
 
 
+# (Not "name: y": YAML 1.1, which kube-apiserver's decoder speaks, reads a bare y as true.)
+YAML_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: yp}\nspec: {containers: [{name: c, image: i}]"
+)
+
+
+# kube-apiserver drops unknown fields such as "x" (201); the simulator keeps them as opaque
+# JSON, so it must refuse what it cannot store as JSON: 400, never its own 500.
+@pytest.mark.parametrize(
+    ("raw", "content_type", "status"),
+    [
+        pytest.param(
+            (YAML_POD + ", x: !!binary aGk=}").encode(), "application/yaml", 400, id="YAML bytes"
+        ),
+        pytest.param(
+            (YAML_POD + ", x: !!set {a}}").encode(), "application/yaml", 400, id="YAML set"
+        ),
+        pytest.param(
+            (YAML_POD + ", activeDeadlineSeconds: 99999999999999999999999}").encode(),
+            "application/yaml",
+            400,
+            id="YAML integer past 64 bits",
+        ),
+        pytest.param(
+            YAML_POD.replace("{name: yp}", "{name: yp, labels: {1: a}}").encode() + b"}",
+            "application/yaml",
+            201,
+            id="YAML integer label key: a string, as JSON has",
+        ),
+        pytest.param(
+            b'{"metadata":{"name":"y"},"spec":{"containers":[{"name":"c","image":"i"}],'
+            b'"activeDeadlineSeconds":18446744073709551615}}',
+            "application/json",
+            400,
+            id="int64 field past int64 (400 on v1.20.2 too)",
+        ),
+        pytest.param(
+            b'{"metadata":{"name":"y"},"spec":{"containers":[{"name":"c","image":"i"}],"x":'
+            + b"[" * 300
+            + b"]" * 300
+            + b"}}",
+            "application/json",
+            400,
+            id="nested 300 deep (decodes, cannot be stored)",
+        ),
+    ],
+)
+async def test_bodies_that_json_cannot_hold_are_400_not_500(api: Api, raw, content_type, status):
+    reply = await api.call("POST", f"{NS}/pods", raw=raw, content_type=content_type)
+
+    assert reply.status == status, reply.body
+    if status == 400:
+        assert reply.body["reason"] == "BadRequest"
+    else:
+        assert reply.body["metadata"]["labels"] == {"1": "a"}
+
+
 async def test_binding_sets_node_and_condition_with_one_event(api: Api):
     await api.post(f"{NS}/pods", pod("p"))
     start = (await api.get(f"{NS}/pods")).body["metadata"]["resourceVersion"]
