@@ -299,6 +299,8 @@ class Registry:
             raise apierrors.StatusError(
                 422, "Invalid", "the server rejected our request due to an error in our request", {}
             ) from None
+        except RecursionError:  # JSON decodes 1,024 levels deep; the patch code recurses
+            raise apierrors.bad_request("the patch is nested too deeply to apply") from None
         if not isinstance(result, dict):
             raise apierrors.bad_request("the patch did not produce an object")
         metadata = result.get("metadata")

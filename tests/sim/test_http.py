@@ -258,6 +258,41 @@ async def test_bodies_that_json_cannot_hold_are_400_not_500(api: Api, raw, conte
         assert reply.body["metadata"]["labels"] == {"1": "a"}
 
 
+DEEP = 1000  # JSON decodes up to 1,024 levels; Python code recursing this deep would fail
+
+
+@pytest.mark.parametrize(
+    ("content_type", "raw"),
+    [
+        pytest.param(
+            "application/merge-patch+json",
+            b'{"metadata":{"labels":' + b'{"a":' * DEEP + b'"x"' + b"}" * DEEP + b"}}",
+            id="merge",
+        ),
+        pytest.param(
+            "application/strategic-merge-patch+json",
+            b'{"metadata":{"labels":' + b'{"a":' * DEEP + b'"x"' + b"}" * DEEP + b"}}",
+            id="strategic merge",
+        ),
+        pytest.param(
+            "application/json-patch+json",
+            b'[{"op":"add","path":"/metadata/labels","value":'
+            + b'{"a":' * DEEP
+            + b'"x"'
+            + b"}" * DEEP
+            + b"}]",
+            id="JSON patch",
+        ),
+    ],
+)
+async def test_a_patch_nested_a_thousand_deep_is_400(api: Api, content_type, raw):
+    assert (await api.post(f"{NS}/pods", pod("p"))).status == 201
+
+    reply = await api.call("PATCH", f"{NS}/pods/p", raw=raw, content_type=content_type)
+
+    assert (reply.status, reply.body["reason"]) == (400, "BadRequest")
+
+
 async def test_binding_sets_node_and_condition_with_one_event(api: Api):
     await api.post(f"{NS}/pods", pod("p"))
     start = (await api.get(f"{NS}/pods")).body["metadata"]["resourceVersion"]
