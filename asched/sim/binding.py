@@ -19,17 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from asched.sim import apierrors, resources, shapes
+from asched.sim import apierrors, options, resources, shapes
 from asched.sim.apierrors import FieldCause
 from asched.sim.validation import DecodeFailure
 
 JSON = dict[str, Any]
 
 _LEGACY_SCHEME: Final = "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"
-_TYPE_META: Final = (
-    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
-    'Kind string "json:\\"kind,omitempty\\"" }'
-)
 _UNRECOGNIZED: Final = (
     "the object provided is unrecognized (must be of type Binding): "
     "couldn't get version/kind; json parse error: json: cannot unmarshal"
@@ -45,28 +41,18 @@ class Binding:
     annotations: dict[str, str]
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _type_meta(body: Any) -> None:
     """Check a body's envelope (an object, ``v1``, ``Binding``) as the real decoder does."""
     if not isinstance(body, dict):
         raise apierrors.bad_request(
-            f"{_UNRECOGNIZED} {_json_type(body)} into Go value of type {_TYPE_META}"
+            f"{_UNRECOGNIZED} {options.json_type(body)} into Go value of type {options.TYPE_META}"
         )
     found: list[str] = []
     for key in ("apiVersion", "kind"):
         value = body.get(key)
         if value is not None and not isinstance(value, str):
             raise apierrors.bad_request(
-                f"{_UNRECOGNIZED} {_json_type(value)} into Go struct field .{key} of type string"
+                f"{_UNRECOGNIZED} {options.json_type(value)} into Go struct field .{key} of type string"
             )
         found.append(value or "")
     version, kind = found[0] or "v1", found[1] or "Binding"

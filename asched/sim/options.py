@@ -34,12 +34,12 @@ from asched.sim.resources import ResourceSpec
 JSON = dict[str, Any]
 
 META_GROUP: Final = "meta.k8s.io"
-_INT: Final = re.compile(r"^[+-]?[0-9]+$")
+_INT: Final = re.compile(r"([+-]?)0*([0-9]+)")
 _INT64: Final = 2**63
 _MATCHES: Final = ["Exact", "NotOlderThan", ""]
 _PROPAGATION: Final = ["Foreground", "Background", "Orphan", "nil"]
 #: the struct encoding/json reads first to find a body's apiVersion and kind.
-_TYPE_META: Final = (
+TYPE_META: Final = (
     'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
     'Kind string "json:\\"kind,omitempty\\"" }'
 )
@@ -63,9 +63,11 @@ def _string_slice(values: Sequence[str]) -> GoLiteral:
 
 def parse_int(text: str) -> int:
     """``strconv.ParseInt(text, 10, 64)``; 400 BadRequest with Go's message otherwise."""
-    if not _INT.match(text):
+    match = _INT.fullmatch(text)
+    if match is None:
         raise apierrors.bad_request(f"strconv.ParseInt: parsing {go_quote(text)}: invalid syntax")
-    value = int(text)
+    sign, digits = match.groups()
+    value = int(sign + digits) if len(digits) <= 19 else _INT64  # 19 digits hold int64
     if not -_INT64 <= value < _INT64:
         raise apierrors.bad_request(
             f"strconv.ParseInt: parsing {go_quote(text)}: value out of range"
@@ -180,7 +182,7 @@ def json_syntax_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
     return f"invalid character '{char}' looking for beginning of value"
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     """Go's name of a JSON value's type (``json: cannot unmarshal <type> ...``)."""
     if isinstance(value, bool):
         return "bool"
@@ -237,13 +239,13 @@ def _type_meta(body: Any) -> None:
     prefix = "couldn't get version/kind; json parse error: json: cannot unmarshal"
     if not isinstance(body, dict):
         raise apierrors.unknown(
-            500, f"{prefix} {_json_type(body)} into Go value of type {_TYPE_META}"
+            500, f"{prefix} {json_type(body)} into Go value of type {TYPE_META}"
         )
     for key in ("apiVersion", "kind"):
         value = body.get(key)
         if value is not None and not isinstance(value, str):
             raise apierrors.unknown(
-                500, f"{prefix} {_json_type(value)} into Go struct field .{key} of type string"
+                500, f"{prefix} {json_type(value)} into Go struct field .{key} of type string"
             )
     kind = body.get("kind") or ""
     if kind not in ("", "DeleteOptions"):

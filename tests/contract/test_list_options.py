@@ -167,3 +167,34 @@ async def test_get_with_a_resource_version_that_is_not_a_number_is_a_plain_500(c
         None,
         'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax',
     )
+
+
+@pytest.mark.parametrize(
+    "limit",
+    [
+        pytest.param("+5", id="a plus sign"),
+        pytest.param("0" * 30 + "5", id="thirty leading zeros"),
+    ],
+)
+async def test_integers_parse_as_go_parses_them(cluster, limit):
+    for name in ("a", "b", "c", "d", "e", "f"):
+        await cluster.create_pod(name)
+
+    listed = await cluster.rest.list(pods_path(cluster.namespace), limit=limit)
+
+    assert len(listed["items"]) == 5  # limit 5 of 6 pods
+
+
+async def test_a_resource_version_past_uint64_is_a_plain_500(cluster):
+    rv = "9" * 25  # > 2**64 - 1 (20 digits)
+
+    answer = await cluster.rest.request(
+        "GET", pods_path(cluster.namespace), params={"resourceVersion": rv}, check=False
+    )
+
+    assert (answer.status, answer.body.get("reason"), answer.body["message"]) == (
+        500,
+        None,
+        f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": '
+        "value out of range",
+    )

@@ -83,3 +83,30 @@ async def test_one_byte_over_3_mib_is_413(cluster, method, suffix, content_type)
     pod = await cluster.rest.get(pods_path(cluster.namespace, "p"))
     assert "deletionTimestamp" not in pod["metadata"]
     assert "nodeName" not in pod["spec"]
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pytest.param("99", id="out of bounds"),
+        pytest.param("01", id="a leading zero"),
+        pytest.param("1" * 5000, id="5,000 digits"),
+    ],
+)
+async def test_a_json_patch_with_a_bad_array_index_is_422(cluster, index):
+    await cluster.create_pod("p")
+    patch = [{"op": "replace", "path": f"/spec/containers/{index}/image", "value": "x"}]
+
+    answer = await cluster.rest.request(
+        "PATCH",
+        pods_path(cluster.namespace, "p"),
+        body=patch,
+        content_type="application/json-patch+json",
+        check=False,
+    )
+
+    assert (answer.status, answer.body["reason"], answer.body["message"]) == (
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+    )
