@@ -125,6 +125,7 @@ class Server:
                     str(self.history),
                     "--kubeconfig-out",
                     str(kubeconfig),
+                    "--plain-http",  # loopback client; HTTPS is the default with a kubeconfig
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=log,

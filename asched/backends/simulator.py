@@ -5,8 +5,11 @@ as they talk to the genuine kube-apiserver (a kubeconfig, a TCP port, a token), 
 event loop never competes with the test's, and stopping it is the same SIGTERM by PID.
 
 The simulator's CLI contract: ``python -m asched sim --nodes 0 --port 0 --kubeconfig-out FILE
-[--token T] [--tls]`` listens first, then atomically writes a kubeconfig with the real port to
-FILE; SIGTERM stops it. :class:`SimServer` waits for the file, then for ``GET /version``.
+[--token T] (--tls | --plain-http)`` listens first, then atomically writes a kubeconfig with the
+real port to FILE; SIGTERM stops it. :class:`SimServer` waits for the file, then for
+``GET /version``. The transport is always chosen explicitly: ``asched sim`` serves HTTPS by
+default once it writes a kubeconfig (for kubectl), and the harness's loopback clients keep
+plain HTTP unless a test asks for TLS.
 
 This module never imports :mod:`asched.sim`.
 """
@@ -41,7 +44,7 @@ class SimServer:
     nodes : int
         ``--nodes`` (hollow nodes created at start; tests create their own, so 0).
     tls : bool
-        Serve HTTPS (``--tls``) instead of plain HTTP.
+        Serve HTTPS (``--tls``) instead of plain HTTP (``--plain-http``, the default here).
     extra_args : tuple of str
         More ``asched sim`` flags.
     ready_timeout : float
@@ -132,7 +135,7 @@ class SimServer:
             str(self.kubeconfig),
             "--token",
             self.token,
-            *(["--tls"] if self._tls else []),
+            "--tls" if self._tls else "--plain-http",
             *self._extra_args,
         ]
         try:

@@ -34,7 +34,9 @@ class Backend:
         ``sim`` only: a ``kubectl get nodes,pods -A -o yaml`` export to start from.
     tls : bool
         ``sim`` only: serve HTTPS. kube-scheduler needs it: client-go does not send a
-        bearer token over plain HTTP.
+        bearer token over plain HTTP. Without it the simulator is started with an explicit
+        ``--plain-http`` (its default with a kubeconfig is HTTPS), so asched's own loopback
+        clients keep their speed.
     """
 
     def __init__(

@@ -296,6 +296,11 @@ def too_large_resource_version(requested: int, current: int) -> StatusError:
     )
 
 
+def request_entity_too_large(limit: int) -> StatusError:
+    """``NewRequestEntityTooLargeError``: a body over the server's limit (bytes)."""
+    return StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}")
+
+
 def internal(message: str) -> StatusError:
     """``NewInternalError``: 500, reason ``InternalError``."""
     return StatusError(

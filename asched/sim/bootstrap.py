@@ -99,9 +99,9 @@ def restore(registry: Registry, objects: list[JSON]) -> int:
             logger.warning("snapshot: skipping %s: %s is not served", label, obj.get("apiVersion"))
             continue
         namespace = str(meta.get("namespace") or "default") if spec.namespaced else ""
-        if namespace and registry.find("namespaces", namespace) is None:
-            registry.create(namespaces, "", {"metadata": {"name": namespace}})
         try:
+            if namespace and registry.find("namespaces", namespace) is None:
+                registry.create(namespaces, "", {"metadata": {"name": namespace}})
             registry.create(spec, namespace, obj, restore=True)
         except apierrors.StatusError as error:
             logger.warning("snapshot: skipping %s: %s", label, error.message)

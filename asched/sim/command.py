@@ -4,6 +4,17 @@ Contract with test fixtures and benchmarks: with ``--port 0`` a free port is cho
 the server listens, a kubeconfig with the real URL and the bearer token (generated unless
 ``--token`` is given) is written atomically to ``--kubeconfig-out``; SIGTERM or SIGINT
 stops the server cleanly and the command exits 0. The event loop is uvloop.
+
+Transport: a kubeconfig written with ``--kubeconfig-out`` is meant for people and their
+tools, and kubectl (client-go) sends no bearer token over plain HTTP, so the server then
+serves HTTPS with a generated CA that the kubeconfig carries (verification stays on).
+``--plain-http`` keeps plain HTTP: the test fixtures and benchmark harnesses choose it
+explicitly for their loopback clients, which send the token anyway. Without
+``--kubeconfig-out`` the server is plain HTTP unless ``--tls`` is given.
+
+Start-up failures (an unreadable or malformed ``--snapshot`` or ``--node-template``, an
+unwritable ``--kubeconfig-out``, a port in use) are :class:`~asched.errors.InputError`:
+one line naming the file, exit status 2, and no server left listening.
 """
 
 from __future__ import annotations
@@ -103,11 +114,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--port", type=_non_negative_int, default=0, help="port (0: pick a free one)"
     )
     server.add_argument(
-        "--kubeconfig-out", type=Path, metavar="FILE", help="write a kubeconfig here once listening"
+        "--kubeconfig-out",
+        type=Path,
+        metavar="FILE",
+        help="write a kubeconfig here once listening; the server then serves HTTPS "
+        "(kubectl sends no token over plain HTTP) unless --plain-http is given",
     )
     server.add_argument("--token", help="bearer token clients must send (default: generated)")
-    server.add_argument(
-        "--tls", action="store_true", help="serve HTTPS with a generated self-signed CA"
+    transport = server.add_mutually_exclusive_group()
+    transport.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a generated CA (the default with --kubeconfig-out)",
+    )
+    transport.add_argument(
+        "--plain-http",
+        action="store_true",
+        help="serve plain HTTP even with --kubeconfig-out (for loopback harnesses; "
+        "kubectl will not send the token)",
     )
     server.add_argument(
         "--history",
@@ -145,6 +169,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def serves_tls(args: argparse.Namespace) -> bool:
+    """HTTPS when asked, or when a kubeconfig is written for people (see the module doc)."""
+    return bool(args.tls or (args.kubeconfig_out is not None and not args.plain_http))
+
+
 def config_from(args: argparse.Namespace) -> SimConfig:
     """Build the server configuration, reading the template and snapshot files."""
     template = nodes.load_template(args.node_template) if args.node_template else None
@@ -153,7 +182,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
         host=args.host,
         port=args.port,
         token=args.token,
-        tls=args.tls,
+        tls=serves_tls(args),
         nodes=args.nodes,
         node_template=template,
         zones=args.zones,
@@ -176,6 +205,8 @@ async def serve(config: SimConfig, kubeconfig_out: Path | None) -> int:
     stopping = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
+    if kubeconfig_out is not None:
+        kubeconfig.check_writable(kubeconfig_out)  # fail before listening, not after
     server = SimServer(config)
     try:
         await server.start()
@@ -192,7 +223,7 @@ async def serve(config: SimConfig, kubeconfig_out: Path | None) -> int:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         if kubeconfig_out is not None:
-            kubeconfig.write_atomically(kubeconfig_out, server.kubeconfig())
+            kubeconfig.write_atomically(kubeconfig_out, server.kubeconfig())  # InputError
         print(f"asched sim: serving on {server.url}", file=sys.stderr, flush=True)
         await stopping.wait()
     finally:

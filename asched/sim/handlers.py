@@ -5,7 +5,7 @@ discovery paths, then :func:`asched.sim.routing.parse` and the verb. Bodies are 
 with orjson; answers are pre-encoded bytes (see :mod:`asched.sim.views`). Every
 :class:`~asched.sim.apierrors.StatusError` becomes a ``kind: Status`` answer here and
 nowhere else; any other exception is logged and answered 500, so bad input never stops
-the server.
+the server. Bodies may be up to 3 MiB, as kube-apiserver's; a larger one is 413.
 
 The binding POST is the benchmark's hot path: it avoids the generic machinery (no
 query parsing, no object encoding in the answer, a constant 201 body).
@@ -20,14 +20,16 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import orjson
-import yaml
 from aiohttp import web
 
 from asched.sim import (
     admin,
     apierrors,
+    binding,
     discovery,
+    files,
     lifecycle,
+    options,
     patch,
     protobuf,
     routing,
@@ -39,6 +41,7 @@ from asched.sim import (
 from asched.sim.apierrors import StatusError
 from asched.sim.faults import Faults
 from asched.sim.listing import ListOptions, parse_rv
+from asched.sim.options import DeleteOptions
 from asched.sim.registry import Registry
 from asched.sim.resources import ResourceSpec
 from asched.sim.store import Entry, Event, TooOld
@@ -53,6 +56,9 @@ HEALTH_PATHS: Final = frozenset({"/healthz", "/livez", "/readyz"})
 PATCH_TYPES: Final = [patch.JSON_PATCH, patch.MERGE_PATCH, patch.STRATEGIC_PATCH]
 #: how long a list or watch waits for a future resourceVersion before 504 (as 1.20: 3 s).
 FUTURE_RV_WAIT: Final = 3.0
+#: the largest request body, in bytes (kube-apiserver's ``MaxRequestBodyBytes``: 3 MiB);
+#: one byte more is 413 RequestEntityTooLarge. The server's requests are built with it.
+MAX_BODY_BYTES: Final = 3 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,10 +82,6 @@ def _json(body: bytes, status: int = 200) -> web.Response:
 def status_response(error: StatusError) -> web.Response:
     """The ``kind: Status`` answer of a failure."""
     return _json(orjson.dumps(error.body()), error.code)
-
-
-def _flag(value: str | None) -> bool:
-    return value in ("true", "1", "True")
 
 
 def _wants_table(request: web.BaseRequest) -> bool:
@@ -132,6 +134,8 @@ class Api:
             return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
         except StatusError as error:
             return status_response(error)
+        except web.HTTPRequestEntityTooLarge:  # request.read() past MAX_BODY_BYTES
+            return status_response(apierrors.request_entity_too_large(MAX_BODY_BYTES))
         except Exception:
             logger.exception("unexpected failure answering %s %s", request.method, request.path)
             return status_response(apierrors.internal("the simulated server failed; see its log"))
@@ -141,11 +145,9 @@ class Api:
         content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
         if content_type in ("application/yaml", "application/x-yaml"):
             try:
-                return yaml.safe_load(raw)
-            except yaml.YAMLError as exc:
-                raise apierrors.bad_request(
-                    f"couldn't get version/kind; yaml parse error: {exc}"
-                ) from None
+                return files.yaml_body(raw)
+            except ValueError as exc:
+                raise apierrors.bad_request(f"couldn't get version/kind; {exc}") from None
         if content_type == protobuf.MEDIA_TYPE:
             try:
                 return protobuf.decode(raw)
@@ -163,7 +165,8 @@ class Api:
         except orjson.JSONDecodeError as exc:
             raise apierrors.bad_request(
                 f"the object provided is unrecognized (must be of type {kind or 'Binding'}): "
-                f"couldn't get version/kind; json parse error: {exc} ({_summary(raw)})"
+                "couldn't get version/kind; json parse error: "
+                f"{options.json_syntax_error(raw, exc)} ({_summary(raw)})"
             ) from None
 
     async def _bind(self, request: web.BaseRequest, path: str) -> web.Response:
@@ -178,6 +181,8 @@ class Api:
             or parts[5] != "pods"
         ):
             raise apierrors.path_not_found()
+        # A scheduler's bind has no query: parse one only when there is one.
+        dry_run = bool(request.query_string) and options.dry_run(request.query, "CreateOptions")
         if request.content_type == "application/json":  # the common case, without _body's checks
             raw = await request.read()
             try:
@@ -186,19 +191,22 @@ class Api:
                 body = await self._body(request)  # for the real server's error message
         else:
             body = await self._body(request)
-        name = parts[6]
-        if isinstance(body, dict) and (body.get("metadata") or {}).get("name", name) != name:
-            raise apierrors.bad_request("name in URL does not match name in Binding object")
-        return self._binding(parts[4], name, body)
+        return self._binding(parts[4], binding.decode(body, parts[6]), dry_run=dry_run)
 
-    def _binding(self, namespace: str, name: str, body: Any) -> web.Response:
+    def _binding(
+        self, namespace: str, found: binding.Binding, *, dry_run: bool = False
+    ) -> web.Response:
         self.stats.bindings += 1
         if self.faults.bind_fails():
             self.stats.bind_faults += 1
             if self.faults.bind_error_code == 409:
-                raise apierrors.conflict("pods/binding", "", name, "injected fault (asched sim)")
+                raise apierrors.conflict(
+                    "pods/binding", "", found.name, "injected fault (asched sim)"
+                )
             raise apierrors.internal("injected fault (asched sim)")
-        lifecycle.bind(self.registry, namespace, name, body)
+        lifecycle.bind(
+            self.registry, namespace, found.name, found.node, found.annotations, dry_run=dry_run
+        )
         return _json(BOUND, 201)
 
     async def _resource(self, request: web.BaseRequest, route: routing.Route) -> web.StreamResponse:
@@ -207,31 +215,31 @@ class Api:
         if route.spec is None:  # POST /api/v1/namespaces/<ns>/bindings
             if method != "POST":
                 raise apierrors.method_not_allowed()
-            body = await self._body(request)
-            name = (body.get("metadata") or {}).get("name", "") if isinstance(body, dict) else ""
-            return self._binding(route.namespace or "", name, body)
+            dry_run = options.dry_run(query, "CreateOptions")
+            found = binding.decode(await self._body(request), None)
+            return self._binding(route.namespace or "", found, dry_run=dry_run)
         spec = route.spec
         namespace = route.namespace or ""
-        dry_run = bool(query.get("dryRun"))
         if not route.name:
             if method == "GET":
-                self._verb(spec, "watch" if route.watch or _flag(query.get("watch")) else "list")
-                if route.watch or _flag(query.get("watch")):
-                    return await self._watch(
-                        request, spec, route.namespace, _list_options(spec, query)
-                    )
-                return await self._list(request, spec, route.namespace, _list_options(spec, query))
+                watching = route.watch or options.query_bool(query, "watch")
+                self._verb(spec, "watch" if watching else "list")
+                selected = options.list_options(spec, query)
+                if watching:
+                    return await self._watch(request, spec, route.namespace, selected)
+                return await self._list(request, spec, route.namespace, selected)
             if method == "POST":
                 self._verb(spec, "create")
+                dry_run = options.dry_run(query, "CreateOptions")
                 entry = self.registry.create(
                     spec, namespace, await self._body(request, spec.kind), dry_run=dry_run
                 )
                 return _json(views.object_bytes(spec, entry), 201)
             if method == "DELETE":
                 self._verb(spec, "deletecollection")
-                options = await self._delete_options(request)
+                selected = options.list_options(spec, query)
                 deleted = lifecycle.delete_collection(
-                    self.registry, spec, route.namespace, _list_options(spec, query), options
+                    self.registry, spec, route.namespace, selected, await _delete_options(request)
                 )
                 return _json(
                     views.list_bytes(
@@ -240,7 +248,7 @@ class Api:
                 )
             raise apierrors.method_not_allowed()
         if route.watch:
-            watch_options = _list_options(spec, query)
+            watch_options = options.list_options(spec, query)
             pinned = selectors.parse_fields(f"metadata.name={route.name}", spec.fields)
             watch_options.fields = selectors.FieldSelector(
                 watch_options.fields.terms + pinned.terms
@@ -249,11 +257,14 @@ class Api:
         if route.subresource == "binding":
             raise apierrors.method_not_allowed()
         if method == "GET":
+            if query.get("resourceVersion"):
+                parse_rv(query["resourceVersion"])  # not a number: the real server's 500
             entry = self.registry.get(spec, namespace, route.name)
             if _wants_table(request):
                 return _json(tables.table(spec, [entry], {"resourceVersion": str(entry.rv)}))
             return _json(views.object_bytes(spec, entry))
         if method == "PUT":
+            dry_run = options.dry_run(query, "UpdateOptions")
             entry, created = self.registry.update(
                 spec,
                 namespace,
@@ -269,6 +280,7 @@ class Api:
                 raise apierrors.StatusError(
                     415, "UnsupportedMediaType", "415: Unsupported Media Type", {}
                 )
+            dry_run = options.dry_run(query, "PatchOptions")
             entry = self.registry.patch(
                 spec,
                 namespace,
@@ -280,9 +292,8 @@ class Api:
             )
             return _json(views.object_bytes(spec, entry))
         if method == "DELETE" and not route.subresource:
-            options = await self._delete_options(request)
             entry, gone = lifecycle.delete(
-                self.registry, spec, namespace, route.name, options, dry_run=dry_run
+                self.registry, spec, namespace, route.name, await _delete_options(request)
             )
             if gone and not spec.return_deleted:
                 details: JSON = {"name": route.name}
@@ -305,45 +316,21 @@ class Api:
         if verb not in spec.verbs:
             raise apierrors.method_not_allowed()
 
-    async def _delete_options(self, request: web.BaseRequest) -> JSON:
-        options: JSON = {}
-        if request.can_read_body:
-            raw = await request.read()
-            if raw.strip():
-                try:
-                    parsed = orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:
-                    raise apierrors.bad_request(
-                        f"couldn't get version/kind; json parse error: {exc}"
-                    ) from None
-                if not isinstance(parsed, dict):
-                    raise apierrors.bad_request("DeleteOptions must be a JSON object")
-                options = parsed
-        grace = request.query.get("gracePeriodSeconds")
-        if grace is not None:
-            try:
-                options["gracePeriodSeconds"] = int(grace)
-            except ValueError:
-                raise apierrors.bad_request(
-                    f"gracePeriodSeconds: invalid value {grace!r}"
-                ) from None
-        return options
-
     async def _list(
         self,
         request: web.BaseRequest,
         spec: ResourceSpec,
         namespace: str | None,
-        options: ListOptions,
+        selected: ListOptions,
     ) -> web.Response:
-        wanted = options.resource_version
-        if wanted not in ("", "0") and not options.continue_token:
+        wanted = selected.resource_version
+        if wanted not in ("", "0") and not selected.continue_token:
             target = parse_rv(wanted)
             waited = 0.0  # as 1.20's waitUntilFreshAndBlock: up to 3 s, then 504
             while target > self.registry.store.rv and waited < FUTURE_RV_WAIT:
                 await asyncio.sleep(0.05)
                 waited += 0.05
-        entries, meta = self.registry.list(spec, namespace, options)
+        entries, meta = self.registry.list(spec, namespace, selected)
         if _wants_table(request):
             return _json(tables.table(spec, entries, meta))
         return _json(views.list_bytes(spec, entries, meta))
@@ -353,7 +340,7 @@ class Api:
         request: web.BaseRequest,
         spec: ResourceSpec,
         namespace: str | None,
-        options: ListOptions,
+        selected: ListOptions,
     ) -> web.StreamResponse:
         self.stats.watches += 1
         loop = asyncio.get_running_loop()
@@ -362,20 +349,15 @@ class Api:
         query = request.query
         table_mode = _wants_table(request)
         timeout = self.settings.default_watch_timeout
-        if query.get("timeoutSeconds"):
-            try:
-                timeout = float(int(query["timeoutSeconds"]))
-            except ValueError:
-                raise apierrors.bad_request(
-                    f"timeoutSeconds: invalid value {query['timeoutSeconds']!r}"
-                ) from None
-        rv_text = options.resource_version
+        if selected.timeout_seconds is not None:
+            timeout = float(selected.timeout_seconds)
+        rv_text = selected.resource_version
         history: list[Event] = []
         initial: list[bytes] = []
         if rv_text in ("", "0"):
             start_rv = store.rv
             found, _ = self.registry.list(
-                spec, namespace, ListOptions(labels=options.labels, fields=options.fields)
+                spec, namespace, ListOptions(labels=selected.labels, fields=selected.fields)
             )
             initial = [_added(spec, entry, table_mode=table_mode) for entry in found]
         else:
@@ -391,8 +373,8 @@ class Api:
         watcher = watch.Watcher(
             render,
             namespace,
-            options.labels,
-            options.fields,
+            selected.labels,
+            selected.fields,
             start_rv=start_rv,
             queue_limit=self.settings.watch_queue_limit,
         )
@@ -406,11 +388,16 @@ class Api:
         times = watch.StreamTimes(
             deadline=now + timeout,
             bookmark_every=self.settings.bookmark_interval
-            if _flag(query.get("allowWatchBookmarks"))
+            if options.query_bool(query, "allowWatchBookmarks")
             else None,
             cut_at=now + cut if cut is not None else None,
         )
         return await watch.stream(request, spec, table, watcher, times, HEADERS)
+
+
+async def _delete_options(request: web.BaseRequest) -> DeleteOptions:
+    content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+    return options.delete_options(await request.read(), request.query, content_type)
 
 
 def _summary(raw: bytes, limit: int = 30) -> str:
@@ -446,21 +433,3 @@ async def _one_error(request: web.BaseRequest, error: StatusError) -> web.Stream
     await response.write(views.error_line(error.body()))
     await response.write_eof()
     return response
-
-
-def _list_options(spec: ResourceSpec, query: Any) -> ListOptions:
-    options = ListOptions()
-    if query.get("labelSelector"):
-        options.labels = selectors.parse_labels(query["labelSelector"])
-    if query.get("fieldSelector"):
-        options.fields = selectors.parse_fields(query["fieldSelector"], spec.fields)
-    limit = query.get("limit")
-    if limit:
-        try:
-            options.limit = max(int(limit), 0)
-        except ValueError:
-            raise apierrors.bad_request(f"limit: invalid value {limit!r}") from None
-    options.continue_token = query.get("continue", "")
-    options.resource_version = query.get("resourceVersion", "")
-    options.resource_version_match = query.get("resourceVersionMatch", "")
-    return options

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from asched.sim import apierrors, kinds, pods
 from asched.sim.listing import ListOptions
+from asched.sim.options import DeleteOptions
 from asched.sim.registry import Registry
 from asched.sim.resources import STORAGE, ResourceSpec
 from asched.sim.store import Entry, object_key
@@ -35,10 +36,9 @@ PROTECTED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public"
 NAMESPACE_PURGE_SECONDS: Final = 1.0
 
 
-def _check_preconditions(spec: ResourceSpec, entry: Entry, options: JSON) -> None:
-    preconditions = options.get("preconditions") or {}
+def _check_preconditions(spec: ResourceSpec, entry: Entry, options: DeleteOptions) -> None:
     meta = entry.obj["metadata"]
-    uid = preconditions.get("uid")
+    uid = options.precondition_uid
     if uid and uid != meta.get("uid"):
         raise apierrors.conflict(
             spec.resource,
@@ -46,7 +46,7 @@ def _check_preconditions(spec: ResourceSpec, entry: Entry, options: JSON) -> Non
             entry.name,
             f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}",
         )
-    rv = preconditions.get("resourceVersion")
+    rv = options.precondition_resource_version
     if rv and rv != meta.get("resourceVersion"):
         raise apierrors.conflict(
             spec.resource,
@@ -72,11 +72,10 @@ def delete(
     spec: ResourceSpec,
     namespace: str,
     name: str,
-    options: JSON,
-    *,
-    dry_run: bool = False,
+    options: DeleteOptions,
 ) -> tuple[Entry, bool]:
     """DELETE: ``(entry, gone)``; ``gone`` is False while the object is terminating."""
+    dry_run = options.dry_run
     entry = registry.get(spec, namespace, name)
     _check_preconditions(spec, entry, options)
     if spec.storage == "namespaces":
@@ -84,8 +83,7 @@ def delete(
     table = registry.table(spec)
     meta = entry.obj["metadata"]
     hooks = kinds.hooks_for(spec.storage)
-    requested = options.get("gracePeriodSeconds")
-    grace = hooks.grace_seconds(entry.obj, requested if isinstance(requested, int) else None)
+    grace = hooks.grace_seconds(entry.obj, options.grace_period_seconds)
     finalizers = meta.get("finalizers") or []
     if meta.get("deletionTimestamp"):
         current = meta.get("deletionGracePeriodSeconds") or 0
@@ -148,7 +146,7 @@ def delete_collection(
     spec: ResourceSpec,
     namespace: str | None,
     options: ListOptions,
-    delete_options: JSON,
+    delete_options: DeleteOptions,
 ) -> list[Entry]:
     """DELETE on a collection: delete every selected object, return them as listed."""
     found, _ = registry.list(
@@ -190,23 +188,17 @@ def purge_namespace(registry: Registry, name: str, uid: str | None) -> None:
         store.remove(table, name)
 
 
-def bind(registry: Registry, namespace: str, name: str, binding: Any) -> Entry:
-    """``pods/binding``: set ``spec.nodeName`` and PodScheduled=True, or 404/409."""
-    if not isinstance(binding, dict):
-        raise apierrors.bad_request("the object provided is unrecognized (must be of type Binding)")
-    target = binding.get("target") or {}
-    if not isinstance(target, dict):
-        raise apierrors.bad_request(
-            'Binding in version "v1" cannot be handled as a Binding: target: expected an object'
-        )
-    kind = target.get("kind") or ""
-    if kind not in ("", "Node"):
-        raise apierrors.invalid(
-            "Binding", "", name, [apierrors.not_supported("target.kind", kind, ["Node", "<empty>"])]
-        )
-    node = target.get("name") or ""
-    if not node:
-        raise apierrors.unknown(500, "target.name: Required value")
+def bind(
+    registry: Registry,
+    namespace: str,
+    name: str,
+    node: str,
+    annotations: dict[str, str],
+    *,
+    dry_run: bool = False,
+) -> Entry:
+    """``pods/binding`` of a decoded binding (:mod:`asched.sim.binding`): set
+    ``spec.nodeName`` and PodScheduled=True, or 404/409. A dry run checks and writes nothing."""
     table = registry.store.tables["pods"]
     key = object_key(namespace, name)
     entry = table.objects.get(key)
@@ -222,7 +214,8 @@ def bind(registry: Registry, namespace: str, name: str, binding: Any) -> Entry:
         raise apierrors.conflict(
             "pods/binding", "", name, f'pod {name} is already assigned to node "{current}"'
         )
-    annotations = (binding.get("metadata") or {}).get("annotations") or {}
+    if dry_run:
+        return entry
     result = registry.write("pods", pods.bound(pod, node, annotations, registry.clock.now()))
     if registry.run_pods_after is not None:
         uid = pod["metadata"].get("uid")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -31,6 +32,7 @@ from asched.sim.store import Entry, Table, TooOld, object_key
 
 JSON = dict[str, Any]
 
+_DIGITS: Final = re.compile(r"[0-9]+")
 LIST_EXPIRED: Final = "The resourceVersion for the provided list is too old."
 CONTINUE_EXPIRED: Final = (
     "The provided continue parameter is too old to display a consistent list result. You can "
@@ -51,6 +53,8 @@ class ListOptions:
     continue_token: str = ""
     resource_version: str = ""
     resource_version_match: str = ""
+    #: a watch's ``timeoutSeconds`` (None: the server's default).
+    timeout_seconds: int | None = None
 
 
 def encode_continue(rv: int, key: str) -> str:
@@ -70,13 +74,18 @@ def decode_continue(token: str) -> tuple[int, str]:
 
 
 def parse_rv(text: str, what: str = "resourceVersion") -> int:
-    """A resourceVersion query value as an int; 400 if it is not a number."""
-    if not text.isdigit():  # Go: strconv.ParseUint, surfaced as a plain 500
+    """A resourceVersion query value as an int; Go's ``strconv.ParseUint`` error otherwise.
+
+    The real server surfaces that error as a plain 500 (no reason), and so does this.
+    """
+    why = "invalid syntax" if _DIGITS.fullmatch(text) is None else ""
+    if not why and (len(text.lstrip("0")) > 20 or int(text.lstrip("0") or "0") >= 2**64):
+        why = "value out of range"
+    if why:
         raise apierrors.unknown(
-            500,
-            f'{what}: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": invalid syntax',
+            500, f'{what}: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": {why}'
         )
-    return int(text)
+    return int(text.lstrip("0") or "0")
 
 
 def select(

@@ -9,8 +9,9 @@ for any node count).
 A snapshot is what ``kubectl get nodes,pods,... -A -o yaml`` prints: a ``kind: List``
 with ``items``, or a multi-document YAML stream (Lists inside are flattened).
 
-File problems raise :class:`asched.errors.InputError` naming the file; these functions
-never touch the store (see :mod:`asched.sim.bootstrap`).
+File problems raise :class:`asched.errors.InputError`, one line naming the file (see
+:mod:`asched.sim.files`); these functions never touch the store (see
+:mod:`asched.sim.bootstrap`).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from pathlib import Path
 from typing import Any, Final
 
 import orjson
-import yaml
 
 from asched.errors import InputError
+from asched.sim import files
 
 JSON = dict[str, Any]
 
@@ -61,25 +62,9 @@ DEFAULT_TEMPLATE: Final[JSON] = {
 }
 
 
-def _read_yaml(path: Path, what: str) -> list[Any]:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            return [
-                doc
-                for doc in yaml.load_all(
-                    handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-                )
-                if doc is not None
-            ]
-    except OSError as exc:
-        raise InputError(f"{what} {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{what} {path}: not valid YAML: {exc}") from None
-
-
 def load_template(path: Path) -> JSON:
     """A Node template from a YAML file (one document, ``kind: Node``)."""
-    documents = _read_yaml(path, "node template")
+    documents = files.yaml_documents(path, "node template")
     if (
         len(documents) != 1
         or not isinstance(documents[0], dict)
@@ -97,7 +82,7 @@ def load_template(path: Path) -> JSON:
 def load_snapshot(path: Path) -> list[JSON]:
     """Every object of a snapshot file, Lists flattened, in file order."""
     objects: list[JSON] = []
-    for index, document in enumerate(_read_yaml(path, "snapshot")):
+    for index, document in enumerate(files.yaml_documents(path, "snapshot")):
         if not isinstance(document, dict):
             raise InputError(f"snapshot {path}: document {index} is not a mapping")
         if str(document.get("kind", "")).endswith("List") and "items" in document:

@@ -21,6 +21,7 @@ Failures raise :class:`PatchError`; ``malformed`` says whether the *patch* is un
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -33,6 +34,7 @@ STRATEGIC_PATCH: Final = "application/strategic-merge-patch+json"
 APPLY_PATCH: Final = "application/apply-patch+yaml"
 
 _ORDER: Final = "$setElementOrder/"
+_INDEX: Final = re.compile(r"0|[1-9][0-9]*")
 _DELETE_PRIMITIVE: Final = "$deleteFromPrimitiveList/"
 
 
@@ -86,7 +88,9 @@ def _pointer(path: str) -> list[str]:
 def _index(container: list[Any], token: str, *, allow_end: bool) -> int:
     if token == "-" and allow_end:
         return len(container)
-    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+    # ASCII digits, no leading zero; 18 digits at most (an int on any platform, and far
+    # below Python's int/str digit limit)
+    if not _INDEX.fullmatch(token) or len(token) > 18:
         raise PatchError(f"invalid array index {token!r}", malformed=False)
     index = int(token)
     if index > len(container) or (index == len(container) and not allow_end):

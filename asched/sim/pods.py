@@ -8,6 +8,8 @@ What a genuine 1.20 server does to a pod, reproduced where a scheduler can see i
   ``{phase: Pending, qosClass: ...}`` whatever the client sent;
 * admission: ``spec.priority`` from the PriorityClass (403 if it does not exist), the
   two ``NoExecute`` tolerations of DefaultTolerationSeconds;
+* validation of what a scheduler reads: containers, resources, tolerations and
+  ``affinity`` (:mod:`asched.sim.affinity`);
 * an update may change only images, ``activeDeadlineSeconds`` and tolerations (422
   otherwise), so a scheduler cannot bind by PATCHing ``spec.nodeName``;
 * binding sets ``spec.nodeName`` and the ``PodScheduled=True`` condition
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from asched.sim import apierrors, quantity, validation
+from asched.sim import affinity, apierrors, quantity, validation
 from asched.sim.apierrors import FieldCause
 from asched.sim.hooks import Context, Hooks, items, section
 
@@ -179,6 +181,7 @@ def spec_causes(spec: JSON, path: str) -> list[FieldCause]:
         effect = toleration.get("effect")
         if effect and effect not in _EFFECTS:
             causes.append(apierrors.not_supported(f"{where}.effect", effect, _EFFECTS))
+    causes += affinity.causes(spec.get("affinity"), f"{path}.affinity")
     return causes
 
 

@@ -9,6 +9,14 @@ the server answers with 400 BadRequest (not 422). This module reproduces
 * the format is taken from the suffix: binary (``Ki``..``Ei``), decimal exponent
   (``e3``) or decimal SI (``m``, ``k``, ``M``, ..., or none);
 * values are rounded up to nano units (the parser's precision);
+* a binary-suffixed value above int64's maximum is capped there, as ``ParseQuantity``
+  does: ``999999Pi``, ``8Ei`` and ``9223372036854775807Ki`` all read back as
+  ``9223372036854775807`` (measured on v1.20.2); decimal values are not capped
+  (``99999E`` and ``1e30`` are stored as given);
+* a quantity whose canonical form would have more than 1,000 digits or an exponent beyond
+  ±1,000 is refused as not a quantity (Go would store it, but no resource is that large;
+  the bound keeps Python's 4,300-digit integer-to-text limit out of reach). The bound is
+  on the *canonical* form, so whatever is stored parses again to itself.
 * decimal forms print an integer mantissa with an exponent that is a multiple of 3
   (``1500m``, ``2k``); binary forms divide by 1024 while exact and fall back to decimal
   SI for values below 1024 or with a fractional byte.
@@ -29,8 +37,15 @@ Format = Literal["BinarySI", "DecimalSI", "DecimalExponent"]
 REGEX_MESSAGE: Final = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
-_NUMBER: Final = re.compile(r"^([+-]?)(\d+\.?\d*|\.\d+)(.*)$")
-_EXPONENT: Final = re.compile(r"^[eE]([+-]?\d+)$")
+_NUMBER: Final = re.compile(r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(.*)", re.DOTALL)
+_EXPONENT: Final = re.compile(r"[eE]([+-]?[0-9]+)")
+#: the largest value a binary-suffixed quantity keeps (``maxAllowed`` in apimachinery).
+MAX_INT64: Final = 2**63 - 1
+#: the bounds of a canonical form's mantissa digits and exponent (see the module docstring).
+MAX_DIGITS: Final = 1000
+MAX_EXPONENT: Final = 1000
+#: the looser bound on what is parsed at all (digits of the number, size of an exponent).
+_INPUT_LIMIT: Final = 1100
 _BINARY: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL: Final = {
     "n": -9,
@@ -56,8 +71,8 @@ class QuantityError(ValueError):
 @lru_cache(maxsize=4096)
 def parse(text: str) -> tuple[Fraction, Format]:
     """Return the exact value (rounded up to nano units) and the format of ``text``."""
-    match = _NUMBER.match(text)
-    if match is None:
+    match = _NUMBER.fullmatch(text)
+    if match is None or len(match.group(2)) > _INPUT_LIMIT:
         raise QuantityError(REGEX_MESSAGE)
     sign, number, suffix = match.groups()
     value = Fraction(number)
@@ -69,14 +84,20 @@ def parse(text: str) -> tuple[Fraction, Format]:
         value *= Fraction(10) ** _DECIMAL[suffix]
         fmt = "DecimalSI"
     else:
-        exponent = _EXPONENT.match(suffix)
-        if exponent is None or abs(int(exponent.group(1))) > 100:
+        exponent = _EXPONENT.fullmatch(suffix)
+        if (
+            exponent is None
+            or len(exponent.group(1)) > 6
+            or abs(int(exponent.group(1))) > _INPUT_LIMIT
+        ):
             raise QuantityError(REGEX_MESSAGE)
         value *= Fraction(10) ** int(exponent.group(1))
         fmt = "DecimalExponent"
     nanos = value * _NANO
     whole = -(-nanos.numerator // nanos.denominator)  # ceil: round up to the next nano
     value = Fraction(whole, _NANO)
+    if fmt == "BinarySI" and value > MAX_INT64:
+        value = Fraction(MAX_INT64)  # ParseQuantity's cap; the sign is applied after it
     return (-value if sign == "-" else value), fmt
 
 
@@ -91,13 +112,19 @@ def _decimal(value: Fraction, fmt: Format) -> str:
     while exponent % 3:
         mantissa *= 10
         exponent -= 1
+    # ~3.32 bits a digit: test the size before str() could hit Python's digit limit
+    if mantissa.bit_length() > 4 * MAX_DIGITS or abs(exponent) > MAX_EXPONENT:
+        raise QuantityError(REGEX_MESSAGE)
+    digits = str(mantissa)
+    if len(digits) > MAX_DIGITS:
+        raise QuantityError(REGEX_MESSAGE)
     if fmt == "DecimalExponent":
         suffix = f"e{exponent}" if exponent else ""
     elif exponent in _DECIMAL_SUFFIX:
         suffix = _DECIMAL_SUFFIX[exponent]
     else:  # beyond exa: apimachinery switches to an exponent too
         suffix = f"e{exponent}"
-    return f"{sign}{mantissa}{suffix}"
+    return f"{sign}{digits}{suffix}"
 
 
 @lru_cache(maxsize=4096)

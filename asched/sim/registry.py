@@ -43,6 +43,18 @@ _SYSTEM_META: Final = (
 )
 
 
+def _encodable(obj: JSON) -> None:
+    """DecodeFailure unless the store can encode ``obj`` (it must, to keep it as bytes).
+
+    A JSON body parses up to 1,024 levels deep, orjson encodes 254: deeper nesting in an
+    opaque field would otherwise fail only when the object is stored (a 500).
+    """
+    try:
+        orjson.dumps(obj)
+    except orjson.JSONEncodeError as exc:
+        raise validation.DecodeFailure("", f"cannot be stored: {exc}") from None
+
+
 class Clock(Protocol):
     """Wall-clock timestamps and (scaled) timers; the server supplies a loop-based one."""
 
@@ -136,9 +148,10 @@ class Registry:
 
     @staticmethod
     def _decode_error(spec: ResourceSpec, failure: validation.DecodeFailure) -> StatusError:
+        where = f"{failure.field}: " if failure.field else ""
         return apierrors.bad_request(
             f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: '
-            f"{failure.field}: {failure.message}"
+            f"{where}{failure.message}"
         )
 
     def _decode(self, spec: ResourceSpec, hooks: Hooks, obj: JSON) -> None:
@@ -146,6 +159,7 @@ class Registry:
             shapes.check(spec.storage, obj)
             hooks.decode(obj)
             hooks.default(obj)
+            _encodable(obj)
         except validation.DecodeFailure as failure:
             raise self._decode_error(spec, failure) from None
 
@@ -285,6 +299,8 @@ class Registry:
             raise apierrors.StatusError(
                 422, "Invalid", "the server rejected our request due to an error in our request", {}
             ) from None
+        except RecursionError:  # JSON decodes 1,024 levels deep; the patch code recurses
+            raise apierrors.bad_request("the patch is nested too deeply to apply") from None
         if not isinstance(result, dict):
             raise apierrors.bad_request("the patch did not produce an object")
         metadata = result.get("metadata")

@@ -23,11 +23,15 @@ from types import TracebackType
 from typing import Any
 
 from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import StreamReader
+from aiohttp.web_protocol import RequestHandler
 
 from asched.sim import bootstrap, kubeconfig, tls
 from asched.sim.admin import Stats
 from asched.sim.faults import Faults
-from asched.sim.handlers import Api, ApiSettings
+from asched.sim.handlers import MAX_BODY_BYTES, Api, ApiSettings
 from asched.sim.registry import Registry
 from asched.sim.resources import STORAGE
 from asched.sim.store import Store
@@ -104,6 +108,25 @@ class LoopClock:
         self._handles.clear()
 
 
+def _request_with_body_limit(
+    message: RawRequestMessage,
+    payload: StreamReader,
+    protocol: RequestHandler,
+    writer: AbstractStreamWriter,
+    task: asyncio.Task[None],
+) -> web.BaseRequest:
+    """aiohttp's request, allowing bodies up to kube-apiserver's limit (aiohttp's is 1 MiB)."""
+    return web.BaseRequest(
+        message,
+        payload,
+        protocol,
+        writer,
+        task,
+        asyncio.get_running_loop(),
+        client_max_size=MAX_BODY_BYTES,
+    )
+
+
 class SimServer:
     """A running simulated API server."""
 
@@ -172,7 +195,12 @@ class SimServer:
             logger.info("loaded %d of %d snapshot objects", loaded, len(self.config.snapshot))
         if self.config.tls:
             self._tls = tls.generate(self.config.host)
-        server = web.Server(self.api, handler_cancellation=True, access_log=None)
+        server = web.Server(
+            self.api,
+            request_factory=_request_with_body_limit,
+            handler_cancellation=True,
+            access_log=None,
+        )
         self._runner = web.ServerRunner(server, access_log=None)
         await self._runner.setup()
         await self._listen(self.config.port)

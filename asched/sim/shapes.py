@@ -13,6 +13,7 @@ the key is dropped, except for timestamps, which Go prints back as ``null``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,6 +30,8 @@ class Scalar:
     name: str
     types: tuple[type, ...]
     keep_null: bool = False
+    #: the range of an integer (Go's int64 fields): a JSON number past it does not decode.
+    bounds: tuple[float, float] = (-math.inf, math.inf)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,7 @@ class MapOf:
 Shape = Scalar | Obj | ListOf | MapOf
 
 STR: Final = Scalar("string", (str,))
-INT: Final = Scalar("integer", (int,))
+INT: Final = Scalar("integer", (int,), bounds=(-(2**63), 2**63 - 1))
 BOOL: Final = Scalar("boolean", (bool,))
 TIME: Final = Scalar("string", (str,), keep_null=True)
 QUANTITY: Final = Scalar("quantity", (str, int, float))
@@ -104,6 +107,45 @@ _CONDITION: Final = Obj(
         "lastHeartbeatTime": TIME,
     }
 )
+_LABEL_SELECTOR: Final = Obj(
+    {
+        "matchLabels": LABELS,
+        "matchExpressions": ListOf(Obj({"key": STR, "operator": STR, "values": STRINGS})),
+    }
+)
+_POD_AFFINITY_TERM: Final = Obj(
+    {"labelSelector": _LABEL_SELECTOR, "namespaces": STRINGS, "topologyKey": STR}
+)
+_POD_AFFINITY: Final = Obj(
+    {
+        "requiredDuringSchedulingIgnoredDuringExecution": ListOf(_POD_AFFINITY_TERM),
+        "preferredDuringSchedulingIgnoredDuringExecution": ListOf(
+            Obj({"weight": INT, "podAffinityTerm": _POD_AFFINITY_TERM})
+        ),
+    }
+)
+_NODE_SELECTOR_TERM: Final = Obj(
+    {
+        key: ListOf(Obj({"key": STR, "operator": STR, "values": STRINGS}))
+        for key in ("matchExpressions", "matchFields")
+    }
+)
+AFFINITY: Final = Obj(
+    {
+        "nodeAffinity": Obj(
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": Obj(
+                    {"nodeSelectorTerms": ListOf(_NODE_SELECTOR_TERM)}
+                ),
+                "preferredDuringSchedulingIgnoredDuringExecution": ListOf(
+                    Obj({"weight": INT, "preference": _NODE_SELECTOR_TERM})
+                ),
+            }
+        ),
+        "podAffinity": _POD_AFFINITY,
+        "podAntiAffinity": _POD_AFFINITY,
+    }
+)
 POD_SPEC: Final = Obj(
     {
         "containers": ListOf(_CONTAINER),
@@ -126,7 +168,7 @@ POD_SPEC: Final = Obj(
         ),
         "readinessGates": ListOf(ANY_OBJ),
         "nodeSelector": LABELS,
-        "affinity": ANY_OBJ,
+        "affinity": AFFINITY,
     }
 )
 _TEMPLATE: Final = Obj({"metadata": META, "spec": POD_SPEC})
@@ -140,7 +182,14 @@ _WORKLOAD: Final = Obj(
     }
 )
 
+_OBJECT_REFERENCE: Final = Obj(
+    dict.fromkeys(
+        ("apiVersion", "kind", "namespace", "name", "uid", "resourceVersion", "fieldPath"), STR
+    )
+)
+
 KINDS: Final[Mapping[str, Obj]] = {
+    "bindings": Obj({"metadata": META, "target": _OBJECT_REFERENCE}),
     "pods": Obj(
         {
             "metadata": META,
@@ -341,6 +390,9 @@ def _check(value: Any, shape: Shape, path: str) -> None:
             raise DecodeFailure(path, f"expected {shape.name}, got {_kind_of(value)}")
         if not isinstance(value, shape.types):
             raise DecodeFailure(path, f"expected {shape.name}, got {_kind_of(value)}")
+        low, high = shape.bounds
+        if isinstance(value, int) and not low <= value <= high:
+            raise DecodeFailure(path, f"{value} overflows int64")
         return
     if isinstance(shape, ListOf):
         if not isinstance(value, list):

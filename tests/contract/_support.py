@@ -1,11 +1,19 @@
-"""Helpers for the contract tests: bounded watch reading and object accessors."""
+"""Helpers for the contract tests: bounded watch reading, raw requests and object accessors."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Callable
+import io
+import ssl
+from collections.abc import AsyncGenerator, Callable, Mapping
+from pathlib import Path
 from typing import Any
+
+import aiohttp
+import orjson
+
+from asched.backends.kubeconfig import read_kubeconfig
 
 #: Upper bound for any single wait on a server in these tests (seconds). Generous on purpose:
 #: it only bounds a failing test, a passing one returns as soon as the event arrives.
@@ -60,3 +68,43 @@ def kinds(events: list[Event]) -> list[tuple[str, str | None]]:
 def conditions_by_type(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Return the pod's status.conditions keyed by type."""
     return {c["type"]: c for c in pod.get("status", {}).get("conditions") or []}
+
+
+async def send_raw(
+    kubeconfig: Path,
+    method: str,
+    path: str,
+    data: bytes,
+    *,
+    content_type: str = "application/json",
+    params: Mapping[str, str] | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """Send ``data`` as the body, byte for byte (RestClient always JSON-encodes an object).
+
+    Returns the status and the decoded body (``{}`` when it is not a JSON object).
+    """
+    entry = read_kubeconfig(kubeconfig)
+    verify: ssl.SSLContext | bool = True
+    if entry.server.startswith("https://"):
+        if entry.insecure_skip_tls_verify:
+            verify = False
+        elif entry.ca_pem is not None:
+            verify = ssl.create_default_context(cadata=entry.ca_pem.decode("ascii"))
+    headers = {"Content-Type": content_type, "Accept": "application/json"}
+    if entry.token:
+        headers["Authorization"] = f"Bearer {entry.token}"
+    connector = aiohttp.TCPConnector(ssl=verify)
+    async with (
+        aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as s,
+        # A BytesIO: aiohttp warns (an error here) about sending megabytes of raw bytes.
+        s.request(
+            method, entry.server + path, data=io.BytesIO(data), headers=headers, params=params
+        ) as r,
+    ):
+        raw = await r.read()
+        status = r.status
+    try:
+        decoded = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return status, {}
+    return status, decoded if isinstance(decoded, dict) else {}

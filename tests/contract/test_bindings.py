@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from asched.backends.rest import pods_path
 
 from ._support import conditions_by_type
@@ -78,3 +80,160 @@ async def test_binding_to_a_node_that_does_not_exist_is_accepted(cluster):
 
     assert await rest.bind(ns, "p", ghost) == 201
     assert (await rest.get(pods_path(ns, "p")))["spec"]["nodeName"] == ghost
+
+
+BINDING_DECODE = 'Binding in version "v1" cannot be handled as a Binding: '
+KIND_POD = 'target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>"'
+
+
+def _binding(**fields):
+    return {"apiVersion": "v1", "kind": "Binding", **fields}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "reason", "message"),
+    [
+        # ValidatePodBinding's errors are returned as a plain aggregate, not NewInvalid: every
+        # kube-apiserver answers 500 without a reason here (measured on v1.20.2).
+        pytest.param(
+            _binding(metadata={"name": "p"}),
+            500,
+            None,
+            "target.name: Required value",
+            id="no target",
+        ),
+        pytest.param(
+            _binding(metadata={"name": "p"}, target=None),
+            500,
+            None,
+            "target.name: Required value",
+            id="null target",
+        ),
+        pytest.param(
+            _binding(metadata={"name": "p"}, target={"kind": "Node", "name": ""}),
+            500,
+            None,
+            "target.name: Required value",
+            id="empty target name",
+        ),
+        pytest.param(
+            _binding(metadata={"name": "p"}, target={"kind": "Pod", "name": "n"}),
+            500,
+            None,
+            KIND_POD,
+            id="target kind Pod",
+        ),
+        pytest.param(
+            _binding(metadata={"name": "p"}, target={"kind": "Pod"}),
+            500,
+            None,
+            f"[{KIND_POD}, target.name: Required value]",
+            id="two errors, one aggregate",
+        ),
+        pytest.param(
+            _binding(target={"name": "n"}),
+            400,
+            "BadRequest",
+            "name in URL does not match name in Binding object",
+            id="no metadata: the name is empty",
+        ),
+        pytest.param(
+            _binding(metadata={"name": "other"}, target={"name": "n"}),
+            400,
+            "BadRequest",
+            "name in URL does not match name in Binding object",
+            id="another pod's name",
+        ),
+        pytest.param(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}},
+            400,
+            "BadRequest",
+            'Pod in version "v1" cannot be handled as a Binding: '
+            "converting (v1.Pod) to (core.Binding): unknown conversion",
+            id="a Pod body",
+        ),
+        pytest.param(
+            {"apiVersion": "v2", "kind": "Binding", "metadata": {"name": "p"}},
+            400,
+            "BadRequest",
+            'Binding in version "v2" cannot be handled as a Binding: no kind "Binding" is '
+            'registered for version "v2" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/'
+            'scheme.go:30"',
+            id="unknown version",
+        ),
+    ],
+)
+async def test_a_malformed_binding_is_refused_and_binds_nothing(
+    cluster, body, status, reason, message
+):
+    rest, ns = cluster.rest, cluster.namespace
+    await cluster.create_pod("p")
+
+    answer = await rest.request("POST", f"{pods_path(ns, 'p')}/binding", body=body, check=False)
+
+    assert (answer.status, answer.body.get("reason"), answer.body["message"]) == (
+        status,
+        reason,
+        message,
+    )
+    assert "details" not in answer.body
+    assert "nodeName" not in (await rest.get(pods_path(ns, "p")))["spec"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(_binding(metadata={"name": "p"}, target="node-1"), id="target a string"),
+        pytest.param(
+            _binding(metadata={"name": "p"}, target={"name": 5}), id="target.name a number"
+        ),
+        pytest.param(_binding(metadata="p", target={"name": "n"}), id="metadata a string"),
+        pytest.param(
+            _binding(metadata={"name": "p", "annotations": {"a": 5}}, target={"name": "n"}),
+            id="an annotation a number",
+        ),
+    ],
+)
+async def test_a_binding_field_of_the_wrong_type_is_400(cluster, body):
+    rest, ns = cluster.rest, cluster.namespace
+    await cluster.create_pod("p")
+
+    answer = await rest.request("POST", f"{pods_path(ns, 'p')}/binding", body=body, check=False)
+
+    assert (answer.status, answer.body["reason"]) == (400, "BadRequest")
+    assert answer.body["message"].startswith(BINDING_DECODE)
+    assert "nodeName" not in (await rest.get(pods_path(ns, "p")))["spec"]
+
+
+async def test_the_legacy_bindings_collection_needs_a_name(cluster):
+    answer = await cluster.rest.request(
+        "POST",
+        f"/api/v1/namespaces/{cluster.namespace}/bindings",
+        body=_binding(target={"name": "n"}),
+        check=False,
+    )
+
+    assert (answer.status, answer.body["reason"], answer.body["message"]) == (
+        400,
+        "BadRequest",
+        "Name parameter required.",
+    )
+
+
+async def test_a_dry_run_binding_answers_201_and_binds_nothing(cluster):
+    rest, ns = cluster.rest, cluster.namespace
+    await cluster.create_pod("p")
+    before = await rest.get(pods_path(ns, "p"))
+
+    answer = await rest.request(
+        "POST",
+        f"{pods_path(ns, 'p')}/binding",
+        params={"dryRun": "All"},
+        body=_binding(metadata={"name": "p"}, target={"name": "n"}),
+        check=False,
+    )
+
+    assert answer.status == 201
+    after = await rest.get(pods_path(ns, "p"))
+    assert "nodeName" not in after["spec"]
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]

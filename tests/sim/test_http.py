@@ -164,6 +164,135 @@ async def test_bad_bodies_never_crash_the_server(api: Api, raw, content_type, st
     assert (await api.get("/version")).status == 200
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        pytest.param(
+            "POST",
+            f"{NS}/pods/p/binding",
+            {"metadata": "p", "target": {"name": "node-0"}},
+            id="binding metadata a string",
+        ),
+        pytest.param(
+            "POST",
+            f"{NS}/pods/p/binding",
+            {"metadata": {"name": "p", "annotations": "a=b"}, "target": {"name": "node-0"}},
+            id="binding annotations a string",
+        ),
+        pytest.param(
+            "DELETE", f"{NS}/pods/p", {"preconditions": "uid"}, id="delete preconditions a string"
+        ),
+        pytest.param(
+            "DELETE", f"{NS}/pods/p", {"preconditions": ["uid"]}, id="delete preconditions a list"
+        ),
+    ],
+)
+async def test_malformed_bodies_never_get_the_simulators_own_500(api: Api, method, path, body):
+    assert (await api.post(f"{NS}/pods", pod("p"))).status == 201
+
+    reply = await api.call(method, path, body)
+
+    # The real server answers these 400 (binding) or a plain 500 without a reason (a
+    # DeleteOptions body that does not decode); "InternalError" is the simulator failing.
+    assert reply.body["kind"] == "Status"
+    assert reply.body.get("reason") != "InternalError", reply.body
+    stored = await api.get(f"{NS}/pods/p")
+    assert "nodeName" not in stored.body["spec"]
+    assert "deletionTimestamp" not in stored.body["metadata"]
+
+
+# (Not "name: y": YAML 1.1, which kube-apiserver's decoder speaks, reads a bare y as true.)
+YAML_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: yp}\nspec: {containers: [{name: c, image: i}]"
+)
+
+
+# kube-apiserver drops unknown fields such as "x" (201); the simulator keeps them as opaque
+# JSON, so it must refuse what it cannot store as JSON: 400, never its own 500.
+@pytest.mark.parametrize(
+    ("raw", "content_type", "status"),
+    [
+        pytest.param(
+            (YAML_POD + ", x: !!binary aGk=}").encode(), "application/yaml", 400, id="YAML bytes"
+        ),
+        pytest.param(
+            (YAML_POD + ", x: !!set {a}}").encode(), "application/yaml", 400, id="YAML set"
+        ),
+        pytest.param(
+            (YAML_POD + ", activeDeadlineSeconds: 99999999999999999999999}").encode(),
+            "application/yaml",
+            400,
+            id="YAML integer past 64 bits",
+        ),
+        pytest.param(
+            YAML_POD.replace("{name: yp}", "{name: yp, labels: {1: a}}").encode() + b"}",
+            "application/yaml",
+            201,
+            id="YAML integer label key: a string, as JSON has",
+        ),
+        pytest.param(
+            b'{"metadata":{"name":"y"},"spec":{"containers":[{"name":"c","image":"i"}],'
+            b'"activeDeadlineSeconds":18446744073709551615}}',
+            "application/json",
+            400,
+            id="int64 field past int64 (400 on v1.20.2 too)",
+        ),
+        pytest.param(
+            b'{"metadata":{"name":"y"},"spec":{"containers":[{"name":"c","image":"i"}],"x":'
+            + b"[" * 300
+            + b"]" * 300
+            + b"}}",
+            "application/json",
+            400,
+            id="nested 300 deep (decodes, cannot be stored)",
+        ),
+    ],
+)
+async def test_bodies_that_json_cannot_hold_are_400_not_500(api: Api, raw, content_type, status):
+    reply = await api.call("POST", f"{NS}/pods", raw=raw, content_type=content_type)
+
+    assert reply.status == status, reply.body
+    if status == 400:
+        assert reply.body["reason"] == "BadRequest"
+    else:
+        assert reply.body["metadata"]["labels"] == {"1": "a"}
+
+
+DEEP = 1000  # JSON decodes up to 1,024 levels; Python code recursing this deep would fail
+
+
+@pytest.mark.parametrize(
+    ("content_type", "raw"),
+    [
+        pytest.param(
+            "application/merge-patch+json",
+            b'{"metadata":{"labels":' + b'{"a":' * DEEP + b'"x"' + b"}" * DEEP + b"}}",
+            id="merge",
+        ),
+        pytest.param(
+            "application/strategic-merge-patch+json",
+            b'{"metadata":{"labels":' + b'{"a":' * DEEP + b'"x"' + b"}" * DEEP + b"}}",
+            id="strategic merge",
+        ),
+        pytest.param(
+            "application/json-patch+json",
+            b'[{"op":"add","path":"/metadata/labels","value":'
+            + b'{"a":' * DEEP
+            + b'"x"'
+            + b"}" * DEEP
+            + b"}]",
+            id="JSON patch",
+        ),
+    ],
+)
+async def test_a_patch_nested_a_thousand_deep_is_400(api: Api, content_type, raw):
+    assert (await api.post(f"{NS}/pods", pod("p"))).status == 201
+
+    reply = await api.call("PATCH", f"{NS}/pods/p", raw=raw, content_type=content_type)
+
+    assert (reply.status, reply.body["reason"]) == (400, "BadRequest")
+
+
 async def test_binding_sets_node_and_condition_with_one_event(api: Api):
     await api.post(f"{NS}/pods", pod("p"))
     start = (await api.get(f"{NS}/pods")).body["metadata"]["resourceVersion"]

@@ -183,3 +183,55 @@ def test_get_watch(kubeconfig: Path):
         watcher.send_signal(signal.SIGTERM)
         out, _ = watcher.communicate(timeout=10)
     assert any(line.split()[:1] == ["watched"] for line in out.splitlines()), out
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_sim_command() -> list[str]:
+    """The README's ``asched sim ... --kubeconfig-out ...`` line, as a user would type it."""
+    lines = [
+        line.split("#", 1)[0].split()
+        for line in README.read_text(encoding="utf-8").splitlines()
+        if line.startswith("asched sim ")
+    ]
+    assert len(lines) == 1, "the README shows one `asched sim` command"
+    return lines[0]
+
+
+def test_the_readme_sim_command_works_with_kubectl(tmp_path: Path):
+    # The README's exact flags, with a small --nodes and the kubeconfig in tmp_path.
+    argv = _readme_sim_command()
+    assert argv[:2] == ["asched", "sim"]
+    flags = argv[2:]
+    flags[flags.index("--nodes") + 1] = "2"
+    out = flags.index("--kubeconfig-out") + 1
+    path = tmp_path / flags[out]
+    flags[out] = str(path)
+    with (tmp_path / "sim.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "asched", "sim", *flags], stdout=subprocess.DEVNULL, stderr=log
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while not path.exists():
+            assert process.poll() is None, (tmp_path / "sim.log").read_text()
+            assert time.monotonic() < deadline, "no kubeconfig within 30 s"
+            time.sleep(0.05)
+        assert KUBECTL is not None
+        result = subprocess.run(
+            [KUBECTL, "--kubeconfig", str(path), "get", "nodes"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HOME": str(tmp_path)},
+            timeout=60,
+        )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+
+    assert result.returncode == 0, result.stderr
+    assert [line.split()[:2] for line in result.stdout.splitlines()[1:]] == [
+        ["node-0", "Ready"],
+        ["node-1", "Ready"],
+    ]

@@ -51,7 +51,7 @@ def test_template_file(tmp_path: Path):
     ("content", "message"),
     [
         pytest.param("kind: Pod\n", "expected exactly one document of kind Node", id="wrong kind"),
-        pytest.param("a: [\n", "not valid YAML", id="bad YAML"),
+        pytest.param("a: [\n", r"node.yaml:2:1: malformed YAML", id="bad YAML"),
     ],
 )
 def test_bad_template_files(tmp_path: Path, content, message):
@@ -89,6 +89,11 @@ apiVersion: v1
 kind: Pod
 metadata: {name: invalid, namespace: shop}
 spec: {containers: []}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: elsewhere, namespace: Not A Namespace}
+spec: {containers: [{name: c, image: nginx}]}
 """
 
 
@@ -96,7 +101,7 @@ async def test_snapshot_is_replayed(tmp_path: Path):
     path = tmp_path / "snapshot.yaml"
     path.write_text(SNAPSHOT)
     objects = nodes.load_snapshot(path)
-    assert len(objects) == 4  # the List is flattened
+    assert len(objects) == 5  # the List is flattened
     async with SimServer(SimConfig(snapshot=tuple(objects))) as server:
         node = server.registry.find("nodes", "real-1")
         web = server.registry.find("pods", "shop/web")
@@ -107,3 +112,5 @@ async def test_snapshot_is_replayed(tmp_path: Path):
         assert web.obj["spec"]["nodeName"] == "real-1"
         assert server.registry.find("namespaces", "shop") is not None  # created for it
         assert server.registry.find("pods", "shop/invalid") is None  # skipped, logged
+        # A namespace that cannot exist: its objects are skipped, the server still starts.
+        assert server.registry.find("namespaces", "Not A Namespace") is None

@@ -1,0 +1,221 @@
+"""DeleteOptions, from a body or from the query: how kube-apiserver v1.20.2 decodes and checks them.
+
+A body is decoded by json-iterator into the Go struct, and a value of the wrong type there is
+answered with a plain 500 (no reason); the query goes through the parameter codec (400).
+Every refused DELETE leaves the pod in place.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from asched.backends.rest import pods_path
+
+from ._support import send_raw
+
+UNSUPPORTED_POLICY = (
+    'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bogus": '
+    'supported values: "Foreground", "Background", "Orphan", "nil"'
+)
+TYPE_META = (
+    'Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+
+async def _still_there(cluster) -> None:
+    pod = await cluster.rest.get(pods_path(cluster.namespace, "p"))
+    assert "deletionTimestamp" not in pod["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message_start"),
+    [
+        pytest.param(
+            {"gracePeriodSeconds": "abc"},
+            "v1.DeleteOptions.GracePeriodSeconds: readUint64: unexpected character",
+            id="grace a string",
+        ),
+        pytest.param(
+            {"gracePeriodSeconds": 1.5},
+            "v1.DeleteOptions.GracePeriodSeconds: assertInteger: can not decode float as int",
+            id="grace a fraction",
+        ),
+        pytest.param(
+            {"gracePeriodSeconds": True},
+            "v1.DeleteOptions.GracePeriodSeconds: readUint64: unexpected character",
+            id="grace a boolean",
+        ),
+        pytest.param(
+            {"preconditions": "x"},
+            'v1.DeleteOptions.Preconditions: readObjectStart: expect { or n, but found "',
+            id="preconditions a string",
+        ),
+        pytest.param(
+            {"preconditions": {"uid": 5}},
+            'v1.DeleteOptions.Preconditions: v1.Preconditions.UID: ReadString: expects " or n, '
+            "but found 5",
+            id="precondition uid a number",
+        ),
+        pytest.param(
+            {"orphanDependents": "yes"},
+            'v1.DeleteOptions.OrphanDependents: ReadBool: expect t or f, but found "',
+            id="orphanDependents a string",
+        ),
+        pytest.param(
+            {"dryRun": "All"},
+            'v1.DeleteOptions.DryRun: []string: decode slice: expect [ or n, but found "',
+            id="dryRun a string",
+        ),
+        pytest.param(
+            [1, 2],
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal array into "
+            f"{TYPE_META}",
+            id="an array",
+        ),
+        pytest.param(
+            {"kind": 5},
+            "couldn't get version/kind; json parse error: json: cannot unmarshal number into Go "
+            "struct field .kind of type string",
+            id="kind a number",
+        ),
+    ],
+)
+async def test_a_body_that_does_not_decode_is_a_plain_500(cluster, body, message_start):
+    await cluster.create_pod("p", termination_grace_period_seconds=30)
+
+    answer = await cluster.rest.request(
+        "DELETE", pods_path(cluster.namespace, "p"), body=body, check=False
+    )
+
+    assert answer.status == 500
+    assert "reason" not in answer.body
+    assert answer.body["message"].startswith(message_start)
+    await _still_there(cluster)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        pytest.param(b"{", "unexpected end of JSON input", id="truncated"),
+        pytest.param(b"xyz", "invalid character 'x' looking for beginning of value", id="not JSON"),
+        pytest.param(b"   ", "unexpected end of JSON input", id="only whitespace"),
+    ],
+)
+async def test_a_body_that_is_not_json_is_a_plain_500(cluster, raw, message):
+    await cluster.create_pod("p")
+
+    status, body = await send_raw(
+        cluster.kubeconfig, "DELETE", pods_path(cluster.namespace, "p"), raw
+    )
+
+    assert (status, body.get("reason")) == (500, None)
+    assert body["message"] == f"couldn't get version/kind; json parse error: {message}"
+    await _still_there(cluster)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param({"propagationPolicy": "Bogus"}, UNSUPPORTED_POLICY, id="unknown policy"),
+        pytest.param(
+            {"propagationPolicy": "Orphan", "orphanDependents": True},
+            'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": '
+            "orphanDependents and deletionPropagation cannot be both set",
+            id="policy and orphanDependents",
+        ),
+        pytest.param(
+            {"dryRun": ["Bogus"]},
+            'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
+            '[]string{"Bogus"}: supported values: "All"',
+            id="unknown dryRun",
+        ),
+    ],
+)
+async def test_invalid_delete_options_are_422(cluster, body, message):
+    await cluster.create_pod("p")
+
+    answer = await cluster.rest.request(
+        "DELETE", pods_path(cluster.namespace, "p"), body=body, check=False
+    )
+
+    assert (answer.status, answer.body["reason"], answer.body["message"]) == (
+        422,
+        "Invalid",
+        message,
+    )
+    assert answer.body["details"]["group"] == "meta.k8s.io"
+    assert answer.body["details"]["kind"] == "DeleteOptions"
+    await _still_there(cluster)
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "message"),
+    [
+        pytest.param(
+            {"gracePeriodSeconds": "abc"},
+            400,
+            'strconv.ParseInt: parsing "abc": invalid syntax',
+            id="grace not a number",
+        ),
+        pytest.param(
+            {"gracePeriodSeconds": "1.5"},
+            400,
+            'strconv.ParseInt: parsing "1.5": invalid syntax',
+            id="grace a fraction",
+        ),
+        pytest.param(
+            {"gracePeriodSeconds": ""},
+            400,
+            'strconv.ParseInt: parsing "": invalid syntax',
+            id="grace empty",
+        ),
+        pytest.param(
+            # 2**63 = 9223372036854775808 > int64's maximum
+            {"gracePeriodSeconds": "9223372036854775808"},
+            400,
+            'strconv.ParseInt: parsing "9223372036854775808": value out of range',
+            id="grace past int64",
+        ),
+        pytest.param({"propagationPolicy": "Bogus"}, 422, UNSUPPORTED_POLICY, id="unknown policy"),
+    ],
+)
+async def test_delete_query_parameters_are_checked(cluster, params, status, message):
+    await cluster.create_pod("p")
+
+    answer = await cluster.rest.request(
+        "DELETE", pods_path(cluster.namespace, "p"), params=params, check=False
+    )
+
+    assert (answer.status, answer.body["message"]) == (status, message)
+    await _still_there(cluster)
+
+
+async def test_with_a_body_the_query_parameters_do_not_count(cluster):
+    # The body's dryRun is honoured; the query's broken grace period is never parsed.
+    await cluster.create_pod("p")
+
+    status, body = await send_raw(
+        cluster.kubeconfig,
+        "DELETE",
+        pods_path(cluster.namespace, "p"),
+        orjson.dumps({"apiVersion": "v1", "kind": "DeleteOptions", "dryRun": ["All"]}),
+        params={"gracePeriodSeconds": "abc"},
+    )
+
+    assert status == 200, body
+    assert body["kind"] == "Pod"
+    await _still_there(cluster)
+
+
+async def test_a_null_body_is_empty_options(cluster):
+    await cluster.create_pod("p")  # not on a node: deleted at once
+
+    status, body = await send_raw(
+        cluster.kubeconfig, "DELETE", pods_path(cluster.namespace, "p"), b"null"
+    )
+
+    assert status == 200, body
+    listed = await cluster.rest.list(pods_path(cluster.namespace))
+    assert listed["items"] == []
