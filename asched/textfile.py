@@ -27,7 +27,7 @@ import yaml
 
 from asched.errors import InputError
 
-__all__ = ["parse_json", "parse_yaml", "read_text"]
+__all__ = ["parse_json", "parse_yaml", "read_text", "yaml_error"]
 
 
 def _refuse_devices(name: str) -> None:
@@ -105,12 +105,22 @@ def parse_yaml(text: str, name: str, *, unique_keys: bool = True) -> Any:
     loader: type[yaml.SafeLoader] = _StrictLoader if unique_keys else yaml.SafeLoader
     try:
         return yaml.load(text, Loader=loader)  # both loaders are SafeLoaders
-    except yaml.MarkedYAMLError as exc:
+    except yaml.YAMLError as exc:
+        raise yaml_error(exc, name) from None
+
+
+def yaml_error(exc: yaml.YAMLError, name: str) -> InputError:
+    """A PyYAML error as one line: ``FILE:LINE:COLUMN: malformed YAML: PROBLEM``.
+
+    For callers with their own loader (multi-document streams); PyYAML's own text spans
+    several lines with a caret drawing.
+    """
+    if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
-        raise InputError(f"{where}: malformed YAML: {exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{name}: malformed YAML: {exc}") from None
+        problem = exc.problem or exc.context or "invalid"
+        return InputError(f"{where}: malformed YAML: {problem}")
+    return InputError(f"{name}: malformed YAML: {' '.join(str(exc).split())}")
 
 
 def parse_json(text: str, name: str) -> Any:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
 from rich.console import Console
 
+from asched import textfile
 from asched.cluster.decode import decode_pod
 from asched.cluster.snapshot import load_snapshot, objects_of
 from asched.config.load import default_config, load_config_file
@@ -37,11 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_pod(path: str) -> Mapping[str, Any]:
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from None
-    objects = objects_of(text, path)
+    objects = objects_of(textfile.read_text(path, "the pod"), path)
     pods = [obj for obj in objects if obj.get("kind", "Pod") == "Pod"]
     if len(pods) != 1:
         raise InputError(f"{path}: expected exactly one Pod, found {len(pods)}")
