@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from rich.console import Console
@@ -18,6 +18,19 @@ from asched.config.types import Profile, SchedulerConfig
 from asched.errors import DecodeError, InputError
 from asched.explain.engine import evaluate
 from asched.explain.render import render
+
+EPILOG: Final = """\
+example:
+  kubectl get nodes,pods,namespaces,services,pdb -A -o yaml > cluster.yaml
+  asched explain --snapshot cluster.yaml --pod pod.yaml
+  asched explain --snapshot cluster.yaml --pod <(kubectl get pod web -o yaml) -o json
+
+It runs the same filters and scores as `asched run` (and PostFilter preemption when no
+node fits) against the snapshot, changes nothing, and prints the nodes' verdicts and scores.
+
+exit status: 0 when explained (placeable or not); 2 for bad input (one line naming the
+file, object and field).
+"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,20 @@ from asched.scheduler.app import App, Options, unless_set
 
 logger = logging.getLogger(__name__)
 
+EPILOG: Final = """\
+kubeconfig, first found: --kubeconfig; clientConnection.kubeconfig of --config; the
+in-cluster service account (when $KUBERNETES_SERVICE_HOST is set); the first existing
+file in $KUBECONFIG (only that one is read, no merging); ~/.kube/config.
+
+SIGTERM or SIGINT stops it gracefully in any state: before it is ready (the last log
+line says what it was waiting for), or while scheduling (in-flight binds finish or roll
+back, reports are flushed, the lease is released).
+
+exit status: 0 after a graceful stop; 1 when the run fails (lost leadership, an
+unrecoverable error); 2 for bad input (a field error list, or one line naming the file
+or address).
+"""
+
 #: The signals that stop the scheduler gracefully (exit status 0), in any state.
 SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
 
@@ -32,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="KubeSchedulerConfiguration file (default: defaults)")
     parser.add_argument(
         "--kubeconfig",
-        help="kubeconfig file (default: clientConnection.kubeconfig, else in-cluster)",
+        help="kubeconfig file (default: see below)",
     )
     parser.add_argument(
         "--max-inflight-binds", type=int, default=64, help="concurrent binding calls (default 64)"
