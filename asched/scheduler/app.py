@@ -259,8 +259,9 @@ class App:
 
         :attr:`stopping` is observed in every state: before the informers have synced
         and while waiting for the lease, setting it cancels that wait, logs why this
-        replica never became ready (one WARNING line) and returns. While not ready, the
-        reason is logged every :data:`NOT_READY_LOG_INTERVAL` seconds.
+        replica never became ready (one WARNING line; INFO for a standby that was only
+        waiting for the lease) and returns. Until it schedules, the same line is logged
+        every :data:`NOT_READY_LOG_INTERVAL` seconds.
         """
         budget_path = await self._unless_stopped(self._budget_path())
         if budget_path is None:
@@ -289,7 +290,7 @@ class App:
                 active = await self._unless_stopped(self._become_active(elector, health))
                 reminder.cancel()
                 if active is None:
-                    logger.warning("stopped before ready: %s", self.not_ready_reason(elector))
+                    self._log_waiting("stopped", elector)
                 else:
                     if elector is not None:
                         background.append(group.create_task(elector.hold(), name="lease"))
@@ -347,15 +348,22 @@ class App:
             return f"waiting for the leader lease {elector.lease_name} ({why})"
         return "starting"
 
+    def _log_waiting(self, what: str, elector: LeaderElector | None) -> None:
+        """One line saying what this replica waits for: WARNING before the informers have
+        synced (something is wrong), INFO for a standby waiting for the lease (normal)."""
+        reason = self.not_ready_reason(elector)
+        if self.ready.is_set():
+            logger.info("%s as a standby: %s", what, reason)
+        else:
+            logger.warning("%s before ready: %s", what, reason)
+
     async def _log_not_ready(self, elector: LeaderElector | None) -> None:
-        """Log :meth:`not_ready_reason` every NOT_READY_LOG_INTERVAL s until cancelled."""
+        """Log what this replica waits for every NOT_READY_LOG_INTERVAL s until cancelled."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         while True:
             await asyncio.sleep(NOT_READY_LOG_INTERVAL)
-            logger.warning(
-                "not ready after %.0fs: %s", loop.time() - started, self.not_ready_reason(elector)
-            )
+            self._log_waiting(f"still waiting after {loop.time() - started:.0f}s", elector)
 
     async def _budget_path(self) -> str:
         """policy/v1 PodDisruptionBudgets, or policy/v1beta1 on servers before 1.21."""

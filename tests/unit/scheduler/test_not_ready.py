@@ -15,6 +15,7 @@ import pytest
 
 from asched.api.client import KubeClient
 from asched.config.load import default_config
+from asched.leader import LeaderElector
 from asched.scheduler.app import App, Options, unless_set
 
 KUBECONFIG = """apiVersion: v1
@@ -51,12 +52,42 @@ async def test_reason_is_logged_every_30_seconds(
         await reminder
 
     # at 30, 60 and 90 s of loop time; none at 95
-    assert [r.getMessage() for r in caplog.records] == [
-        f"not ready after {t}s: no informer has synced; last error: list nodes: 401 "
-        "Unauthorized: GET /api/v1/nodes: Unauthorized (API server http://127.0.0.1:1)"
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "WARNING",
+            f"still waiting after {t}s before ready: no informer has synced; last error: list "
+            "nodes: 401 Unauthorized: GET /api/v1/nodes: Unauthorized (API server "
+            "http://127.0.0.1:1)",
+        )
         for t in (30, 60, 90)
     ]
     assert "secret-token" not in caplog.text
+
+
+@pytest.mark.looptime
+async def test_a_standby_says_whom_it_waits_for_at_info(
+    app: App, looptime: float, caplog: pytest.LogCaptureFixture
+) -> None:
+    for reflector in app.reflectors:
+        reflector.synced.set()
+    app.ready.set()
+    elector = LeaderElector(app.client, app.config.leader_election, identity="me")
+    elector.last_failure = "held by the-other-replica"
+    caplog.set_level(logging.INFO, logger="asched.scheduler.app")
+    reminder = asyncio.create_task(app._log_not_ready(elector))
+    await asyncio.sleep(31)
+    reminder.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reminder
+
+    # waiting for the lease is a standby's normal state: INFO, not WARNING
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        (
+            "INFO",
+            "still waiting after 30s as a standby: waiting for the leader lease "
+            "kube-system/kube-scheduler (held by the-other-replica)",
+        )
+    ]
 
 
 async def test_reason_names_the_informers_still_missing(app: App) -> None:
