@@ -1,7 +1,9 @@
 """The ``asched`` command line: argument parsing, logging setup and exit codes.
 
 Each subcommand lives in its own module exposing ``configure(parser)`` and
-``run(args) -> int``; this module only wires them together. It is the one place that
+``run(args) -> int`` (and optionally ``EPILOG``, shown at the end of its ``--help``); this
+module only wires them together. Help text is written for users here and in
+:data:`COMMANDS`, never taken from module docstrings (those are for developers). It is the one place that
 turns exceptions into exit codes: an :class:`~asched.errors.InputError` is a one-line
 message and exit status 2, anything else propagates as a traceback (a bug).
 """
@@ -14,7 +16,7 @@ import importlib.util
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Protocol, cast
+from typing import Final, Protocol, cast
 
 from asched import __version__
 from asched.errors import InputError
@@ -35,6 +37,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+DESCRIPTION: Final = "asched: an asyncio Kubernetes scheduler with a vectorised NumPy core."
+EPILOG: Final = """\
+examples:
+  asched run --config config.yaml       schedule pods (kubeconfig: --kubeconfig,
+                                        in-cluster, $KUBECONFIG or ~/.kube/config)
+  asched explain --snapshot cluster.yaml --pod pod.yaml
+                                        where would this pod go, and why
+  asched sim --nodes 1000 --kubeconfig-out sim.kubeconfig
+                                        a simulated API server to try it on
+  asched bench run scheduling-basic-500n --plot basic-500.png
+                                        a scheduler_perf-style benchmark
+
+`asched COMMAND --help` describes a command's options.
+exit status: 0 success, 1 failure, 2 bad input (one line naming the file or flag).
+"""
+
+
 class Command(Protocol):
     """What a subcommand module provides."""
 
@@ -52,7 +71,12 @@ def _available(module_name: str) -> bool:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every available subcommand registered."""
-    parser = argparse.ArgumentParser(prog="asched", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="asched",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"asched {__version__}")
     parser.add_argument(
         "--log-level", default="WARNING", help="DEBUG, INFO, WARNING or ERROR (default WARNING)"
@@ -65,10 +89,26 @@ def build_parser() -> argparse.ArgumentParser:
         if not _available(module_name):
             continue
         module = cast("Command", importlib.import_module(module_name))
-        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub = subparsers.add_parser(
+            name,
+            help=help_text,
+            description=f"asched {name}: {help_text}.",
+            epilog=getattr(module, "EPILOG", None),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.configure(sub)
         sub.set_defaults(_run=module.run)
+        _name_errors_after(sub)
     return parser
+
+
+def _name_errors_after(parser: argparse.ArgumentParser) -> None:
+    """Make errors start with the innermost command used (``asched bench run: error:``)."""
+    parser.set_defaults(_prog=parser.prog)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for nested in action.choices.values():
+                _name_errors_after(nested)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args))
     except InputError as exc:
-        print(f"asched {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{args._prog}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

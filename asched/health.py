@@ -35,6 +35,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from asched import metrics
+from asched.errors import InputError
 
 logger = logging.getLogger(__name__)
 
@@ -179,6 +180,7 @@ async def serve(
     """Serve the endpoints on ``host:port`` until the block exits.
 
     ``port=0`` binds a free port (tests); the bound port is in the yielded :class:`Serving`.
+    An address that cannot be bound (in use, not local) raises InputError naming it.
     As a root task::
 
         async with health.serve(state, port=10259):
@@ -188,7 +190,13 @@ async def serve(
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:  # in use, not an address of this host, a privileged port
+            reason = exc.strerror or str(exc)
+            raise InputError(
+                f"{host}:{port}: cannot serve the health endpoints: {reason}"
+            ) from None
         bound = int(runner.addresses[0][1]) if runner.addresses else port
         logger.info("health endpoints on http://%s:%d", host, bound)
         yield Serving(host, bound)

@@ -302,6 +302,9 @@ class LeaderElector:
         self._written: dict[str, Any] | None = None
         #: Loop time at the start of the last successful acquire/renew; None = not leading.
         self._renewed_at: float | None = None
+        #: Why the last acquire/renew attempt failed (None after a success), for the log
+        #: line saying why this replica is not leading yet.
+        self.last_failure: str | None = None
 
     @property
     def identity(self) -> str:
@@ -418,7 +421,8 @@ class LeaderElector:
             async with asyncio.timeout(budget):
                 return await self._try_acquire_or_renew()
         except _RETRYABLE as exc:
-            logger.warning("lease %s: attempt failed: %r", self.lease_name, exc)
+            self.last_failure = f"attempt failed: {exc!r}"
+            logger.warning("lease %s: %s", self.lease_name, self.last_failure)
             return False
 
     async def _try_acquire_or_renew(self) -> bool:
@@ -428,7 +432,8 @@ class LeaderElector:
         if got.ok and isinstance(got.body, dict):
             lease = got.body
         elif got.status != 404:
-            logger.warning("GET lease %s: HTTP %d", self.lease_name, got.status)
+            self.last_failure = f"GET: HTTP {got.status}"
+            logger.warning("lease %s: %s", self.lease_name, self.last_failure)
             return False
         decision = decide(
             LeaseRecord.from_lease(lease) if lease is not None else None,
@@ -440,6 +445,7 @@ class LeaderElector:
         )
         self._observed = decision.observation
         if decision.action == "wait":
+            self.last_failure = f"held by {decision.record.holder_identity}"
             logger.debug(
                 "lease %s is held by %s until at least loop time %.3f",
                 self.lease_name,
@@ -463,15 +469,16 @@ class LeaderElector:
                 self._path, {**lease, "spec": decision.record.to_spec()}
             )
         if response.status == 409:
-            logger.info("lease %s: another candidate wrote first (409)", self.lease_name)
+            self.last_failure = "another candidate wrote first (409)"
+            logger.info("lease %s: %s", self.lease_name, self.last_failure)
             return False
         if not response.ok:
-            logger.warning(
-                "%s lease %s: HTTP %d", decision.action, self.lease_name, response.status
-            )
+            self.last_failure = f"{decision.action}: HTTP {response.status}"
+            logger.warning("lease %s: %s", self.lease_name, self.last_failure)
             return False
         self._remember_written(response, decision.record, now)
         self._renewed_at = now
+        self.last_failure = None
         return True
 
     def _remember_written(self, response: Response, record: LeaseRecord, now: float) -> None:

@@ -33,7 +33,8 @@ import aiohttp
 import orjson
 from kubernetes_asyncio import client as k8s_client, config as k8s_config
 
-from asched.errors import ApiError, WatchExpired
+from asched.api import kubeconfig as kubeconfig_check
+from asched.errors import ApiError, InputError, WatchExpired
 
 logger = logging.getLogger(__name__)
 
@@ -100,14 +101,29 @@ class KubeClient:
     async def connect(
         cls, kubeconfig: str | None = None, *, max_connections: int = 128
     ) -> KubeClient:
-        """From a kubeconfig file, or the in-cluster service account when None."""
+        """From a kubeconfig file, or the in-cluster service account when None.
+
+        Raises
+        ------
+        InputError
+            One line naming the file (or "in-cluster configuration") when the kubeconfig
+            is missing, unreadable, not a kubeconfig, or names files that do not exist;
+            see :func:`asched.api.kubeconfig.check_kubeconfig`.
+        """
         configuration = k8s_client.Configuration()
-        if kubeconfig:
-            await k8s_config.load_kube_config(
-                config_file=kubeconfig, client_configuration=configuration
-            )
-        else:
-            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        try:
+            if kubeconfig:
+                kubeconfig_check.check_kubeconfig(kubeconfig)
+                await k8s_config.load_kube_config(
+                    config_file=kubeconfig, client_configuration=configuration
+                )
+            else:
+                k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except (k8s_config.ConfigException, OSError, ValueError, KeyError, TypeError) as exc:
+            # what the structural check cannot see: a certificate file that is missing,
+            # undecodable base64, an exec plugin that fails; never a token in the text
+            where = kubeconfig or "in-cluster configuration"
+            raise InputError(f"{where}: {exc}") from None
         configuration.connection_pool_maxsize = max_connections
         api = k8s_client.ApiClient(configuration)
         session = api.rest_client.pool_manager

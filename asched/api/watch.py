@@ -71,6 +71,9 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.synced = asyncio.Event()
         self.healthy = False
+        #: The last failure, as ``list pods: 401 Unauthorized: ...`` (None before any);
+        #: kept after recovery, so read it together with :attr:`healthy` and :attr:`synced`.
+        self.last_error: str | None = None
         self.relists = 0
         self.reconnects = 0
         self._rng = rng or random.Random()
@@ -110,10 +113,17 @@ class Reflector:
             except (ApiError, aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
                 self.healthy = False
                 self.reconnects += 1
+                self.last_error = f"{'watch' if version else 'list'} {self.kind}: {describe(exc)}"
                 wait = delay * (0.5 + self._rng.random())
-                logger.warning("watch of %s failed (%s); retrying in %.2fs", self.kind, exc, wait)
+                logger.warning("%s; retrying in %.2fs", self.last_error, wait)
                 await asyncio.sleep(wait)
                 delay = min(delay * 2, MAX_BACKOFF)
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one line for a log: its text, or its class when it has none."""
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
 
 
 _KINDS: Final = {

@@ -21,15 +21,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     run_command.configure(
         sub.add_parser(
             "run",
-            help="run a workload (bench/workloads/*.yaml) and measure it the scheduler_perf way",
-            description=run_command.__doc__,
+            help="run a workload and measure it the scheduler_perf way",
+            description=run_command.DESCRIPTION,
+            epilog=run_command.epilog(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     )
     run_command.configure_binder(
-        sub.add_parser("binder", help="(internal) the bind-ceiling binder started by `run`")
+        sub.add_parser(
+            "binder",
+            help="(internal) the bind-ceiling binder started by `run`",
+            description="asched bench binder: (internal) the bind-ceiling binder that "
+            "`asched bench run` starts as a child process.",
+        )
     )
-    p = sub.add_parser("core", help="decisions per second of the vectorised core")
+    p = sub.add_parser(
+        "core",
+        help="decisions per second of the vectorised core",
+        description="asched bench core: decisions per second of the vectorised core, "
+        "in process (no API server), with the scalar reference for comparison.",
+    )
     p.add_argument("--nodes", default="1000,5000,15000,50000", help="comma-separated node counts")
     p.add_argument("--seconds", type=float, default=3.0, help="time per configuration")
     p.add_argument("--max-decisions", type=int, default=20000)

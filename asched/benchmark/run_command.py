@@ -6,11 +6,13 @@ scheduler_perf does: a pod counts when a watch sees its nodeName set; 1 s sample
 first skipped, empty intervals merged; Average / P50 / P90 / P99 pods/s. Then measures the
 backend's bind ceiling and replays the bindings for placement quality.
 
-WORKLOAD is a file or a name in bench/workloads/ (e.g. scheduling-basic-500).
-Exit status: 0 when every measured pod was bound and the invariants hold, 1 otherwise,
-2 for bad input. Figures: docs/benchmarks.md.
+WORKLOAD is a file, or the short name of a workload shipped in
+``asched/benchmark/workloads/`` (``bench/workloads`` links there); ``--help`` lists them
+(:func:`epilog`). Exit status: 0 when every measured pod was bound and the invariants
+hold, 1 otherwise, 2 for bad input. Figures: docs/benchmarks.md.
 
-This module only parses arguments; the heavy imports happen when a run starts, so that
+The help text is :data:`DESCRIPTION` and :func:`epilog`, not this docstring. This module
+only parses arguments; the heavy imports happen when a run starts, so that
 every other ``asched`` command stays quick to start.
 """
 
@@ -18,7 +20,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
+from typing import Final
+
+DESCRIPTION: Final = """\
+asched bench run: build a workload's cluster on an API server, run a scheduler on it
+and measure it the way kube-scheduler's scheduler_perf does (pods/s as Average, P50,
+P90, P99), then the backend's bind ceiling and the placement quality."""
 
 BACKENDS = ("sim", "kube-apiserver")
 SCHEDULERS = ("asched", "kube-scheduler")
@@ -41,9 +50,37 @@ def positive_int(text: str) -> int:
     return value
 
 
+def epilog() -> str:
+    """The end of ``asched bench run --help``: the shipped workloads, examples, exit status."""
+    from asched.benchmark import workload
+
+    names = textwrap.fill(
+        ", ".join(workload.shipped_workloads()),
+        width=86,
+        initial_indent="  ",
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+    )
+    return (
+        "shipped workloads (WORKLOAD may be one of these names, from any directory):\n"
+        f"{names}\n\n"
+        "examples:\n"
+        "  asched bench run tiny\n"
+        "  asched bench run scheduling-basic-500n --plot basic-500.png --json basic-500.json\n"
+        "  asched bench run my-workload.yaml --backend kube-apiserver --scheduler kube-scheduler\n\n"
+        "The workload format is in docs/workloads.md, the figures in docs/benchmarks.md.\n"
+        "exit status: 0 when every measured pod was bound and the invariants hold,\n"
+        "1 otherwise, 2 for bad input."
+    )
+
+
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``asched bench run`` and ``asched tune``."""
-    parser.add_argument("workload", help="workload file, or a name in bench/workloads/")
+    parser.add_argument(
+        "workload",
+        help="a workload file, or the short name of a shipped workload "
+        "(`asched bench run --help` lists them)",
+    )
     target = parser.add_argument_group("where")
     target.add_argument(
         "--backend",

@@ -1,4 +1,4 @@
-"""Workload files (``bench/workloads/*.yaml``): the format of ``docs/workloads.md``, validated.
+"""Workload files (shipped in ``asched/benchmark/workloads/``): the format of ``docs/workloads.md``, validated.
 
 A workload says what cluster to build and what to measure, the way a scheduler_perf test
 case does (``createNodes``, ``createPods``, ``churn``), in a format of our own::
@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import yaml
-
+from asched import textfile
 from asched.benchmark import _workload_fields as fields, objects
 from asched.config.schema import Problems, describe
 from asched.errors import FieldError, InputError
@@ -416,36 +415,38 @@ def load_workload_file(path: str | Path) -> Workload:
     WorkloadError
         The document has field errors.
     """
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML: {exc}") from None
-    return load_workload(data, source=str(path))
+    name = str(path)
+    data = textfile.parse_yaml(textfile.read_text(name, "the workload"), name)
+    return load_workload(data, source=name)
+
+
+#: The workload files shipped inside the package (``bench/workloads`` links here).
+SHIPPED: Final = Path(__file__).resolve().parent / "workloads"
+
+
+def shipped_workloads(directory: Path = SHIPPED) -> list[str]:
+    """The short names (file stems) of the workloads in ``directory``, sorted."""
+    return sorted(p.stem for p in directory.glob("*.yaml")) if directory.is_dir() else []
 
 
 def resolve(name_or_path: str, directory: Path | None = None) -> Path:
-    """A workload argument as a file: a path, or a name in ``bench/workloads/``.
+    """A workload argument as a file: a path, else a short name of a shipped workload.
 
-    ``scheduling-basic-500`` finds ``bench/workloads/scheduling-basic-500.yaml``.
+    ``scheduling-basic-500n`` finds ``scheduling-basic-500n.yaml`` among the workloads
+    shipped with the package, whatever the current directory. ``directory`` replaces the
+    shipped ones (tests).
+
+    Raises
+    ------
+    InputError
+        Neither a file nor a shipped name; the message lists the shipped names.
     """
     candidate = Path(name_or_path)
     if candidate.is_file():
         return candidate
-    folder = directory if directory is not None else default_directory()
+    folder = SHIPPED if directory is None else directory
     for option in (folder / name_or_path, folder / f"{name_or_path}.yaml"):
         if option.is_file():
             return option
-    available = sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
-    hint = f"; available in {folder}: {', '.join(available)}" if available else ""
-    raise InputError(f"no workload file {name_or_path!r}{hint}")
-
-
-def default_directory() -> Path:
-    """``bench/workloads`` of the source tree this package runs from (or of the cwd)."""
-    here = Path(__file__).resolve().parents[2] / "bench" / "workloads"
-    return here if here.is_dir() else Path.cwd() / "bench" / "workloads"
+    names = ", ".join(shipped_workloads(folder)) or f"none in {folder}"
+    raise InputError(f"{name_or_path}: no such workload file or name (workloads: {names})")

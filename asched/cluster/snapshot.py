@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from asched import textfile
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.errors import DecodeError, InputError
@@ -44,7 +45,7 @@ def _documents(text: str, source: str) -> Iterable[Any]:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         yield from yaml.load_all(text, Loader=loader)
     except yaml.YAMLError as exc:
-        raise InputError(f"{source}: not valid YAML or JSON: {exc}") from None
+        raise textfile.yaml_error(exc, source) from None
 
 
 def objects_of(text: str, source: str) -> list[Mapping[str, Any]]:
@@ -91,9 +92,5 @@ def build_snapshot(objects: Iterable[Mapping[str, Any]], source: str = "") -> Sn
 
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and decode a snapshot file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from None
+    text = textfile.read_text(path, "the snapshot")
     return build_snapshot(objects_of(text, str(path)), str(path))

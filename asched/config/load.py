@@ -22,14 +22,11 @@ doing the check says so in its docstring.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Final
 
-import yaml
-
+from asched import textfile
 from asched.config.component_base import (
     CLIENT_CONNECTION_FIELDS,
     LEADER_ELECTION_FIELDS,
@@ -132,45 +129,6 @@ def default_config() -> SchedulerConfig:
     return load_config(None, source="<defaults>")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys (upstream's strict decoding does too)."""
-
-
-def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
-)
-
-
-def _parse(text: str, name: str, *, as_json: bool) -> Any:
-    if as_json:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{name}:{exc.lineno}:{exc.colno}: malformed JSON: {exc.msg}"
-            ) from None
-    try:
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
-        raise InputError(f"{where}: malformed YAML: {exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{name}: malformed YAML: {exc}") from None
-
-
 def load_config_file(path: str | os.PathLike[str]) -> SchedulerConfig:
     """Read a KubeSchedulerConfiguration from a YAML (or ``.json``) file.
 
@@ -183,12 +141,11 @@ def load_config_file(path: str | os.PathLike[str]) -> SchedulerConfig:
         When the document is invalid (see :func:`load_config`); ``source`` is the file.
     """
     name = os.fspath(path)
-    try:
-        text = Path(name).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(f"{name}: cannot read the configuration file: {reason}") from None
-    data = _parse(text, name, as_json=name.endswith(".json"))
+    text = textfile.read_text(name, "the configuration file")
+    if name.endswith(".json"):
+        data = textfile.parse_json(text, name)
+    else:
+        data = textfile.parse_yaml(text, name)
     if data is not None and not isinstance(data, Mapping):
         raise InputError(
             f"{name}: a KubeSchedulerConfiguration must be an object, got {describe(data)}"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 from rich.console import Console
 
+from asched import textfile
 from asched.cluster.decode import decode_pod
 from asched.cluster.snapshot import load_snapshot, objects_of
 from asched.config.load import default_config, load_config_file
@@ -18,6 +18,19 @@ from asched.config.types import Profile, SchedulerConfig
 from asched.errors import DecodeError, InputError
 from asched.explain.engine import evaluate
 from asched.explain.render import render
+
+EPILOG: Final = """\
+example:
+  kubectl get nodes,pods,namespaces,services,pdb -A -o yaml > cluster.yaml
+  asched explain --snapshot cluster.yaml --pod pod.yaml
+  asched explain --snapshot cluster.yaml --pod <(kubectl get pod web -o yaml) -o json
+
+It runs the same filters and scores as `asched run` (and PostFilter preemption when no
+node fits) against the snapshot, changes nothing, and prints the nodes' verdicts and scores.
+
+exit status: 0 when explained (placeable or not); 2 for bad input (one line naming the
+file, object and field).
+"""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,11 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_pod(path: str) -> Mapping[str, Any]:
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from None
-    objects = objects_of(text, path)
+    objects = objects_of(textfile.read_text(path, "the pod"), path)
     pods = [obj for obj in objects if obj.get("kind", "Pod") == "Pod"]
     if len(pods) != 1:
         raise InputError(f"{path}: expected exactly one Pod, found {len(pods)}")

@@ -20,9 +20,9 @@ import gc
 import logging
 import socket
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, TypeVar
 
 import aiohttp
 
@@ -50,6 +50,11 @@ from asched.scheduler.reporting import Reporter
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
+#: Seconds between the log lines saying why the scheduler is not ready yet.
+NOT_READY_LOG_INTERVAL: Final = 30.0
+
 #: kind -> collection path, for what the scheduler and its plugins read.
 WATCHED: dict[str, str] = {
     "nodes": "/api/v1/nodes",
@@ -70,6 +75,25 @@ class Options:
     seed: int | None = None
     identity: str = field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4()}")
     watch_timeout: int = 300
+
+
+async def unless_set(event: asyncio.Event, work: Coroutine[Any, Any, T]) -> T | None:
+    """``work``'s result, or None when ``event`` is set first (``work`` is then cancelled).
+
+    ``work``'s exception propagates; cancelling the caller cancels ``work`` too. This is
+    how every wait before the scheduler is ready observes a stop request.
+    """
+    task = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in (task, stop):
+            waiter.cancel()
+        await asyncio.gather(task, stop, return_exceptions=True)
+    if task.cancelled():
+        return None
+    return task.result()
 
 
 def _extension_point_observer(profile: str) -> Callable[[str, str, float], None]:
@@ -249,12 +273,25 @@ class App:
         With an ``elector`` nothing is scheduled before the lease is held, and losing it
         (``hold()`` raising LeadershipLost) cancels the whole group at once: binding
         tasks roll back and the error propagates (the process exits non-zero).
+
+        :attr:`stopping` is observed in every state: before the informers have synced
+        and while waiting for the lease, setting it cancels that wait, logs why this
+        replica never became ready (one WARNING line; INFO for a standby that was only
+        waiting for the lease) and returns. Until it schedules, the same line is logged
+        every :data:`NOT_READY_LOG_INTERVAL` seconds.
         """
+        budget_path = await self._unless_stopped(self._budget_path())
+        if budget_path is None:
+            logger.warning(
+                "stopped before ready: discovering the PodDisruptionBudget API at %s",
+                self.client.host,
+            )
+            return
         self.reflectors.append(
             Reflector(
                 self.client,
                 "poddisruptionbudgets",
-                await self._budget_path(),
+                budget_path,
                 self._sink,
                 watch_timeout=self.options.watch_timeout,
             )
@@ -266,22 +303,22 @@ class App:
                 ]
                 background.append(group.create_task(self.reporter.run(), name="reporter"))
                 background.append(group.create_task(self._gauges(health), name="gauges"))
-                await self.wait_synced()
-                if health is not None:
-                    health.mark_ready()
-                if elector is not None:
-                    await elector.acquire()
-                    metrics.set_leader(leading=True)
-                    logger.info("leading as %s", elector.identity)
-                    background.append(group.create_task(elector.hold(), name="lease"))
-                binder = group.create_task(self.scheduler.binder.run(), name="binder")
-                await self.scheduler.binder.running.wait()
-                await self.schedule_loop()
-                self.scheduler.binder.stop()
-                await binder
-                if self.scheduler.evictions is not None:
-                    await self.scheduler.evictions.drain()
-                await self.reporter.flush()
+                reminder = group.create_task(self._log_not_ready(elector), name="not ready")
+                active = await self._unless_stopped(self._become_active(elector, health))
+                reminder.cancel()
+                if active is None:
+                    self._log_waiting("stopped", elector)
+                else:
+                    if elector is not None:
+                        background.append(group.create_task(elector.hold(), name="lease"))
+                    binder = group.create_task(self.scheduler.binder.run(), name="binder")
+                    await self.scheduler.binder.running.wait()
+                    await self.schedule_loop()
+                    self.scheduler.binder.stop()
+                    await binder
+                    if self.scheduler.evictions is not None:
+                        await self.scheduler.evictions.drain()
+                    await self.reporter.flush()
                 for task in background:
                     task.cancel()
         finally:
@@ -292,6 +329,58 @@ class App:
         if elector is not None and elector.is_leader:
             await elector.release()
             metrics.set_leader(leading=False)
+
+    async def _become_active(
+        self, elector: LeaderElector | None, health: HealthState | None
+    ) -> bool:
+        """Wait for the informers, then (with an elector) for the lease; True when done."""
+        await self.wait_synced()
+        if health is not None:
+            health.mark_ready()
+        if elector is not None:
+            await elector.acquire()
+            metrics.set_leader(leading=True)
+            logger.info("leading as %s", elector.identity)
+        return True
+
+    async def _unless_stopped(self, work: Coroutine[Any, Any, T]) -> T | None:
+        """``work``'s result, or None when :attr:`stopping` is set first."""
+        return await unless_set(self.stopping, work)
+
+    def not_ready_reason(self, elector: LeaderElector | None = None) -> str:
+        """Why this replica is not scheduling yet, in one line (never a token)."""
+        pending = [r for r in self.reflectors if not r.synced.is_set()]
+        if pending:
+            if len(pending) == len(self.reflectors):
+                what = "no informer has synced"
+            else:
+                kinds = ", ".join(r.kind for r in pending)
+                what = f"{len(pending)} of {len(self.reflectors)} informers not synced ({kinds})"
+            errors = [r.last_error for r in pending if r.last_error]
+            if errors:
+                return f"{what}; last error: {errors[0]} (API server {self.client.host})"
+            return f"{what}; no answer yet from {self.client.host}"
+        if elector is not None and not elector.is_leader:
+            why = elector.last_failure or "no attempt finished yet"
+            return f"waiting for the leader lease {elector.lease_name} ({why})"
+        return "starting"
+
+    def _log_waiting(self, what: str, elector: LeaderElector | None) -> None:
+        """One line saying what this replica waits for: WARNING before the informers have
+        synced (something is wrong), INFO for a standby waiting for the lease (normal)."""
+        reason = self.not_ready_reason(elector)
+        if self.ready.is_set():
+            logger.info("%s as a standby: %s", what, reason)
+        else:
+            logger.warning("%s before ready: %s", what, reason)
+
+    async def _log_not_ready(self, elector: LeaderElector | None) -> None:
+        """Log what this replica waits for every NOT_READY_LOG_INTERVAL s until cancelled."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while True:
+            await asyncio.sleep(NOT_READY_LOG_INTERVAL)
+            self._log_waiting(f"still waiting after {loop.time() - started:.0f}s", elector)
 
     async def _budget_path(self) -> str:
         """policy/v1 PodDisruptionBudgets, or policy/v1beta1 on servers before 1.21."""

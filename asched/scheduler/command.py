@@ -11,23 +11,42 @@ import argparse
 import asyncio
 import logging
 import signal
+from typing import Final
 
 from asched import health
 from asched.api.client import KubeClient
+from asched.api.kubeconfig import resolve_kubeconfig
 from asched.config.load import default_config, load_config_file
 from asched.errors import LeadershipLost
 from asched.health import HealthState, leader_watchdog
 from asched.leader import LeaderElector
-from asched.scheduler.app import App, Options
+from asched.scheduler.app import App, Options, unless_set
 
 logger = logging.getLogger(__name__)
+
+EPILOG: Final = """\
+kubeconfig, first found: --kubeconfig; clientConnection.kubeconfig of --config; the
+in-cluster service account (when $KUBERNETES_SERVICE_HOST is set); the first existing
+file in $KUBECONFIG (only that one is read, no merging); ~/.kube/config.
+
+SIGTERM or SIGINT stops it gracefully in any state: before it is ready (the last log
+line says what it was waiting for), or while scheduling (in-flight binds finish or roll
+back, reports are flushed, the lease is released).
+
+exit status: 0 after a graceful stop; 1 when the run fails (lost leadership, an
+unrecoverable error); 2 for bad input (a field error list, or one line naming the file
+or address).
+"""
+
+#: The signals that stop the scheduler gracefully (exit status 0), in any state.
+SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="KubeSchedulerConfiguration file (default: defaults)")
     parser.add_argument(
         "--kubeconfig",
-        help="kubeconfig file (default: clientConnection.kubeconfig, else in-cluster)",
+        help="kubeconfig file (default: see below)",
     )
     parser.add_argument(
         "--max-inflight-binds", type=int, default=64, help="concurrent binding calls (default 64)"
@@ -44,15 +63,57 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--health-host", default="0.0.0.0", help="bind address of the health port")
 
 
+class _StopRequest:
+    """SIGTERM/SIGINT handler, installed before anything can block.
+
+    It sets :attr:`event` (observed by the steps before the App exists) and stops the App
+    once there is one, in whatever state it is.
+    """
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.app: App | None = None
+
+    def __call__(self, sig: signal.Signals) -> None:
+        logger.info("%s received: stopping", sig.name)
+        self.event.set()
+        if self.app is not None:
+            self.app.stop()
+
+
 async def _main(args: argparse.Namespace) -> int:
+    loop = asyncio.get_running_loop()
+    stop = _StopRequest()
+    for sig in SIGNALS:
+        loop.add_signal_handler(sig, stop, sig)
+    try:
+        return await _serve(args, stop)
+    finally:
+        for sig in SIGNALS:
+            loop.remove_signal_handler(sig)
+
+
+async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
     config = load_config_file(args.config) if args.config else default_config()
-    kubeconfig = args.kubeconfig or config.client_connection.kubeconfig or None
-    client = await KubeClient.connect(
-        kubeconfig, max_connections=max(16, args.max_inflight_binds + 16)
+    source = resolve_kubeconfig(args.kubeconfig, config.client_connection.kubeconfig or None)
+    where = "the in-cluster service account" if source.path is None else str(source.path)
+    logger.info("kubeconfig: %s (from %s)", where, source.origin)
+    client = await unless_set(
+        stop.event,
+        KubeClient.connect(
+            None if source.path is None else str(source.path),
+            max_connections=max(16, args.max_inflight_binds + 16),
+        ),
     )
+    if client is None:
+        logger.warning("stopped before ready: while loading %s", where)
+        return 0
     try:
         options = Options(max_in_flight_binds=args.max_inflight_binds, seed=args.seed)
         app = App(config, client, options)
+        stop.app = app
+        if stop.event.is_set():
+            app.stop()
         state = HealthState()
         elector = None
         if config.leader_election.leader_elect:
@@ -61,9 +122,6 @@ async def _main(args: argparse.Namespace) -> int:
                 "leader-election",
                 leader_watchdog(elector, config.leader_election.lease_duration_seconds),
             )
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, app.stop)
         logger.info("asched starting: profiles %s, API %s", ", ".join(app.profiles), client.host)
         lost = False
         async with health.serve(state, args.health_host, args.health_port):

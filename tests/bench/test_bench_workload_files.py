@@ -196,7 +196,9 @@ def test_not_a_mapping() -> None:
 def test_resolve_by_name_and_unknown_names(tmp_path: Path) -> None:
     (tmp_path / "small.yaml").write_text("format: asched.bench/v1\n")
     assert resolve("small", tmp_path) == tmp_path / "small.yaml"
-    with pytest.raises(InputError, match=r"available in .*: small"):
+    with pytest.raises(
+        InputError, match=r"^big: no such workload file or name \(workloads: small\)$"
+    ):
         resolve("big", tmp_path)
 
 

@@ -207,3 +207,44 @@ def test_server_side_dry_run_is_accepted(kube_apiserver) -> None:
     lines = result.stdout.splitlines()
     assert len(lines) == 7, result.stdout
     assert all(line.endswith("(server dry run)") for line in lines), result.stdout
+
+
+def documented_permissions() -> set[tuple[str, str, str, str]]:
+    """(apiGroup, resource, verb, resourceName or "") from docs/deploy.md's Permissions table.
+
+    A row's group cell is ``core`` (the "" group) or a group, several comma-separated, with an
+    optional ``(Role in ...)`` note; a resource may end with ``(`name` only)``.
+    """
+    text = (DEPLOY.parent / "docs" / "deploy.md").read_text()
+    section = re.split(r"^## Permissions.*$", text, maxsplit=1, flags=re.MULTILINE)[1]
+    section = section.split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # no header
+    documented: set[tuple[str, str, str, str]] = set()
+    for row in rows:
+        groups_cell, resources_cell, verbs_cell = (cell.strip() for cell in row.split("|")[1:4])
+        groups = [g.strip() for g in re.sub(r"\(.*?\)", "", groups_cell).split(",")]
+        names = re.findall(r"`([^`]+)` only", resources_cell)
+        resources = [r.strip() for r in re.sub(r"\(.*?\)", "", resources_cell).split(",")]
+        for group in groups:
+            for resource in resources:
+                for verb in (v.strip() for v in verbs_cell.split(",")):
+                    for name in names or [""]:
+                        documented.add(("" if group == "core" else group, resource, verb, name))
+    return documented
+
+
+def test_docs_list_exactly_the_granted_permissions() -> None:
+    # every verb on every resource the ClusterRole and the Role grant, and nothing else
+    granted = {
+        (group, resource, verb, name)
+        for kind, role in (("ClusterRole", "asched"), ("Role", "asched-leader-election"))
+        for rule in one(kind, role)["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+        for name in rule.get("resourceNames") or [""]
+    }
+    documented = documented_permissions()
+    assert granted - documented == set(), "granted in deploy/rbac.yaml, missing in docs/deploy.md"
+    assert documented - granted == set(), "in docs/deploy.md, not granted by deploy/rbac.yaml"
+    assert ("", "pods", "delete", "") in documented

@@ -11,6 +11,7 @@ import pytest
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SNAPSHOT = DATA / "cluster-snapshot.yaml"
+DIRECTORY = b"<make a directory>"
 
 
 def explain(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -170,7 +171,9 @@ def test_table_output_names_the_selected_node() -> None:
             "nodeSelectorTerms[0].matchExpressions[0].operator",
             id="invalid selector operator",
         ),
-        pytest.param("kind: Pod\nmetadata: {name: x\n", "not valid YAML", id="malformed YAML"),
+        pytest.param(
+            "kind: Pod\nmetadata: {name: x\n", ":3:1: malformed YAML: ", id="malformed YAML"
+        ),
     ],
 )
 def test_bad_pod_is_a_one_line_error(tmp_path: Path, pod_yaml: str, expected: str) -> None:
@@ -244,3 +247,41 @@ def test_scheduler_name_picks_the_profile(tmp_path: Path) -> None:
     )
     assert unknown.returncode == 2
     assert "no profile named 'nope'" in unknown.stderr
+
+
+@pytest.mark.parametrize("flag", ["--snapshot", "--pod"])
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        pytest.param(None, "No such file or directory", id="missing"),
+        # a PNG header: 0x89 then "PNG\r\n\x1a\n" (8 bytes) and a NUL at offset 8
+        pytest.param(
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+            "binary data, not text (NUL byte at offset 8)",
+            id="binary",
+        ),
+        # "kind: caf" is 9 bytes: the latin-1 e-acute is at offset 9
+        pytest.param(
+            "kind: caf\xe9\n".encode("latin-1"),
+            "not UTF-8 text (byte 0xe9 at offset 9",
+            id="not UTF-8",
+        ),
+        pytest.param(DIRECTORY, "Is a directory", id="a directory"),
+        pytest.param(b"items: [\n", ":2:1: malformed YAML: ", id="malformed YAML"),
+    ],
+)
+def test_unreadable_input_is_a_one_line_error(
+    tmp_path: Path, flag: str, content: bytes | None, reason: str
+) -> None:
+    bad = tmp_path / "input.yaml"
+    if content is DIRECTORY:
+        bad.mkdir()
+    elif content is not None:
+        bad.write_bytes(content)
+    files = {"--snapshot": SNAPSHOT, "--pod": DATA / "pod-frontend.yaml", flag: bad}
+    result = explain("--snapshot", files["--snapshot"], "--pod", files["--pod"])
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"asched explain: error: {bad}")
+    assert reason in result.stderr
