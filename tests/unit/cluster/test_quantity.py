@@ -100,7 +100,7 @@ def test_canonical_units(resource, text, want) -> None:
         pytest.param("1KI", id="wrong case binary suffix"),
         pytest.param("1Ki1", id="digits after suffix"),
         pytest.param("1kb", id="unknown suffix"),
-            pytest.param("\u0663", id="a non-ASCII digit (upstream grammar is [0-9])"),
+        pytest.param("\u0663", id="a non-ASCII digit (upstream grammar is [0-9])"),
         pytest.param("e3", id="no number"),
     ],
 )
