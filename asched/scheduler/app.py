@@ -162,7 +162,12 @@ class App:
         )
         self.reporter = Reporter(client, instance=options.identity)
         self.ingest = Ingest(
-            self.table, self.ledger, self.queue, self.profiles, on_bad_pod=self._report_bad_pod
+            self.table,
+            self.ledger,
+            self.queue,
+            self.profiles,
+            on_bad_pod=self._report_bad_pod,
+            on_pod_gone=self.reporter.forget,
         )
         self.scheduler = Scheduler(
             profiles=self.profiles,

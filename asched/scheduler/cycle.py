@@ -167,7 +167,7 @@ class Scheduler:
             self.ledger.forget(key)
         requeued = self.queue.where(key) == IN_FLIGHT and self.queue.requeue(qp, status)
         if requeued and self.reporter is not None:
-            self.reporter.unschedulable(qp.pod, status.message)
+            self.reporter.unschedulable(qp.pod, status.message, error=True)
 
     def _schedule_one(self, qp: QueuedPod, slot: _Slot) -> None:
         pod = qp.pod
@@ -265,7 +265,8 @@ class Scheduler:
         if self.queue.requeue(qp, status):
             self.queue.reject_plugins(qp, rejectors)
             if self.reporter is not None:
-                self.reporter.unschedulable(qp.pod, message, nominated)
+                error = status.code == Code.ERROR
+                self.reporter.unschedulable(qp.pod, message, nominated, error=error)
         logger.debug("pod %s unschedulable: %s", qp.pod.key, message)
 
     def _diagnose(
@@ -386,6 +387,7 @@ class Scheduler:
             )
             requeued = self.queue.requeue(job.qp, Status(status.code, (message,), status.plugin))
             if requeued and self.reporter is not None:
-                self.reporter.unschedulable(job.pod, message)
+                error = status.code == Code.ERROR
+                self.reporter.unschedulable(job.pod, message, error=error)
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)  # what it held may help others
         logger.debug("rolled back %s from %s: %s", job.pod.key, job.node, status.message)

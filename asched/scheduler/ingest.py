@@ -57,12 +57,16 @@ class Ingest:
         scheduler_names: Collection[str],
         *,
         on_bad_pod: Callable[[Mapping[str, Any], DecodeError], None] | None = None,
+        on_pod_gone: Callable[[str], None] | None = None,
     ) -> None:
         self.table = table
         self.ledger = ledger
         self.queue = queue
         self.scheduler_names = frozenset(scheduler_names)
         self.on_bad_pod = on_bad_pod
+        #: called with the key of a pod that is deleted, or that someone else bound while
+        #: it was pending here (what was remembered of it for reports can go)
+        self.on_pod_gone = on_pod_gone
         #: pending pods of ours that did not decode: key -> the error last reported
         self.undecodable: dict[str, str] = {}
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
@@ -193,7 +197,8 @@ class Ingest:
             # (a pod already assumed may still send a late pending event: ignored)
             self.table.nominations.observed(pod)  # e.g. after a restart
         if pod.node_name:
-            self.pending.pop(pod.key, None)
+            if self.pending.pop(pod.key, None) is not None and self.on_pod_gone is not None:
+                self.on_pod_gone(pod.key)
             self.queue.delete(pod.key)
             if pod.phase in TERMINAL_PHASES:
                 self._release(pod.key)
@@ -269,6 +274,8 @@ class Ingest:
 
     def _pod_deleted(self, key: str) -> None:
         self.undecodable.pop(key, None)
+        if self.on_pod_gone is not None:
+            self.on_pod_gone(key)
         self.table.nominations.forget(key)
         self.pending.pop(key, None)
         self.queue.delete(key)

@@ -34,7 +34,13 @@ from typing import Any, Final
 
 from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
-from asched.scheduler.status_patch import Said, after_write, status_patch
+from asched.scheduler.status_patch import (
+    REASON,
+    SCHEDULER_ERROR,
+    Said,
+    after_write,
+    status_patch,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +74,8 @@ class Report:
     condition: bool  # patch PodScheduled=False (when it changes)
     #: set ``status.nominatedNodeName`` with the condition ("" removes it; None: leave it)
     nominated: str | None = None
+    #: the PodScheduled condition's reason (Unschedulable, or SchedulerError for an error)
+    condition_reason: str = REASON
 
 
 #: events.k8s.io ``action`` per reason (upstream's wording).
@@ -121,14 +129,23 @@ class Reporter:
         self.conditions_unchanged = 0  # reports whose condition and nomination were current
 
     # ------------------------------------------------------------------ cycle side
-    def unschedulable(self, pod: PodInfo, message: str, nominated: str | None = None) -> None:
+    def unschedulable(
+        self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False
+    ) -> None:
         """Report a failed attempt; ``nominated`` also sets (or with "" removes) the pod's
-        ``status.nominatedNodeName``. A nomination still pending survives a newer report."""
+        ``status.nominatedNodeName``. A nomination still pending survives a newer report.
+        ``error``: the attempt ended in an internal error (condition reason SchedulerError,
+        as upstream), not in "fits nowhere"."""
         earlier = self._pending.get(pod.key)
         if nominated is None and earlier is not None:
             nominated = earlier.nominated
         self._pending[pod.key] = Report(
-            pod, "FailedScheduling", message, condition=True, nominated=nominated
+            pod,
+            "FailedScheduling",
+            message,
+            condition=True,
+            nominated=nominated,
+            condition_reason=SCHEDULER_ERROR if error else REASON,
         )
         self._pending.move_to_end(pod.key)
         self._wake.set()
@@ -166,6 +183,7 @@ class Reporter:
         if not self._admit_scheduled():
             self.dropped += 1  # informational; failures are never dropped
             self._pending.pop(pod.key, None)
+            self.forget(pod.key)  # nothing more will be said of it
             return
         message = f"Successfully assigned {pod.key} to {node}"
         self._pending[pod.key] = Report(pod, "Scheduled", message, condition=False)
@@ -243,7 +261,9 @@ class Reporter:
         """Patch PodScheduled=False (and the nomination) if that changes the pod's status."""
         pod = report.pod
         said = self._said.get(pod.key)
-        patch = status_patch(pod, report.message, report.nominated, said, rfc3339())
+        patch = status_patch(
+            pod, report.message, report.nominated, said, rfc3339(), report.condition_reason
+        )
         if patch is None:
             self.conditions_unchanged += 1
         else:
@@ -253,7 +273,9 @@ class Reporter:
                 logger.debug("condition on %s: HTTP %d", pod.key, response.status)
                 return
             self.conditions_patched += 1
-        self._said[pod.key] = after_write(pod, report.message, report.nominated, said)
+        self._said[pod.key] = after_write(
+            pod, report.message, report.nominated, said, report.condition_reason
+        )
 
     async def _event(self, report: Report) -> None:
         pod = report.pod

@@ -22,7 +22,11 @@ from typing import Any, Final
 
 from asched.cluster.records import PodInfo
 
+#: The condition's reason for a pod that fits nowhere (``v1.PodReasonUnschedulable``).
 REASON: Final = "Unschedulable"
+#: The condition's reason for an attempt that ended in an internal error
+#: (``v1.PodReasonSchedulerError``).
+SCHEDULER_ERROR: Final = "SchedulerError"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,7 @@ class Said:
     uid: str
     message: str | None = None
     nominated: str | None = None
+    reason: str = REASON
 
 
 def _believed(pod: PodInfo, said: Said | None) -> tuple[tuple[str, str, str] | None, str]:
@@ -40,7 +45,7 @@ def _believed(pod: PodInfo, said: Said | None) -> tuple[tuple[str, str, str] | N
         said = None  # another pod of the same name
     condition = pod.scheduled_condition
     if said is not None and said.message is not None:
-        condition = ("False", REASON, said.message)
+        condition = ("False", said.reason, said.message)
     nominated = pod.nominated_node_name
     if said is not None and said.nominated is not None:
         nominated = said.nominated
@@ -48,22 +53,28 @@ def _believed(pod: PodInfo, said: Said | None) -> tuple[tuple[str, str, str] | N
 
 
 def status_patch(
-    pod: PodInfo, message: str, nominated: str | None, said: Said | None, stamp: str
+    pod: PodInfo,
+    message: str,
+    nominated: str | None,
+    said: Said | None,
+    stamp: str,
+    reason: str = REASON,
 ) -> dict[str, Any] | None:
     """The strategic-merge patch of ``pod``'s status, or None when nothing would change.
 
     ``message`` is the PodScheduled=False message; ``nominated`` the node to nominate
     (``""`` removes the nomination, None leaves it); ``stamp`` the RFC 3339 time used as
     ``lastTransitionTime`` when the condition is new or its status changes (otherwise the
-    field is left out, and the strategic merge keeps the old time).
+    field is left out, and the strategic merge keeps the old time); ``reason`` the
+    condition's reason (:data:`REASON` or :data:`SCHEDULER_ERROR`).
     """
     condition, current = _believed(pod, said)
     status: dict[str, Any] = {}
-    if condition != ("False", REASON, message):
+    if condition != ("False", reason, message):
         entry: dict[str, Any] = {
             "type": "PodScheduled",
             "status": "False",
-            "reason": REASON,
+            "reason": reason,
             "message": message,
             "lastProbeTime": None,
         }
@@ -75,8 +86,10 @@ def status_patch(
     return {"status": status} if status else None
 
 
-def after_write(pod: PodInfo, message: str, nominated: str | None, said: Said | None) -> Said:
+def after_write(
+    pod: PodInfo, message: str, nominated: str | None, said: Said | None, reason: str = REASON
+) -> Said:
     """What the scheduler has said once ``status_patch``'s patch (or none) is applied."""
     if nominated is None and said is not None and said.uid == pod.uid:
         nominated = said.nominated
-    return Said(pod.uid, message, nominated)
+    return Said(pod.uid, message, nominated, reason)

@@ -45,9 +45,14 @@ class RecordingReporter:
 
     def __init__(self) -> None:
         self.said: dict[str, str] = {}
+        self.errors: set[str] = set()
 
-    def unschedulable(self, pod: PodInfo, message: str, nominated: str | None = None) -> None:
+    def unschedulable(
+        self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False
+    ) -> None:
         self.said[pod.key] = message
+        if error:
+            self.errors.add(pod.key)
 
     def forget_nomination(self, key: str) -> None:
         pass
@@ -204,6 +209,7 @@ async def test_a_raising_plugin_becomes_an_error_status_for_that_pod(
     assert scheduler.queue.where(victim.key) == "backoff"  # Error: retried with backoff
     assert "internal error in" in reporter.said[victim.key]
     assert "exploded" in reporter.said[victim.key]
+    assert victim.key in reporter.errors  # condition reason SchedulerError, as upstream
     if phase in ("Reserve", "Permit"):
         assert f"of plugin {plugin}" in reporter.said[victim.key]
     if phase in ("Reserve", "Permit"):

@@ -196,3 +196,52 @@ def test_status_patch(
 )
 def test_after_write(said: Said | None, nominated: str | None, expected: Said) -> None:
     assert after_write(pod(), NEW, nominated, said) == expected
+
+
+ERROR_MESSAGE = "internal error in Filter: ZeroDivisionError: boom"
+
+
+@pytest.mark.parametrize(
+    ("seen", "said", "reason", "expected"),
+    [
+        pytest.param(
+            pod(UNSCHEDULABLE_OLD),
+            None,
+            "SchedulerError",
+            {
+                "status": {
+                    "conditions": [
+                        {**condition(ERROR_MESSAGE, transition=False), "reason": "SchedulerError"}
+                    ]
+                }
+            },
+            id="an error after Unschedulable: new reason, status still False (time kept)",
+        ),
+        pytest.param(
+            pod(("False", "SchedulerError", ERROR_MESSAGE)),
+            None,
+            "SchedulerError",
+            None,
+            id="the same error again, seen on the pod: no write",
+        ),
+        pytest.param(
+            pod(),
+            Said("u-1", ERROR_MESSAGE, None, "SchedulerError"),
+            "SchedulerError",
+            None,
+            id="the same error again, as last said: no write",
+        ),
+        pytest.param(
+            pod(),
+            Said("u-1", ERROR_MESSAGE, None, "SchedulerError"),
+            "Unschedulable",
+            {"status": {"conditions": [condition(ERROR_MESSAGE, transition=False)]}},
+            id="same message, reason back to Unschedulable: written",
+        ),
+    ],
+)
+def test_scheduler_error_reason(
+    seen: PodInfo, said: Said | None, reason: str, expected: dict[str, Any] | None
+) -> None:
+    assert status_patch(seen, ERROR_MESSAGE, None, said, STAMP, reason) == expected
+    assert after_write(seen, ERROR_MESSAGE, None, said, reason).reason == reason
