@@ -1,5 +1,15 @@
-"""asched tune WORKLOAD: measure percentageOfNodesToScore settings and recommend one.
+"""``asched tune``: the percentageOfNodesToScore sweep, its table and its recommendation."""
 
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from asched.benchmark import run_command
+
+EPILOG: Final = """\
 Percentages that make the scheduler look for the same number of nodes on the workload's
 cluster are one setting (on 20 nodes, 10 %, 50 % and 100 % all score all 20): each distinct
 setting runs --repeat times (default 3, round-robin over the settings), each run on a fresh
@@ -14,15 +24,6 @@ placements are good enough (the rule is in docs/benchmarks.md).
 `kubectl get nodes,pods -A -o yaml` export (its nodes and bound pods), and the workload's
 measured pods are scheduled onto it.
 """
-
-from __future__ import annotations
-
-import argparse
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
-
-from asched.benchmark import run_command
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -59,7 +60,6 @@ def non_negative(text: str) -> float:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``asched tune``."""
-    parser.description = __doc__
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     run_command.add_common(parser)
     sweep = parser.add_argument_group("sweep")

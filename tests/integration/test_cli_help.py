@@ -56,6 +56,7 @@ def first_line_of_doc(module: str) -> str:
             id="bench run",
         ),
         pytest.param(("sim",), "asched.sim.command", "asched sim: serve", id="sim"),
+        pytest.param(("tune",), "asched.benchmark.tune_command", "asched tune: tune", id="tune"),
         pytest.param(
             ("kube-apiserver",),
             "asched.backends.command",
