@@ -1,9 +1,9 @@
 """YAML as plain JSON values: the simulator's input files, and YAML request bodies.
 
 Every failure is an :class:`~asched.errors.InputError` of one line that names the file,
-as ``--config`` does (:func:`asched.config.load.load_config_file`): a missing file or a
-directory, bytes that are not UTF-8 (a binary file), a control character the YAML reader
-refuses, malformed YAML (with ``FILE:LINE:COLUMN``), or a value JSON cannot hold
+as for every file a user names (reading and YAML errors are :mod:`asched.textfile`'s): a
+missing file or a directory, a binary or non-UTF-8 file, a control character the YAML
+reader refuses, malformed YAML (with ``FILE:LINE:COLUMN``), or a value JSON cannot hold
 (``!!binary``, nesting deeper than the JSON encoder allows). Documents come back as plain
 JSON values: YAML timestamps become RFC 3339 strings and non-string keys become strings,
 so the registry downstream sees what a client would have sent. :func:`yaml_body` does the
@@ -18,6 +18,7 @@ from typing import Any, Final
 import orjson
 import yaml
 
+from asched import textfile
 from asched.errors import InputError
 
 _LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -27,31 +28,13 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def read_text(path: Path, what: str) -> str:
-    """The UTF-8 text of ``path``; ``what`` names the file's role in the error message."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{what} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
-            f"{exc.start})"
-        ) from None
-    except OSError as exc:
-        raise InputError(f"{what} {path}: cannot read it: {exc.strerror or exc}") from None
-
-
 def _parse(text: str, path: Path, what: str) -> list[Any]:
     try:
         return [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        problem = exc.problem or exc.context or "malformed"
-        raise InputError(f"{what} {where}: malformed YAML: {_one_line(problem)}") from None
-    except yaml.YAMLError as exc:  # e.g. ReaderError: a control character
-        raise InputError(f"{what} {path}: malformed YAML: {_one_line(str(exc))}") from None
+    except yaml.YAMLError as exc:  # malformed, or e.g. ReaderError: a control character
+        raise textfile.yaml_error(exc, str(path)) from None
     except RecursionError:
-        raise InputError(f"{what} {path}: malformed YAML: nested too deeply") from None
+        raise InputError(f"{path}: malformed YAML: nested too deeply ({what})") from None
 
 
 def _plain(value: Any) -> Any:
@@ -61,11 +44,11 @@ def _plain(value: Any) -> Any:
 
 def yaml_documents(path: Path, what: str) -> list[Any]:
     """Every non-empty YAML document of ``path`` as JSON values (see the module doc)."""
-    documents = _parse(read_text(path, what), path, what)
+    documents = _parse(textfile.read_text(path, f"the {what}"), path, what)
     try:
         plain: list[Any] = _plain(documents)
     except orjson.JSONEncodeError as exc:
-        raise InputError(f"{what} {path}: holds a value JSON cannot hold: {exc}") from None
+        raise InputError(f"{path}: the {what} holds a value JSON cannot hold: {exc}") from None
     return plain
 
 

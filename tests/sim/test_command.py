@@ -76,7 +76,7 @@ def test_sigint_also_exits_0(tmp_path: Path):
     [
         pytest.param(
             ("--node-template", "/nonexistent.yaml"),
-            b"node template /nonexistent.yaml",
+            b"/nonexistent.yaml: cannot read the node template: No such file or directory",
             id="missing template",
         ),
         pytest.param(("--bind-error-rate", "2"), b"must be in [0, 1]", id="bad fault flag"),
@@ -121,14 +121,17 @@ def _sim(*flags: str) -> subprocess.CompletedProcess[bytes]:
 @pytest.mark.parametrize(
     ("kind", "says"),
     [
-        pytest.param("binary", b"not UTF-8 text (byte 0x89 at offset 0)", id="binary"),
+        # \x89PNG\r\n\x1a\n: the first NUL is at offset 8
+        pytest.param("binary", b"binary data, not text (NUL byte at offset 8)", id="binary"),
         # "apiVersion: v1\n" 15 + "kind: Node\n" 11 + "metadata: {name: caf" 20 = offset 46
-        pytest.param("latin-1", b"not UTF-8 text (byte 0xe9 at offset 46)", id="latin-1"),
+        pytest.param("latin-1", b"not UTF-8 text (byte 0xe9 at offset 46;", id="latin-1"),
         pytest.param("control character", b"malformed YAML", id="control character"),
         # line 4 "  - {a: 1": a block entry inside a flow sequence, at column 3
         pytest.param("malformed", b".yaml:4:3: malformed YAML", id="malformed YAML"),
-        pytest.param("missing", b"cannot read it: No such file or directory", id="missing"),
-        pytest.param("directory", b"cannot read it: Is a directory", id="directory"),
+        pytest.param(
+            "missing", b"cannot read the snapshot: No such file or directory", id="missing"
+        ),
+        pytest.param("directory", b"cannot read the snapshot: Is a directory", id="directory"),
     ],
 )
 def test_an_unusable_snapshot_is_one_line_naming_the_file_and_exit_2(
@@ -141,7 +144,7 @@ def test_an_unusable_snapshot_is_one_line_naming_the_file_and_exit_2(
     assert result.returncode == 2, result.stderr
     lines = result.stderr.decode().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"asched sim: error: snapshot {path}")
+    assert lines[0].startswith(f"asched sim: error: {path}")
     assert says in result.stderr
 
 
