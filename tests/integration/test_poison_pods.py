@@ -15,6 +15,10 @@ from typing import Any
 import pytest
 from scheduler_harness import assert_not_overcommitted, running_scheduler, until
 
+from asched import metrics
+from asched.errors import DecodeError
+from asched.scheduler import ingest as ingest_module
+
 
 def _pod(name: str, scheduler: str, *requests: dict[str, str]) -> dict[str, Any]:
     return {
@@ -134,3 +138,56 @@ async def test_stop_is_graceful_with_a_poison_pod_queued(cluster: Any) -> None:
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_a_pod_asched_cannot_decode_is_reported_on_the_pod(
+    cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decoder gap (simulated for one labelled pod: the API server accepts everything the
+    decoder refuses today) must not leave the pod Pending with nothing said: PodScheduled
+    False and one FailedScheduling event naming the field, once; the rest schedules."""
+    real_decode = ingest_module.decode_pod
+
+    def decode_with_a_gap(raw: Any) -> Any:
+        if (raw.get("metadata", {}).get("labels") or {}).get("gap") == "yes":
+            raise DecodeError(f"Pod {cluster.namespace}/odd", "spec.odd", "not understood")
+        return real_decode(raw)
+
+    monkeypatch.setattr(ingest_module, "decode_pod", decode_with_a_gap)
+    name = cluster.unique_name("sched")
+    await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    pods = f"/api/v1/namespaces/{cluster.namespace}/pods"
+    before = metrics.REGISTRY.get_sample_value("asched_undecodable_objects_total", {"kind": "pods"})
+    async with running_scheduler(cluster, name):
+        odd = _pod("odd", name, {"cpu": "100m"})
+        odd["metadata"]["labels"] = {"gap": "yes"}
+        await cluster.rest.create(pods, odd)
+        fine = cluster.unique_name("ok")
+        await cluster.create_pod(fine, scheduler_name=name, cpu="100m", memory="100Mi")
+
+        async def reported() -> bool:
+            status = (await cluster.rest.get(f"{pods}/odd")).get("status", {})
+            return any(
+                c["type"] == "PodScheduled" and "spec.odd: not understood" in c.get("message", "")
+                for c in status.get("conditions", [])
+            )
+
+        async def bound() -> bool:
+            return bool((await cluster.rest.get(f"{pods}/{fine}"))["spec"].get("nodeName"))
+
+        await until(reported, within=30)
+        await until(bound, within=30)
+        events = await cluster.rest.list_all(
+            f"/apis/events.k8s.io/v1/namespaces/{cluster.namespace}/events"
+        )
+        notes = [
+            e["note"]
+            for e in events
+            if e.get("reason") == "FailedScheduling" and e["regarding"]["name"] == "odd"
+        ]
+        assert notes == [
+            f"pod cannot be scheduled: Pod {cluster.namespace}/odd: spec.odd: not understood"
+        ]
+    after = metrics.REGISTRY.get_sample_value("asched_undecodable_objects_total", {"kind": "pods"})
+    # the pod's own status write echoes back through the watch: counted again, said once
+    assert (after or 0) - (before or 0) >= 1
