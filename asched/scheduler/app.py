@@ -326,6 +326,14 @@ class App:
                     await self.reporter.flush()
                 for task in background:
                     task.cancel()
+        except Exception:
+            # a root task failed (a bug: the process exits 1 and is restarted). A leader
+            # gives the lease back first, so a standby takes over within a retry period
+            # rather than after leaseDuration. (A lost lease is not held; a cancelled run,
+            # such as a killed process, keeps it until it expires.)
+            if elector is not None and elector.is_leader:
+                await elector.release()
+            raise
         finally:
             if self.scheduler.evictions is not None:
                 # a crash or lost lease: evictions still in flight stop at once (another

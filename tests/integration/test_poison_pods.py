@@ -13,7 +13,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from scheduler_harness import assert_not_overcommitted, running_scheduler, until
+from scheduler_harness import (
+    assert_not_overcommitted,
+    leader_election,
+    running_scheduler,
+    until,
+)
 
 from asched import metrics
 from asched.errors import DecodeError
@@ -191,3 +196,30 @@ async def test_a_pod_asched_cannot_decode_is_reported_on_the_pod(
     after = metrics.REGISTRY.get_sample_value("asched_undecodable_objects_total", {"kind": "pods"})
     # the pod's own status write echoes back through the watch: counted again, said once
     assert (after or 0) - (before or 0) >= 1
+
+
+async def test_a_crashing_leader_releases_its_lease(cluster: Any) -> None:
+    """If a root task fails anyway (a bug), the process fails fast (exit 1) but gives its
+    lease back first: a standby need not wait a whole leaseDuration."""
+    name = cluster.unique_name("sched")
+    lease = cluster.unique_name("lease")
+
+    def crash_the_gauges_once_leading(app: Any) -> None:
+        async def gauges(health: Any) -> None:
+            await app.scheduler.binder.running.wait()
+            raise RuntimeError("a bug in a root task")
+
+        app._gauges = gauges
+
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{cluster.namespace}/leases/{lease}"
+    async with running_scheduler(
+        cluster,
+        name,
+        prepare=crash_the_gauges_once_leading,
+        leaderElection=leader_election(cluster, lease),
+    ) as running:
+        with pytest.raises(ExceptionGroup) as failure:
+            await asyncio.wait_for(asyncio.shield(running.task), timeout=10)
+        assert failure.group_contains(RuntimeError, match="a bug in a root task")
+        holder = (await cluster.rest.get(path))["spec"].get("holderIdentity")
+        assert not holder  # released: "" (the API may drop the empty field)
