@@ -13,7 +13,6 @@ message) is not computed here: :meth:`Decision.message` computes it on demand.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +28,7 @@ from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.diagnosis import TOO_MANY_PODS
 from asched.framework.equivalence import ClassCache, ClassEntry, signature
 from asched.framework.interface import PreFilterOutcome
-from asched.framework.runtime import Framework, weighted
+from asched.framework.runtime import Framework, check_range, weighted
 from asched.framework.status import Code, Status
 
 _FIT = "NodeResourcesFit"
@@ -137,8 +136,6 @@ class Algorithm:
         self.rng = np.random.default_rng(seed)
         self.sampler = selection.Sampler()
         self.cache = ClassCache(cache_entries)
-        #: ``observe(extension_point, status, seconds)`` for metrics; None = not timed.
-        self.observe: Callable[[str, str, float], None] | None = None
 
     # ------------------------------------------------------------------ public
     def schedule(self, pod: PodInfo) -> Decision:
@@ -392,11 +389,11 @@ class Algorithm:
                 entry.raw[plugin.name] = raw
             else:
                 entry.raw[plugin.name][rows] = raw
-            if not plugin.normalizes:
+            if not plugin.normalizes:  # its raw score is final: checked once per fill
+                check_range(plugin, raw, entry.feasible[selected])
                 fixed += weighted(raw, weight)
         entry.fixed_total[selected] = fixed
         self._observe("Score", Status.success(), started)
 
     def _observe(self, point: str, status: Status, started: float) -> None:
-        if self.observe is not None:
-            self.observe(point, status.code.upstream_name, time.perf_counter() - started)
+        self.framework.timed(point, status, started)

@@ -34,9 +34,7 @@ from asched.cluster.table import NodeTable
 from asched.config.types import SchedulerConfig
 from asched.errors import DecodeError
 from asched.framework.algorithm import Algorithm
-from asched.framework.interface import PreEnqueuePlugin
 from asched.framework.runtime import Framework
-from asched.framework.status import Status
 from asched.health import HealthState
 from asched.leader import LeaderElector
 from asched.queue.scheduling_queue import SchedulingQueue
@@ -115,19 +113,6 @@ def _observe_bound(job: BindJob, now: float) -> None:
     metrics.observe_scheduled(job.framework.name, job.qp.attempts, now - first)
 
 
-def _pre_enqueue(plugins: list[PreEnqueuePlugin]) -> Callable[[PodInfo], Status]:
-    """The first non-success of the PreEnqueue plugins (SchedulingGates), else success."""
-
-    def check(pod: PodInfo) -> Status:
-        for plugin in plugins:
-            status = plugin.pre_enqueue(pod)
-            if not status.ok:
-                return status
-        return Status.success()
-
-    return check
-
-
 class App:
     """One scheduler process. Build with :meth:`create` inside the running loop."""
 
@@ -150,15 +135,15 @@ class App:
                 percentage=config.percentage_of_nodes_to_score,
                 seed=options.seed,
             )
-            algorithm.observe = _extension_point_observer(profile.scheduler_name)
+            framework.observe = _extension_point_observer(profile.scheduler_name)
             self.profiles[profile.scheduler_name] = ProfileRuntime(framework, algorithm)
-        gates = next(iter(self.profiles.values())).framework.pre_enqueue
+        first = next(iter(self.profiles.values())).framework
         self.queue = SchedulingQueue(
             clock=loop.time,
             initial_backoff=float(config.pod_initial_backoff_seconds),
             max_backoff=float(config.pod_max_backoff_seconds),
             wakeup=self._work.set,
-            pre_enqueue=_pre_enqueue(gates) if gates else None,
+            pre_enqueue=first.run_pre_enqueue if first.pre_enqueue else None,
         )
         self.reporter = Reporter(client, instance=options.identity)
         self.ingest = Ingest(
@@ -252,7 +237,11 @@ class App:
                         task.cancel()
                     await asyncio.gather(stop, work, return_exceptions=True)
                 continue
-            self.scheduler.schedule_one(qp)
+            job = self.scheduler.schedule_one(qp)
+            if job is None:
+                binder.release_slot()
+            else:
+                binder.start(job)  # the binding task owns the slot from here on
             await asyncio.sleep(0)  # let watchers and binding tasks run
 
     async def wait_synced(self) -> None:

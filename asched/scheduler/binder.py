@@ -19,7 +19,7 @@ from typing import Protocol
 from asched.cluster.records import PodInfo
 from asched.framework.cycle_state import CycleState
 from asched.framework.runtime import Framework
-from asched.framework.status import Code, Status
+from asched.framework.status import Status
 from asched.framework.waiting import WaitingPod
 from asched.queue.queued import QueuedPod
 
@@ -115,12 +115,7 @@ class Binder:
             status = await job.waiting.wait()
             if not status.ok:
                 return status
-        for pre_bind in job.framework.pre_bind:
-            status = await pre_bind.pre_bind(job.state, job.pod, job.node)
-            if not status.ok:
-                return status if status.plugin else status.with_plugin(pre_bind.name)
-        for binder in job.framework.bind:
-            status = await binder.bind(job.state, job.pod, job.node)
-            if status.code != Code.SKIP:
-                return status if status.plugin else status.with_plugin(binder.name)
-        return Status.error("no bind plugin bound the pod")
+        status = await job.framework.run_pre_bind(job.state, job.pod, job.node)
+        if not status.ok:
+            return status
+        return await job.framework.run_bind(job.state, job.pod, job.node)

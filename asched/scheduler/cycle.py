@@ -11,26 +11,29 @@ unreserve in reverse order (idempotent), forget the assumed pod (the row returns
 exact previous values), then requeue (the queue drops a pod the watch has meanwhile
 reported deleted or bound). It is synchronous, so cancellation cannot interrupt it.
 
-Nothing one pod carries may stop the loop: plugin code (filters and scores, PostFilter,
-Reserve, Permit, Unreserve, PostBind) runs under :meth:`Scheduler._guarded`, which turns
-an unexpected exception into an Error status for that pod (logged with its key and
-traceback, counted in ``asched_internal_errors_total``), so the pod is reported and retried
-with backoff and the loop goes on. ``schedule_one`` itself has a last-resort guard for a
-bug in asched's own bookkeeping.
+Nothing one pod carries may stop the loop: every extension point runs in the
+:class:`~asched.framework.runtime.Framework`, which contains a plugin's exception as an
+Error status for that pod (:mod:`asched.framework.contain`: logged with its key and
+traceback, counted in ``asched_internal_errors_total``); the decision and its diagnosis
+are contained the same way here, so the pod is reported and retried with backoff and the
+loop goes on. ``schedule_one`` itself has a last-resort guard for a bug in asched's own
+bookkeeping.
+
+``schedule_one`` returns the bind job (or None): the loop that took a binder slot for the
+cycle is the one place that hands it to a binding task or releases it.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from functools import partial
 
 from asched import metrics
 from asched.cluster.records import PodInfo
-from asched.framework import diagnosis
+from asched.framework import contain, diagnosis
 from asched.framework.algorithm import Algorithm, Decision
 from asched.framework.interface import PostFilterResult
 from asched.framework.runtime import Framework
@@ -46,8 +49,6 @@ from asched.scheduler.ledger import Ledger
 from asched.scheduler.reporting import Reporter
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -68,21 +69,6 @@ class CycleStats:
     errors: int = 0
     bound: int = 0
     rolled_back: int = 0
-
-
-class _Slot:
-    """The binder slot the caller took for one cycle: released once, or handed over."""
-
-    __slots__ = ("binder", "held")
-
-    def __init__(self, binder: Binder) -> None:
-        self.binder = binder
-        self.held = True
-
-    def release(self) -> None:
-        if self.held:
-            self.held = False
-            self.binder.release_slot()
 
 
 class Scheduler:
@@ -113,52 +99,26 @@ class Scheduler:
         self._on_attempt = on_attempt
         self._on_bound = on_bound
 
-    # ------------------------------------------------------------------ guards
-    def _guarded(
-        self, pod: PodInfo, phase: str, call: Callable[[], T], plugin: str = ""
-    ) -> T | Status:
-        """``call()``, or an Error status for ``pod`` when it raises (see the module
-        docstring). ``CancelledError`` and other BaseExceptions are never caught."""
-        try:
-            return call()
-        except Exception as exc:
-            return self._internal_error(pod, phase, exc, plugin)
-
-    def _internal_error(self, pod: PodInfo, phase: str, exc: Exception, plugin: str = "") -> Status:
-        metrics.count_internal_error(phase)
-        where = f"{phase} of plugin {plugin}" if plugin else phase
-        logger.error(
-            "pod %s: internal error in %s: %s: %s",
-            pod.key,
-            where,
-            type(exc).__name__,
-            exc,
-            exc_info=exc,
-            extra={"pod": pod.key},
-        )
-        return Status.error(f"internal error in {where}: {type(exc).__name__}: {exc}", plugin)
-
     # ------------------------------------------------------------------ cycle
-    def schedule_one(self, qp: QueuedPod) -> None:
-        """One synchronous cycle for a popped pod; the caller holds a binder slot for it.
+    def schedule_one(self, qp: QueuedPod) -> BindJob | None:
+        """One synchronous cycle for a popped pod: the job to hand to a binding task, or
+        None when the pod went back to the queue (or away).
 
-        Never raises (see the module docstring): the pod ends handed to a binding task,
-        requeued with a status, or dropped because it is gone."""
-        slot = _Slot(self.binder)
+        The caller holds a binder slot for the cycle: it gives the slot to the binding
+        task with the job, or releases it on None (one owner, see ``App.schedule_loop``).
+        Never raises (see the module docstring)."""
         try:
-            self._schedule_one(qp, slot)
+            return self._schedule_one(qp)
         except Exception as exc:
-            status = self._internal_error(qp.pod, "cycle", exc)
+            status = contain.failed(qp.pod, "cycle", exc)
             self.stats.errors += 1
             self._recover(qp, status)
-            slot.release()
+            return None
 
     def _recover(self, qp: QueuedPod, status: Status) -> None:
         """Last resort after a bug in the cycle's own bookkeeping: whatever of the pod is
-        assumed but not handed to a binding task is forgotten, and the pod requeued."""
+        assumed is forgotten, and the pod requeued."""
         key = qp.key
-        if key in self.binder.in_flight:
-            return  # the binding task owns it now, and its rollback
         waiting = self.waiting.get(qp.pod.uid)
         if waiting is not None:
             waiting.reject("", "internal error")
@@ -169,36 +129,34 @@ class Scheduler:
         if requeued and self.reporter is not None:
             self.reporter.unschedulable(qp.pod, status.message, error=True)
 
-    def _schedule_one(self, qp: QueuedPod, slot: _Slot) -> None:
+    def _schedule_one(self, qp: QueuedPod) -> BindJob | None:
         pod = qp.pod
         profile = self.profiles.get(pod.scheduler_name)
         if profile is None or pod.deleting:
             self.queue.done(pod.key)
-            slot.release()
-            return
+            return None
         start = self.clock()
         self.stats.attempts += 1
-        decided = self._guarded(pod, "decide", lambda: profile.algorithm.schedule(pod))
+        decided = contain.guarded(pod, "decide", partial(profile.algorithm.schedule, pod))
         decision = Decision(pod, decided) if isinstance(decided, Status) else decided
         if decision.node is None:
             self._failed(qp, profile, decision)
-            slot.release()
             self._attempt(
                 "unschedulable" if decision.status.code != Code.ERROR else "error", profile, start
             )
-            return
+            return None
         node = decision.node
+        framework = profile.framework
         self.ledger.assume(pod, node)
-        job = BindJob(qp, pod, node, profile.framework, decision.state, started=start)
-        status = self._reserve(job)
+        job = BindJob(qp, pod, node, framework, decision.state, started=start)
+        status = framework.run_reserve(job.state, pod, node)
         waits: dict[str, float] = {}
         if status.ok:
-            status, waits = self._permit(job)
+            status, waits = framework.run_permit(job.state, pod, node)
         if not status.ok:
             self.rollback(job, status)
-            slot.release()
             self._attempt("unschedulable" if status.code != Code.ERROR else "error", profile, start)
-            return
+            return None
         if waits:
             job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
             self.waiting.add(job.waiting)
@@ -210,48 +168,19 @@ class Scheduler:
                 node,
                 decision.feasible,
                 decision.examined,
-                extra={"pod": pod.key, "node": node, "profile": profile.framework.name},
+                extra={"pod": pod.key, "node": node, "profile": framework.name},
             )
-        slot.held = False  # the binding task owns the slot from here on
-        self.binder.start(job)
         self._attempt("scheduled", profile, start)
+        return job
 
     def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
         if self._on_attempt is not None:
             self._on_attempt(result, profile.framework.name, self.clock() - start)
 
-    def _reserve(self, job: BindJob) -> Status:
-        for plugin in job.framework.reserve:
-            status = self._guarded(
-                job.pod,
-                "Reserve",
-                functools.partial(plugin.reserve, job.state, job.pod, job.node),
-                plugin.name,
-            )
-            if not status.ok:
-                return status if status.plugin else status.with_plugin(plugin.name)
-        return Status.success()
-
-    def _permit(self, job: BindJob) -> tuple[Status, dict[str, float]]:
-        waits: dict[str, float] = {}
-        for plugin in job.framework.permit:
-            answer = self._guarded(
-                job.pod,
-                "Permit",
-                functools.partial(plugin.permit, job.state, job.pod, job.node),
-                plugin.name,
-            )
-            status, timeout = (answer, 0.0) if isinstance(answer, Status) else answer
-            if status.code == Code.WAIT:
-                waits[plugin.name] = timeout
-            elif not status.ok:
-                return (status if status.plugin else status.with_plugin(plugin.name)), {}
-        return Status.success(), waits
-
     def _failed(self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision) -> None:
         """No node: record who rejected it, requeue, and tell the pod why (cold path)."""
-        diagnosed = self._guarded(
-            qp.pod, "diagnose", functools.partial(self._diagnose, qp, profile, decision)
+        diagnosed = contain.guarded(
+            qp.pod, "diagnose", partial(self._diagnose, qp, profile, decision)
         )
         if isinstance(diagnosed, Status):
             status, nominated, rejectors = diagnosed, None, frozenset[str]()
@@ -299,16 +228,9 @@ class Scheduler:
             # gates such a pod until its preemption finishes)
             waiting = "waiting for the preemption for this pod to be finished"
             return PostFilterResult(Status.unschedulable(waiting, plugin="DefaultPreemption"))
-        statuses = decision.statuses()
-        result = PostFilterResult(Status.unschedulable(plugin=""))
-        for plugin in profile.framework.post_filter:
-            metrics.count_preemption_attempt()
-            result = plugin.post_filter(decision.state, qp.pod, table, statuses, profile.framework)
-            if result.status.ok or result.status.code in (
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                Code.ERROR,
-            ):
-                break
+        result = profile.framework.run_post_filter(
+            decision.state, qp.pod, table, decision.statuses()
+        )
         node = result.nominated_node
         if node is None:
             return result
@@ -348,13 +270,7 @@ class Scheduler:
         """The API accepted the binding. The ledger keeps it until the watch confirms."""
         self.stats.bound += 1
         self.queue.done(job.pod.key)
-        for plugin in job.framework.post_bind:  # informational: a failure changes nothing
-            self._guarded(
-                job.pod,
-                "PostBind",
-                functools.partial(plugin.post_bind, job.state, job.pod, job.node),
-                plugin.name,
-            )
+        job.framework.run_post_bind(job.state, job.pod, job.node)
         if self.reporter is not None:
             self.reporter.scheduled(job.pod, job.node)
         if self._on_bound is not None:
@@ -363,13 +279,7 @@ class Scheduler:
     def rollback(self, job: BindJob, status: Status) -> None:
         """The single way back from any failure after assume; see the module docstring."""
         self.stats.rolled_back += 1
-        for plugin in reversed(job.framework.reserve):  # each runs, whatever the others do
-            self._guarded(
-                job.pod,
-                "Unreserve",
-                functools.partial(plugin.unreserve, job.state, job.pod, job.node),
-                plugin.name,
-            )
+        job.framework.run_unreserve(job.state, job.pod, job.node)
         if job.waiting is not None:
             job.waiting.reject("", "rolled back")
             self.waiting.remove(job.waiting)

@@ -3,7 +3,9 @@
 A plugin that raises while one pod is decided, diagnosed, reserved or permitted turns
 into an Error status for that pod: logged with its key, reported on it, requeued with
 backoff, counted in ``asched_internal_errors_total``. The table returns to its exact
-previous values, the binder slot is returned, and the next pod is scheduled as usual.
+previous values, no bind job comes out (so the loop returns its binder slot), and the
+next pod is scheduled as usual. PostFilter's error is upstream's: its message joins the
+FitError and the pod stays Unschedulable.
 """
 
 from __future__ import annotations
@@ -126,6 +128,14 @@ async def pop_with_slot(scheduler: Scheduler) -> Any:
     return qp
 
 
+def cycle(scheduler: Scheduler, qp: Any) -> None:
+    """One cycle as the loop runs it; no bind job may come out of a failed one."""
+    job = scheduler.schedule_one(qp)  # must not raise
+    assert job is None
+    scheduler.binder.release_slot()  # the loop's half of the slot's one owner
+    assert scheduler.binder.slots._value == SLOTS
+
+
 def pod(name: str, cpu: str = "1") -> PodInfo:
     raw = make_pod(name, cpu=cpu, memory="1Gi")
     raw["spec"]["schedulerName"] = PROFILE
@@ -156,6 +166,34 @@ def break_score(f: Framework) -> str:
     return str(f.score[0][0].name)
 
 
+class Answering:
+    """``inner`` with one method answering ``answer(*args)`` instead."""
+
+    def __init__(self, inner: Any, method: str, answer: Callable[..., Any]) -> None:
+        self._inner, self._method, self._answer = inner, method, answer
+
+    def __getattr__(self, name: str) -> Any:
+        return self._answer if name == self._method else getattr(self._inner, name)
+
+
+def wrong_shape_filter(f: Framework) -> str:
+    # one bool for however many rows were asked: the array contract is broken
+    f.filter[0] = Answering(f.filter[0], "filter", lambda *a: np.ones(1, dtype=np.bool_))
+    return str(f.filter[0].name)
+
+
+def out_of_range_scores(f: Framework) -> str:
+    [index] = [i for i, (p, _) in enumerate(f.score) if p.name == "NodeResourcesFit"]
+    plugin, weight = f.score[index]
+
+    def thousand(state: Any, pod: Any, table: NodeTable, rows: Any) -> Any:
+        return np.full(len(plugin.score(state, pod, table, rows)), 1000, dtype=np.int64)
+
+    wrapped = Answering(Answering(plugin, "score", thousand), "normalizes", False)
+    f.score[index] = (wrapped, weight)
+    return str(plugin.name)
+
+
 def break_reserve(f: Framework) -> str:
     f.reserve.append(Raising(Stub("Exploding"), "reserve"))
     return "Exploding"
@@ -173,22 +211,18 @@ def requested_columns(table: NodeTable) -> list[np.ndarray[Any, Any]]:
 @pytest.mark.parametrize(
     ("breaker", "phase", "cpu"),
     [
-        pytest.param(break_pre_filter, "decide", "1", id="PreFilter raises"),
-        pytest.param(break_filter, "decide", "1", id="Filter raises"),
-        pytest.param(break_score, "decide", "1", id="Score raises"),
+        pytest.param(break_pre_filter, "PreFilter", "1", id="PreFilter raises"),
+        pytest.param(break_filter, "Filter", "1", id="Filter raises"),
+        pytest.param(break_score, "Score", "1", id="Score raises"),
         # 5 cpu fits nowhere (4 each): diagnosing the failure runs the filters' explain
         pytest.param(
             lambda f: break_named(f.filter, "NodeResourcesFit", "explain", "explain_rows"),
-            "diagnose",
+            "Filter",
             "5",
             id="explaining a rejection raises",
         ),
-        pytest.param(
-            lambda f: break_first(f.post_filter, "post_filter"),
-            "diagnose",
-            "5",
-            id="PostFilter raises",
-        ),
+        pytest.param(wrong_shape_filter, "decide", "1", id="Filter answers a wrong shape"),
+        pytest.param(out_of_range_scores, "decide", "1", id="Score answers 1000"),
         pytest.param(break_reserve, "Reserve", "1", id="Reserve raises"),
         pytest.param(break_permit, "Permit", "1", id="Permit raises"),
     ],
@@ -204,14 +238,17 @@ async def test_a_raising_plugin_becomes_an_error_status_for_that_pod(
     scheduler.queue.add(victim)
     qp = await pop_with_slot(scheduler)
 
-    scheduler.schedule_one(qp)  # must not raise
+    cycle(scheduler, qp)
 
     assert scheduler.queue.where(victim.key) == "backoff"  # Error: retried with backoff
     assert "internal error in" in reporter.said[victim.key]
-    assert "exploded" in reporter.said[victim.key]
+    assert (
+        "exploded" in reporter.said[victim.key]
+        or "PluginContractError" in reporter.said[victim.key]
+    )
     assert victim.key in reporter.errors  # condition reason SchedulerError, as upstream
-    if phase in ("Reserve", "Permit"):
-        assert f"of plugin {plugin}" in reporter.said[victim.key]
+    # the extension point and the plugin's name, as issue 12 asks of a faulty plugin
+    assert f"internal error in {phase} of plugin {plugin}:" in reporter.said[victim.key]
     if phase in ("Reserve", "Permit"):
         assert scheduler.stats.rolled_back == 1  # after assume: the one rollback path
     else:
@@ -219,7 +256,6 @@ async def test_a_raising_plugin_becomes_an_error_status_for_that_pod(
     assert len(scheduler.ledger) == 0  # nothing stays assumed
     for got, want in zip(requested_columns(table), before, strict=True):
         np.testing.assert_array_equal(got, want)
-    assert scheduler.binder.slots._value == SLOTS  # the slot came back
     after = metrics.REGISTRY.get_sample_value("asched_internal_errors_total", {"phase": phase})
     assert (after or 0) - (errors or 0) == 1
 
@@ -236,7 +272,7 @@ async def test_unreserve_raising_does_not_stop_the_rollback() -> None:
     scheduler.queue.add(victim)
     qp = await pop_with_slot(scheduler)
 
-    scheduler.schedule_one(qp)
+    cycle(scheduler, qp)
 
     assert kept.unreserved == 1
     assert len(scheduler.ledger) == 0
@@ -244,7 +280,6 @@ async def test_unreserve_raising_does_not_stop_the_rollback() -> None:
         np.testing.assert_array_equal(got, want)
     assert scheduler.queue.where(victim.key) == "unschedulable"  # Permit's verdict stands
     assert "not now" in reporter.said[victim.key]
-    assert scheduler.binder.slots._value == SLOTS
 
 
 async def test_a_bug_in_the_cycle_itself_is_recovered(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -263,14 +298,13 @@ async def test_a_bug_in_the_cycle_itself_is_recovered(monkeypatch: pytest.Monkey
     scheduler.queue.add(victim)
     qp = await pop_with_slot(scheduler)
 
-    scheduler.schedule_one(qp)
+    cycle(scheduler, qp)
 
     assert len(scheduler.ledger) == 0
     for got, want in zip(requested_columns(table), before, strict=True):
         np.testing.assert_array_equal(got, want)
     assert scheduler.queue.where(victim.key) == "backoff"
     assert "internal error in cycle: RuntimeError: bookkeeping bug" in reporter.said[victim.key]
-    assert scheduler.binder.slots._value == SLOTS
 
 
 async def test_the_next_pod_schedules_after_one_raised() -> None:
@@ -297,7 +331,7 @@ async def test_the_next_pod_schedules_after_one_raised() -> None:
     for p in (first, second):
         scheduler.queue.add(p)
     qp = await pop_with_slot(scheduler)
-    scheduler.schedule_one(qp)
+    cycle(scheduler, qp)
     qp = await pop_with_slot(scheduler)
     assert qp.key == second.key
     decision = scheduler.profiles[PROFILE].algorithm.schedule(qp.pod)
@@ -305,3 +339,18 @@ async def test_the_next_pod_schedules_after_one_raised() -> None:
     assert decision.node in ("n1", "n2")
     assert first.key in reporter.said
     assert second.key not in reporter.said
+
+
+async def test_a_raising_post_filter_joins_the_fit_error_as_upstream() -> None:
+    """upstream (schedule_one.go): PostFilter's Error is logged and its message appended to
+    the FitError; the pod stays Unschedulable (parked), it is not an Error attempt."""
+    scheduler, framework, _, reporter = build()
+    plugin = break_first(framework.post_filter, "post_filter")
+    victim = pod("victim", cpu="5")  # 5 cpu fits neither 4-cpu node
+    scheduler.queue.add(victim)
+    cycle(scheduler, await pop_with_slot(scheduler))
+    message = reporter.said[victim.key]
+    assert message.startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    assert f"internal error in PostFilter of plugin {plugin}: ZeroDivisionError" in message
+    assert scheduler.queue.where(victim.key) == "unschedulable"
+    assert victim.key not in reporter.errors
