@@ -9,17 +9,20 @@ host, that the retry rule accepts it, and that the token is nowhere in the text.
 from __future__ import annotations
 
 import asyncio
+import random
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
 from aiohttp import web
 
 from asched.api.client import KubeClient
+from asched.api.watch import Reflector
 from asched.cluster.decode import decode_pod
 from asched.errors import ApiUnavailable, retryable
 from asched.scheduler.handle import ApiHandle
@@ -257,3 +260,61 @@ async def test_binding_over_a_dead_connection_is_a_status_error(tmp_path: Path) 
     assert not status.ok
     assert "POST /api/v1/namespaces/default/pods/web-1/binding" in status.message
     assert TOKEN not in status.message
+
+
+class _NoJitter(random.Random):
+    """``random()`` is always 0: the reflector waits exactly half its backoff."""
+
+    def random(self) -> float:
+        return 0.0
+
+
+async def test_reflector_rewatches_from_last_version_after_a_cut(tmp_path: Path) -> None:
+    # LIST at resourceVersion 5, a watch that delivers rv 7 and is cut mid-stream, then a
+    # second watch, which must resume from 7 (no relist) after one logged, counted failure
+    watches: list[str] = []
+    second_watch = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        target = head.split(" ", 2)[1]
+        if "watch=true" not in target:
+            body = b'{"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[]}'
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+            writer.write(b"Connection: close\r\n")  # one request per connection here
+            writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+            writer.close()
+            return
+        watches.append(parse_qs(urlsplit(target).query)["resourceVersion"][0])
+        if len(watches) == 1:
+            await _watch_then_cut(_replayed(head), writer)
+        else:
+            second_watch.set()
+            await asyncio.Event().wait()
+
+    async with _raw_server(handler) as url:
+        client = await KubeClient.connect(_kubeconfig(tmp_path, url))
+        events: list[object] = []
+        reflector = Reflector(client, "pods", PODS, events.append, rng=_NoJitter())
+        task = asyncio.create_task(reflector.run())
+        try:
+            await asyncio.wait_for(second_watch.wait(), timeout=30)
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            await client.close()
+    assert watches == ["5", "7"]
+    assert (reflector.relists, reflector.reconnects) == (1, 1)
+    assert reflector.last_error is not None
+    assert reflector.last_error.startswith(f"watch pods: GET {PODS} on {url}: watch: ")
+    assert TOKEN not in reflector.last_error
+
+
+def _replayed(head: str) -> asyncio.StreamReader:
+    """A reader that yields ``head`` again (the handler above has consumed it already)."""
+    reader = asyncio.StreamReader()
+    reader.feed_data(head.encode())
+    reader.feed_eof()
+    return reader
