@@ -101,7 +101,7 @@ def _watch_event(buffer: bytearray, start: int, end: int, what: str) -> dict[str
             code = int(status.get("code", 500))
         else:
             return event
-    except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError) as exc:  # JSONDecodeError is a ValueError
         raise _NotJson(f"watch event is not JSON ({exc})") from None
     raise api_error(code, status, f"watch {what}")
 
