@@ -9,14 +9,29 @@ exceptions. Exceptions are for bad input, bugs and infrastructure failures::
     │   └── DecodeError             a Kubernetes object that cannot be decoded (bad quantity, ...)
     ├── PluginContractError         a plugin returned an array of the wrong shape, dtype or range
     ├── ApiError                    the Kubernetes API answered with an unexpected status
+    │   ├── ApiUnavailable          no usable answer: refused, reset, DNS, TLS, timeout, not JSON
     │   ├── WatchExpired            410 Gone on a watch: relist
     │   └── BindConflict            409 on a binding: the pod already has a node
     └── LeadershipLost              this replica no longer holds the lease
+
+Transport failures (aiohttp, OS, timeout and JSON errors) are mapped to
+:class:`ApiUnavailable` inside :mod:`asched.api.client`, at every public method and while a
+watch stream is read; nothing above ``asched.api`` catches a transport library's errors.
+``asyncio.CancelledError`` is never mapped.
+
+Retrying: :data:`RETRYABLE` is the one rule, used by every caller that retries (the
+reflector, the leader elector, discovery). Every :class:`ApiError` is retryable after a
+backoff: the transport branch and 429/5xx obviously, and the other 4xx too, because a
+reflector or an elector that gives up on a 401/403 turns an RBAC or token fix into a
+restart (client-go's reflector and elector retry them as well). Callers that must act on
+a particular status (410 relists, 409 on a binding) catch that subclass first. Anything
+that is not an :class:`ApiError` (a bug, bad input) is not retried.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 
 class AschedError(Exception):
@@ -87,6 +102,33 @@ class ApiError(AschedError):
         super().__init__(f"{status} {reason}: {message}" if message else f"{status} {reason}")
 
 
+class ApiUnavailable(ApiError):
+    """No usable answer from the API server: the request or the response failed in transport.
+
+    Connection refused or reset, a name that does not resolve, a TLS verification failure,
+    a timeout, a server that closed the connection mid-response, or a body that is not
+    JSON where JSON was expected. ``status`` is 0 (no status was received, or the one
+    received is not to be trusted) and ``reason`` is ``"Unavailable"``.
+
+    Attributes
+    ----------
+    method, path, host : str
+        What failed: ``GET``, ``/api/v1/pods`` (no query), ``https://10.0.0.1:6443``.
+    cause : str
+        The underlying failure as one line, e.g. ``ClientConnectorError: Cannot connect...``;
+        never a credential.
+    """
+
+    def __init__(self, method: str, path: str, host: str, cause: str) -> None:
+        self.status = 0
+        self.reason = "Unavailable"
+        self.method = method
+        self.path = path
+        self.host = host
+        self.cause = cause
+        AschedError.__init__(self, f"{method} {path} on {host}: {cause}")
+
+
 class WatchExpired(ApiError):
     """A watch's resourceVersion is older than the server's history (410 Gone)."""
 
@@ -97,3 +139,13 @@ class BindConflict(ApiError):
 
 class LeadershipLost(AschedError):
     """This replica lost (or never held) the leader lease."""
+
+
+#: The exceptions worth retrying after a backoff (see the module docstring): use it as
+#: ``except RETRYABLE``; a caller's own deadline (``asyncio.timeout``) is its own concern.
+RETRYABLE: Final[tuple[type[AschedError], ...]] = (ApiError,)
+
+
+def retryable(exc: BaseException) -> bool:
+    """Whether ``exc`` is worth retrying after a backoff (the :data:`RETRYABLE` rule)."""
+    return isinstance(exc, RETRYABLE)

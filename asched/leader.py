@@ -62,12 +62,10 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, NoReturn, Protocol
 from urllib.parse import quote
 
-import aiohttp
-
 from asched import metrics
 from asched.api.client import Response
 from asched.config.types import LeaderElection
-from asched.errors import ApiError, LeadershipLost
+from asched.errors import RETRYABLE, LeadershipLost
 
 logger = logging.getLogger(__name__)
 
@@ -227,9 +225,10 @@ class LeaseClient(Protocol):
     async def replace(self, path: str, body: Mapping[str, Any]) -> Response: ...
 
 
-#: Failures of one attempt that mean "try again later", not "bug": transport errors, the
-#: per-attempt timeout, and ApiError from clients that raise on status.
-_RETRYABLE: Final = (aiohttp.ClientError, OSError, TimeoutError, ApiError)
+#: Failures of one attempt that mean "try again later", not "bug": the per-attempt
+#: deadline (``asyncio.timeout``) and what :data:`asched.errors.RETRYABLE` says (the
+#: client maps transport failures to ApiUnavailable, an ApiError).
+_RETRYABLE: Final[tuple[type[Exception], ...]] = (TimeoutError, *RETRYABLE)
 
 
 def _loop_time() -> float:

@@ -7,6 +7,12 @@ the body is read as bytes, parsed with orjson, and the response is always releas
 non-2xx status is returned (for bindings, leases, status patches: the caller decides) or
 raised as :class:`~asched.errors.ApiError` (``*_json`` helpers).
 
+Transport failures never leave this module as aiohttp or OS errors: a refused or reset
+connection, DNS, TLS verification, a timeout, a connection closed mid-response or a 2xx
+body that is not JSON raise :class:`~asched.errors.ApiUnavailable` naming the method,
+path and host, from every public method and while a watch stream is read. Callers retry
+on :data:`asched.errors.RETRYABLE`. ``asyncio.CancelledError`` passes through untouched.
+
 Tokens never reach a log line: only method, path and status are logged. TLS is verified
 with the kubeconfig's CA (or the in-cluster CA).
 
@@ -34,7 +40,7 @@ import orjson
 from kubernetes_asyncio import client as k8s_client, config as k8s_config
 
 from asched.api import kubeconfig as kubeconfig_check
-from asched.errors import ApiError, InputError, WatchExpired
+from asched.errors import ApiError, ApiUnavailable, InputError, WatchExpired
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +48,11 @@ MERGE_PATCH: Final = "application/merge-patch+json"
 STRATEGIC_PATCH: Final = "application/strategic-merge-patch+json"
 JSON: Final = "application/json"
 DEFAULT_TIMEOUT: Final = 30.0
+
+#: What the transport raises: aiohttp's errors, OS errors (refused, reset, DNS, TLS are
+#: OSError subclasses), and the request timeout (aiohttp raises the builtin TimeoutError).
+#: CancelledError is a BaseException and is never among them.
+_TRANSPORT: Final = (aiohttp.ClientError, OSError, TimeoutError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,25 +80,45 @@ def api_error(status: int, body: Any, what: str) -> ApiError:
     return cls(status, reason or str(status), f"{what}: {message}" if message else what)
 
 
+class _NotJson(Exception):
+    """A body (or watch line) that is not what the API serves; mapped to ApiUnavailable."""
+
+
 def _watch_event(buffer: bytearray, start: int, end: int, what: str) -> dict[str, Any] | None:
-    """The watch event in ``buffer[start:end]`` (None for a blank line); ERROR raises."""
+    """The watch event in ``buffer[start:end]`` (None for a blank line); ERROR raises.
+
+    Raises ``_NotJson`` for a line that is not a JSON watch event.
+    """
     if end - start < 4 and not buffer[start:end].strip():
         return None
-    with memoryview(buffer) as view:
-        event: dict[str, Any] = orjson.loads(view[start:end])
-    if event.get("type") == "ERROR":
-        status = event.get("object") or {}
-        raise api_error(int(status.get("code", 500)), status, f"watch {what}")
-    return event
+    try:
+        with memoryview(buffer) as view:
+            event = orjson.loads(view[start:end])
+        if not isinstance(event, dict):
+            raise _NotJson(f"watch event is a JSON {type(event).__name__}, not an object")
+        if event.get("type") == "ERROR":
+            status = event.get("object") or {}
+            code = int(status.get("code", 500))
+        else:
+            return event
+    except (TypeError, ValueError, AttributeError) as exc:  # JSONDecodeError is a ValueError
+        raise _NotJson(f"watch event is not JSON ({exc})") from None
+    raise api_error(code, status, f"watch {what}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _parse(raw: bytes) -> Any:
+    """The JSON in ``raw`` (None when empty); ``_NotJson`` when it is not JSON."""
     if not raw:
         return None
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
+    except orjson.JSONDecodeError as exc:
+        raise _NotJson(f"answer is not JSON ({exc})") from None
 
 
 class KubeClient:
@@ -143,6 +174,17 @@ class KubeClient:
     def host(self) -> str:
         return str(self._api.configuration.host)
 
+    def _unavailable(self, method: str, path: str, exc: BaseException | str) -> ApiUnavailable:
+        """``exc`` as an ApiUnavailable naming ``method``, ``path`` and the host; the cause is
+        one line, and any credential the configuration holds is blanked out of it."""
+        cause = _one_line(exc) if isinstance(exc, BaseException) else exc
+        keys = getattr(self._api.configuration, "api_key", None) or {}
+        for value in keys.values():
+            for secret in {str(value), str(value).removeprefix("Bearer ")}:
+                if len(secret) >= 4:
+                    cause = cause.replace(secret, "<redacted>")
+        return ApiUnavailable(method, path, self._host, cause)
+
     async def _send(
         self,
         method: str,
@@ -171,15 +213,18 @@ class KubeClient:
             extra["server_hostname"] = rest.server_hostname
         if rest.proxy:
             extra["proxy"] = rest.proxy
-        response: aiohttp.ClientResponse = await rest.pool_manager.request(
-            method,
-            self._host + path,
-            params={key: str(value) for key, value in (params or {}).items()},
-            data=None if body is None else orjson.dumps(body),
-            headers=headers,
-            timeout=timeout,
-            **extra,
-        )
+        try:
+            response: aiohttp.ClientResponse = await rest.pool_manager.request(
+                method,
+                self._host + path,
+                params={key: str(value) for key, value in (params or {}).items()},
+                data=None if body is None else orjson.dumps(body),
+                headers=headers,
+                timeout=timeout,
+                **extra,
+            )
+        except _TRANSPORT as exc:
+            raise self._unavailable(method, path, exc) from exc
         return response
 
     async def request(
@@ -192,7 +237,14 @@ class KubeClient:
         content_type: str = JSON,
         request_timeout: float | None = DEFAULT_TIMEOUT,
     ) -> Response:
-        """Send a request and return its status and parsed body; never raises on status."""
+        """Send a request and return its status and parsed body; never raises on status.
+
+        Raises
+        ------
+        ApiUnavailable
+            The request or the response failed in transport, or a 2xx body is not JSON
+            (a non-2xx body that is not JSON, a proxy's error page, gives ``body=None``).
+        """
         response = await self._send(
             method,
             path,
@@ -203,14 +255,27 @@ class KubeClient:
         )
         try:
             raw = await response.read()
+        except _TRANSPORT as exc:
+            raise self._unavailable(method, path, exc) from exc
         finally:
             response.release()
         if response.status >= 400:
             logger.debug("%s %s -> %d", method, path, response.status)
-        return Response(response.status, _parse(raw))
+        try:
+            parsed = _parse(raw)
+        except _NotJson as exc:
+            if 200 <= response.status < 300:
+                raise self._unavailable(method, path, f"HTTP {response.status} {exc}") from None
+            parsed = None
+        return Response(response.status, parsed)
 
     async def get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
-        return (await self.request("GET", path, params=params)).raise_for_status(f"GET {path}")
+        """The JSON object at ``path``; ApiError on a non-2xx status, ApiUnavailable when the
+        answer is not a JSON object."""
+        body = (await self.request("GET", path, params=params)).raise_for_status(f"GET {path}")
+        if not isinstance(body, dict):
+            raise self._unavailable("GET", path, "HTTP 2xx answer is not a JSON object")
+        return body
 
     async def list_all(
         self, path: str, *, page_size: int = 500, params: Mapping[str, str | int] | None = None
@@ -250,7 +315,9 @@ class KubeClient:
         """Raw watch events (``{"type", "object"}``) from ``resource_version``.
 
         A 410 (HTTP status or ERROR event) raises WatchExpired; any other ERROR event or
-        non-200 status raises ApiError. The stream ends when the server closes it.
+        non-200 status raises ApiError. The stream ends when the server closes it cleanly;
+        a connection lost mid-stream, a read timeout or a line that is not a JSON event
+        raises ApiUnavailable (``GET <path>``, "watch" in the cause).
         """
         query: dict[str, str | int] = dict(params or {})
         query.update(
@@ -263,7 +330,11 @@ class KubeClient:
         response = await self._send("GET", path, params=query, request_timeout=timeout)
         try:
             if response.status != 200:
-                raise api_error(response.status, _parse(await response.read()), f"watch {path}")
+                try:
+                    body = _parse(await response.read())
+                except _NotJson:
+                    body = None
+                raise api_error(response.status, body, f"watch {path}")
             # Events are newline-delimited JSON; a pod event is kilobytes, delivered in many
             # TCP chunks. Splitting one buffer ourselves costs far less than aiohttp's
             # readline (measured: the watch was 13 % of the scheduler's CPU on kube-apiserver).
@@ -282,6 +353,10 @@ class KubeClient:
             last = _watch_event(buffer, 0, len(buffer), path)  # no final newline
             if last is not None:
                 yield last
+        except _TRANSPORT as exc:
+            raise self._unavailable("GET", path, f"watch: {_one_line(exc)}") from exc
+        except _NotJson as exc:
+            raise self._unavailable("GET", path, str(exc)) from None
         finally:
             response.release()
 

@@ -18,10 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import aiohttp
-
 from asched.api.client import KubeClient
-from asched.errors import ApiError, WatchExpired
+from asched.errors import RETRYABLE, WatchExpired
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +108,7 @@ class Reflector:
             except WatchExpired:
                 logger.info("watch of %s expired at %s: relisting", self.kind, version)
                 version = ""
-            except (ApiError, aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
+            except RETRYABLE as exc:
                 self.healthy = False
                 self.reconnects += 1
                 self.last_error = f"{'watch' if version else 'list'} {self.kind}: {describe(exc)}"

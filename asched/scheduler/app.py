@@ -24,15 +24,13 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-import aiohttp
-
 from asched import metrics
 from asched.api.client import KubeClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import SchedulerConfig
-from asched.errors import DecodeError
+from asched.errors import RETRYABLE, DecodeError
 from asched.framework.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.health import HealthState
@@ -388,7 +386,7 @@ class App:
         """policy/v1 PodDisruptionBudgets, or policy/v1beta1 on servers before 1.21."""
         try:
             found = await self.client.request("GET", "/apis/policy/v1")
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        except RETRYABLE as exc:
             logger.warning("discovering policy/v1 failed (%s): assuming it is served", exc)
             return "/apis/policy/v1/poddisruptionbudgets"
         if found.status == 404:

@@ -4,13 +4,16 @@ Binding answers: 201 is success; anything else (404 pod gone, 409 already assign
 changed uid, 5xx) is an Error, and the rollback requeues the pod with backoff. That is
 safe for a pod that really is gone or bound elsewhere: the watch reports it, and the
 queue drops a pod the watch reported deleted or bound, whether it is in flight or
-waiting in backoff. It is also what makes a spurious 409 lose nothing.
+waiting in backoff. It is also what makes a spurious 409 lose nothing. A binding that got
+no answer at all (:class:`~asched.errors.ApiUnavailable`: refused, reset, timed out) is
+an Error the same way, naming the request and the cause.
 """
 
 from __future__ import annotations
 
 from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
+from asched.errors import ApiUnavailable
 from asched.framework.status import Status
 
 
@@ -21,7 +24,10 @@ class ApiHandle:
         self.client = client
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
-        response = await self.client.bind(pod.namespace, pod.name, pod.uid, node)
+        try:
+            response = await self.client.bind(pod.namespace, pod.name, pod.uid, node)
+        except ApiUnavailable as exc:
+            return Status.error(f"binding failed: {exc}")
         if response.ok:
             return Status.success()
         message = response.body.get("message", "") if isinstance(response.body, dict) else ""

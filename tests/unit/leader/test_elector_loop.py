@@ -16,12 +16,11 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-import aiohttp
 import pytest
 
 from asched.api.client import Response
 from asched.config.types import LeaderElection
-from asched.errors import LeadershipLost
+from asched.errors import ApiUnavailable, LeadershipLost
 from asched.leader import LeaderElector
 
 SETTINGS = LeaderElection(resource_name="sched", resource_namespace="ns")
@@ -112,7 +111,8 @@ class FakeLeaseClient:
             await asyncio.Event().wait()
         if self.down:
             self.store.calls.append((self.name, verb, 0))
-            raise aiohttp.ClientConnectionError("connection refused")
+            # what KubeClient raises for a refused connection
+            raise ApiUnavailable(verb.upper(), path, "https://fake", "connection refused")
         if verb == "get":
             response = self.store.get(path)
         elif verb == "create":
