@@ -6,6 +6,10 @@ module only wires them together. Help text is written for users here and in
 :data:`COMMANDS`, never taken from module docstrings (those are for developers). It is the one place that
 turns exceptions into exit codes: an :class:`~asched.errors.InputError` is a one-line
 message and exit status 2, anything else propagates as a traceback (a bug).
+
+A command whose pip extra is not installed (:data:`NEEDS_EXTRA`) is still listed; using it
+prints one line naming the extra to install (``asched bench: needs the 'bench' extra: pip
+install 'asched[bench]'``) and exits 2, so a scheduler-only install never imports them.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ import importlib.util
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Final, Protocol, cast
+from typing import Any, Final, Protocol, cast
 
 from asched import __version__
 from asched.errors import InputError
+from asched.extras import MissingExtra, missing
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("asched.benchmark.command", "run benchmarks (core, workloads)"),
     "tune": ("asched.benchmark.tune_command", "tune percentageOfNodesToScore on a workload"),
 }
+
+#: subcommand -> the pip extra it needs (:data:`asched.extras.EXTRAS`). Without it the command
+#: is still listed, and using it says what to install instead of failing on an import.
+NEEDS_EXTRA: dict[str, str] = {"bench": "bench", "tune": "bench"}
 
 
 DESCRIPTION: Final = "asched: an asyncio Kubernetes scheduler with a vectorised NumPy core."
@@ -69,6 +78,31 @@ def _available(module_name: str) -> bool:
         return False
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser; one standing in for a command whose extra is missing
+    (``needs``) accepts any arguments and makes the command say what to install."""
+
+    def __init__(self, *args: Any, needs: str | None = None, **kwargs: Any) -> None:
+        if needs is not None:
+            kwargs["add_help"] = False
+        super().__init__(*args, **kwargs)
+        self.needs = needs
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self.needs is None:
+            return super().parse_known_args(args, namespace)
+        namespace = namespace if namespace is not None else argparse.Namespace()
+        namespace._run = self._refuse
+        namespace._prog = self.prog
+        return namespace, []
+
+    def _refuse(self, _args: argparse.Namespace) -> int:
+        assert self.needs is not None
+        raise MissingExtra(self.needs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with every available subcommand registered."""
     parser = argparse.ArgumentParser(
@@ -84,9 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-format", choices=("text", "json"), default="text", help="log line format"
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_CommandParser
+    )
     for name, (module_name, help_text) in COMMANDS.items():
         if not _available(module_name):
+            continue
+        extra = NEEDS_EXTRA.get(name)
+        if extra is not None and missing(extra):
+            subparsers.add_parser(name, help=help_text, needs=extra)
             continue
         module = cast("Command", importlib.import_module(module_name))
         sub = subparsers.add_parser(
@@ -123,6 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(level=args.log_level, fmt=args.log_format)
     try:
         return int(args._run(args))
+    except MissingExtra as exc:
+        print(f"{args._prog}: {exc}", file=sys.stderr)
+        return 2
     except InputError as exc:
         print(f"{args._prog}: error: {exc}", file=sys.stderr)
         return 2

@@ -168,6 +168,15 @@ def test_dockerfile_user_matches_the_pod_uid() -> None:
     assert 'ENTRYPOINT ["asched"]' in dockerfile
 
 
+def test_dockerfile_installs_the_scheduler_without_extras() -> None:
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    installs = [line for line in dockerfile.splitlines() if re.search(r"\bpip3? install\b", line)]
+    assert len(installs) == 1, installs
+    # `pip install .` alone: `.[bench]` or a named library would grow the image.
+    assert re.search(r"\bpip3? install \.(\s|$)", installs[0]), installs[0]
+    assert "[" not in installs[0]
+
+
 def test_kustomization_renders_every_manifest() -> None:
     rendered = subprocess.run(
         [KUBECTL, "kustomize", str(DEPLOY)], capture_output=True, text=True, check=True, timeout=60
