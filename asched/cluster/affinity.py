@@ -82,7 +82,7 @@ class PodAffinity:
         return self.errors[0] if len(self.errors) == 1 else "[" + ", ".join(self.errors) + "]"
 
 
-class SelectorError(ValueError):
+class TermError(ValueError):
     """A malformed term; ``path`` is relative to the term."""
 
     def __init__(self, path: str, message: str) -> None:
@@ -96,7 +96,7 @@ def _selector(raw: Any, field: str, path: str) -> tuple[LabelSelector, DecodeErr
         return decode_deferring_syntax(raw, obj="", path=f"{path}.{field}")
     except DecodeError as exc:
         relative = exc.path.removeprefix(f"{path}.")
-        raise SelectorError(relative, exc.message) from None
+        raise TermError(relative, exc.message) from None
 
 
 def decode_term(
@@ -109,20 +109,20 @@ def decode_term(
 
     Raises
     ------
-    SelectorError
+    TermError
         On a malformed term (the path relative to the term).
     """
     if not isinstance(raw, Mapping):
-        raise SelectorError("", "must be an object")
+        raise TermError("", "must be an object")
     topology_key = raw.get("topologyKey", "")
     if not isinstance(topology_key, str):
-        raise SelectorError("topologyKey", f"must be a string, got {topology_key!r}")
+        raise TermError("topologyKey", f"must be a string, got {topology_key!r}")
     # The API server refuses an empty key; the scheduler treats it as a key no node has,
     # and so do we (upstream's own tables construct such pods).
     selector, problem = _selector(raw.get("labelSelector"), "labelSelector", path)
     names = raw.get("namespaces") or []
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise SelectorError("namespaces", "must be a list of strings")
+        raise TermError("namespaces", "must be a list of strings")
     raw_ns_selector = raw.get("namespaceSelector")
     ns_selector: LabelSelector | None = None
     if raw_ns_selector is not None:
@@ -156,7 +156,7 @@ def decode_pod_affinity(
             path = f"{prefix}.requiredDuringSchedulingIgnoredDuringExecution[{index}]"
             try:
                 term, problem = decode_term(item, owner_namespace, f"spec.affinity.{path}")
-            except SelectorError as exc:
+            except TermError as exc:
                 return None, (f"{path}.{exc.path}".rstrip("."), str(exc))
             parts[f"required{section}"].append(term)
             if problem is not None:
@@ -178,7 +178,7 @@ def decode_pod_affinity(
                 term, problem = decode_term(
                     item.get("podAffinityTerm"), owner_namespace, f"spec.affinity.{inner}"
                 )
-            except SelectorError as exc:
+            except TermError as exc:
                 return None, (f"{inner}.{exc.path}".rstrip("."), str(exc))
             parts[f"preferred{section}"].append(WeightedTerm(weight, term))
             if problem is not None:
