@@ -3,8 +3,8 @@
 Preemption prefers victims whose eviction keeps every budget within its
 ``status.disruptionsAllowed`` (section 18.3). A budget's selector is decoded once, when
 the object arrives; a nil, empty or malformed selector matches no pod (upstream skips
-such budgets), and a malformed one is reported, not raised, so a bad object never
-stops the scheduler.
+such budgets: upstream's ``LabelSelectorAsSelector`` fails and the budget is skipped),
+and a malformed one is reported, not raised, so a bad object never stops the scheduler.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from asched.cluster.affinity import NOTHING, LabelSelector, SelectorError, decode_label_selector
+from asched.cluster.labelselector import NOTHING, LabelSelector, decode_label_selector
+from asched.errors import DecodeError
 
 logger = logging.getLogger(__name__)
 
@@ -31,9 +32,7 @@ class DisruptionBudget:
 
     @property
     def selects_nothing(self) -> bool:
-        return self.selector.nothing or (
-            not self.selector.match_labels and not self.selector.expressions
-        )
+        return self.selector.nothing or self.selector.empty
 
 
 def decode_budget(obj: Mapping[str, Any]) -> DisruptionBudget:
@@ -47,20 +46,13 @@ def decode_budget(obj: Mapping[str, Any]) -> DisruptionBudget:
     name = str(meta.get("name") or "")
     namespace = str(meta.get("namespace") or "default")
     try:
-        selector = decode_label_selector(spec.get("selector"))
-    except SelectorError as exc:
-        logger.warning(
-            "PodDisruptionBudget %s/%s: spec.selector.%s: %s (it selects no pod)",
-            namespace,
-            name,
-            exc.path,
-            exc,
+        selector = decode_label_selector(
+            spec.get("selector"),
+            obj=f"PodDisruptionBudget {namespace}/{name}",
+            path="spec.selector",
         )
-        selector = NOTHING
-    except (TypeError, ValueError) as exc:  # shapes a real API server never serves
-        logger.warning(
-            "PodDisruptionBudget %s/%s: spec.selector: %s (it selects no pod)", namespace, name, exc
-        )
+    except DecodeError as exc:
+        logger.warning("%s (it selects no pod)", exc)
         selector = NOTHING
     allowed = status.get("disruptionsAllowed")
     disrupted = status.get("disruptedPods")

@@ -1,11 +1,12 @@
 """metav1.LabelSelector: decoding from raw JSON and matching (section 12.1).
 
-The selector of topology spread constraints and of the workload objects that give pods
-their default spread constraints (ReplicaSets, StatefulSets), shared by the engine
-(:mod:`asched.cluster.spread`) and the scalar references (pod affinity terms, namespace
-selectors, PodDisruptionBudgets), which import it through
-:mod:`asched.reference.labelselector`. The engine's pod affinity terms use their own
-column-friendly form (:mod:`asched.cluster.affinity`). Semantics are upstream's
+The one selector type of asched: topology spread constraints and the workload objects
+that give pods their default spread constraints (:mod:`asched.cluster.spread`), pod
+affinity terms and their namespace selectors (:mod:`asched.cluster.affinity`),
+PodDisruptionBudgets (:mod:`asched.cluster.budgets`), and the scalar references, which
+import it through :mod:`asched.reference.labelselector`. The vectorised plugins read a
+selector through :attr:`LabelSelector.column_requirements`, the same requirements in the
+form the pod label columns evaluate. Semantics are upstream's
 ``metav1.LabelSelectorAsSelector`` followed by ``labels.Selector.Matches``:
 
 * a nil selector (JSON ``null`` or an absent field) matches nothing (:data:`NOTHING`);
@@ -16,17 +17,20 @@ column-friendly form (:mod:`asched.cluster.affinity`). Semantics are upstream's
 
 Decoding validates what upstream's parser validates (operator, value counts, key and
 value syntax) and raises :class:`asched.errors.DecodeError` naming the object, the field
-path and the offending value. Callers that must turn such an error into a status
-(a pod's affinity terms at PreFilter) catch it; callers for which upstream treats an
-unparsable selector as matching nothing (PDBs) use :func:`decode_or_nothing`.
+path and the offending value. What an invalid selector means is the caller's policy:
+a pod's affinity terms turn a key or value upstream's parser rejects into a status at
+PreFilter (``syntax="defer"``: decoding returns the problem instead of raising it);
+callers for which upstream treats an unparsable selector as matching nothing (PDBs,
+ReplicaSets) use :func:`decode_or_nothing`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from asched.cluster import records
 from asched.cluster.labelsyntax import valid_label_key, valid_label_value
 from asched.errors import DecodeError
 
@@ -69,6 +73,18 @@ class LabelSelector:
 
     requirements: tuple[Requirement, ...] = ()
     nothing: bool = False
+    #: the requirements as the pod label columns evaluate them
+    #: (:meth:`asched.cluster.labels.LabelColumns.requirement`), values sorted
+    column_requirements: tuple[records.Requirement, ...] = field(
+        init=False, repr=False, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        columns = tuple(
+            records.Requirement(r.key, r.operator, tuple(sorted(r.values)))
+            for r in self.requirements
+        )
+        object.__setattr__(self, "column_requirements", columns)
 
     @property
     def empty(self) -> bool:
@@ -123,21 +139,35 @@ def _string(obj: str, value: Any, path: str) -> str:
     return value
 
 
-def _check_key(obj: str, key: str, path: str) -> None:
-    if not valid_label_key(key):
-        raise _fail(obj, path, f"Invalid value: {_quote(key)}: {_INVALID_KEY}")
+class _Syntax:
+    """Where key and value syntax problems go: raised at once, or the first one kept."""
+
+    def __init__(self, obj: str, *, defer: bool) -> None:
+        self.obj = obj
+        self.defer = defer
+        self.problem: DecodeError | None = None
+
+    def _report(self, path: str, message: str) -> None:
+        error = _fail(self.obj, path, message)
+        if not self.defer:
+            raise error
+        if self.problem is None:
+            self.problem = error
+
+    def key(self, key: str, path: str) -> None:
+        if not valid_label_key(key):
+            self._report(path, f"Invalid value: {_quote(key)}: {_INVALID_KEY}")
+
+    def value(self, value: str, path: str) -> None:
+        if not valid_label_value(value):
+            self._report(path, f"Invalid value: {_quote(value)}: {_INVALID_VALUE}")
 
 
-def _check_value(obj: str, value: str, path: str) -> None:
-    if not valid_label_value(value):
-        raise _fail(obj, path, f"Invalid value: {_quote(value)}: {_INVALID_VALUE}")
-
-
-def _expression(obj: str, raw: Any, path: str) -> Requirement:
+def _expression(obj: str, raw: Any, path: str, syntax: _Syntax) -> Requirement:
     if not isinstance(raw, Mapping):
         raise _fail(obj, path, f"must be an object, got {type(raw).__name__}")
     key = _string(obj, raw.get("key", ""), f"{path}.key")
-    _check_key(obj, key, f"{path}.key")
+    syntax.key(key, f"{path}.key")
     operator = _string(obj, raw.get("operator", ""), f"{path}.operator")
     if operator not in OPERATORS:
         supported = ", ".join(f'"{op}"' for op in OPERATORS)
@@ -165,7 +195,7 @@ def _expression(obj: str, raw: Any, path: str) -> Requirement:
             "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
         )
     for i, value in enumerate(values):
-        _check_value(obj, value, f"{path}.values[{i}]")
+        syntax.value(value, f"{path}.values[{i}]")
     return Requirement(key, operator, frozenset(values))
 
 
@@ -187,8 +217,28 @@ def decode_label_selector(raw: Any, *, obj: str, path: str) -> LabelSelector:
         On a wrongly typed field, an unsupported operator, a wrong number of values or a
         key or value upstream's selector parser rejects.
     """
+    selector, _ = _decode(raw, _Syntax(obj, defer=False), path)
+    return selector
+
+
+def decode_deferring_syntax(
+    raw: Any, *, obj: str, path: str
+) -> tuple[LabelSelector, DecodeError | None]:
+    """Like :func:`decode_label_selector`, but a key or value upstream's parser rejects
+    is returned (the first one), not raised; the selector is then the one it would be.
+
+    Raises
+    ------
+    DecodeError
+        On a wrongly typed field, an unsupported operator or a wrong number of values.
+    """
+    return _decode(raw, _Syntax(obj, defer=True), path)
+
+
+def _decode(raw: Any, syntax: _Syntax, path: str) -> tuple[LabelSelector, DecodeError | None]:
+    obj = syntax.obj
     if raw is None:
-        return NOTHING
+        return NOTHING, None
     if not isinstance(raw, Mapping):
         raise _fail(obj, path, f"must be an object, got {type(raw).__name__}")
     requirements: list[Requirement] = []
@@ -199,15 +249,17 @@ def decode_label_selector(raw: Any, *, obj: str, path: str) -> LabelSelector:
         here = f"{path}.matchLabels.{key}"
         key = _string(obj, key, here)
         value = _string(obj, value, here)
-        _check_key(obj, key, here)
-        _check_value(obj, value, here)
+        syntax.key(key, here)
+        syntax.value(value, here)
         requirements.append(Requirement(key, "In", frozenset({value})))
+    # matchLabels is a map: its requirements in key order, whatever the document's order
+    requirements.sort(key=lambda r: r.key)
     expressions = raw.get("matchExpressions") or []
     if not isinstance(expressions, list):
         raise _fail(obj, f"{path}.matchExpressions", "must be a list")
     for i, item in enumerate(expressions):
-        requirements.append(_expression(obj, item, f"{path}.matchExpressions[{i}]"))
-    return LabelSelector(tuple(requirements))
+        requirements.append(_expression(obj, item, f"{path}.matchExpressions[{i}]", syntax))
+    return LabelSelector(tuple(requirements)), syntax.problem
 
 
 def decode_or_nothing(raw: Any, *, obj: str, path: str) -> LabelSelector:

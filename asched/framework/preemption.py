@@ -150,17 +150,12 @@ def _violating(
         if budget.selects_nothing:
             continue
         selector = budget.selector
-        selected = pods.matching(
-            dict(selector.match_labels), selector.expressions, (budget.namespace,)
-        )
+        selected = pods.matching({}, selector.column_requirements, (budget.namespace,))
         for name in budget.disrupted_pods:
             row = pods.index.get(f"{budget.namespace}/{name}")
             if row is not None:
                 selected[row] = False
-        if not (
-            selector.match_labels
-            or all(r.operator in ("In", "Exists") for r in selector.expressions)
-        ):
+        if selector.matches({}):
             # a selector that matches empty label sets: upstream skips unlabelled pods
             for index in np.flatnonzero(selected).tolist():
                 info = pods.infos[index]

@@ -24,7 +24,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from asched.cluster.affinity import AffinityTerm, LabelSelector
+from asched.cluster.affinity import AffinityTerm
 from asched.cluster.columns import Rows
 from asched.cluster.pods import PREFERRED, REQUIRED_AFFINITY, REQUIRED_ANTI
 from asched.cluster.records import PodInfo
@@ -40,7 +40,6 @@ REASON_ANTI_AFFINITY: Final = "node(s) didn't match pod anti-affinity rules"
 REASON_EXISTING_ANTI_AFFINITY: Final = "node(s) didn't satisfy existing pods anti-affinity rules"
 _FILTER_KEY: Final = f"{NAME}/prefilter"
 _SCORE_KEY: Final = f"{NAME}/prescore"
-_EVERYTHING: Final = LabelSelector()
 Int64Array = npt.NDArray[np.int64]
 
 
@@ -49,7 +48,7 @@ def _namespaces(term: AffinityTerm, table: NodeTable) -> Collection[str] | None:
     selector = term.namespace_selector
     if selector is None:
         return term.namespaces
-    if selector == _EVERYTHING:
+    if selector.empty:
         return None
     selected = {n for n, labels in table.namespace_labels.items() if selector.matches(labels)}
     return (term.namespaces or frozenset()) | selected
@@ -59,9 +58,7 @@ def _matching_pods(term: AffinityTerm, table: NodeTable) -> BoolMask:
     pods = table.pod_columns
     if term.selector.nothing:
         return np.zeros(pods.size, dtype=np.bool_)
-    return pods.matching(
-        dict(term.selector.match_labels), term.selector.expressions, _namespaces(term, table)
-    )
+    return pods.matching({}, term.selector.column_requirements, _namespaces(term, table))
 
 
 def _matches_itself(term: AffinityTerm, pod: PodInfo, table: NodeTable) -> bool:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from asched.cluster.affinity import NOTHING, AffinityTerm, LabelSelector
+from asched.cluster.affinity import AffinityTerm
 from asched.cluster.decode import decode_pod
-from asched.cluster.records import Requirement
+from asched.cluster.labelselector import NOTHING, LabelSelector, Requirement, selector_from_set
 from asched.errors import DecodeError
 
 
@@ -28,7 +28,7 @@ def term(**fields) -> dict:
         pytest.param(
             term(labelSelector={"matchLabels": {"app": "web"}}),
             AffinityTerm(
-                LabelSelector((("app", "web"),)), "kubernetes.io/hostname", frozenset({"shop"})
+                selector_from_set({"app": "web"}), "kubernetes.io/hostname", frozenset({"shop"})
             ),
             id="no namespaces and no selector: the owner's namespace",
         ),
@@ -49,7 +49,7 @@ def term(**fields) -> dict:
                 }
             ),
             AffinityTerm(
-                LabelSelector((), (Requirement("tier", "NotIn", ("db",)),)),
+                LabelSelector((Requirement("tier", "NotIn", frozenset({"db"})),)),
                 "kubernetes.io/hostname",
                 frozenset({"shop"}),
             ),
@@ -70,10 +70,12 @@ def test_selector_semantics() -> None:
     everything, nothing = LabelSelector(), NOTHING
     assert everything.matches({})
     assert not nothing.matches({"app": "web"})
-    web = LabelSelector((("app", "web"),), (Requirement("tier", "DoesNotExist"),))
+    web = selector_from_set({"app": "web"}).and_selector(
+        LabelSelector((Requirement("tier", "DoesNotExist"),))
+    )
     assert web.matches({"app": "web"})
     assert not web.matches({"app": "web", "tier": "x"})
-    shop = AffinityTerm(web, "zone", frozenset({"shop"}), LabelSelector((("team", "a"),)))
+    shop = AffinityTerm(web, "zone", frozenset({"shop"}), selector_from_set({"team": "a"}))
     assert shop.matches({"app": "web"}, "shop", {})
     assert shop.matches({"app": "web"}, "other", {"team": "a"})  # via the namespace selector
     assert not shop.matches({"app": "web"}, "other", {"team": "b"})
