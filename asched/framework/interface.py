@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,7 @@ from asched.cluster.columns import Rows
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -50,6 +51,16 @@ class PreFilterResult:
 class Plugin(Protocol):
     @property
     def name(self) -> str: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    """A plugin that rejects pods declares the cluster events that may turn its rejection
+    into a fit (upstream's ``EventsToRegister``); a pod it rejected is moved back to the
+    queue only by one of them (or by its own update, or the 5-minute flush)."""
+
+    @property
+    def events(self) -> frozenset[ClusterEvent]: ...
 
 
 class PreFilterPlugin(Plugin, Protocol):

@@ -36,10 +36,12 @@ from asched.config.types import Profile
 from asched.errors import PluginContractError
 from asched.framework.contain import PluginFailure, failed, guarded, tagged
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
     MAX_SCORE,
     BindPlugin,
     BoolMask,
+    EnqueueExtensions,
     FilterPlugin,
     Handle,
     PermitPlugin,
@@ -90,6 +92,12 @@ class Framework:
         self.bind = [cast(BindPlugin, get(n)) for n in resolved.bind]
         self.post_bind = [cast(PostBindPlugin, get(n)) for n in resolved.post_bind]
         self.weights: dict[str, int] = dict(resolved.score)
+        #: plugin name -> the cluster events that may undo its rejection (its declaration)
+        self.interests: dict[str, frozenset[ClusterEvent]] = {
+            name: plugin.events
+            for name, plugin in self.plugins.items()
+            if isinstance(plugin, EnqueueExtensions)
+        }
         #: ``observe(extension_point, status, seconds)`` for metrics; None = not timed.
         self.observe: Callable[[str, str, float], None] | None = None
 

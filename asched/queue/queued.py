@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from asched.cluster.records import PodInfo
+from asched.framework.events import ClusterEvent
 
 
 @dataclass(slots=True)
@@ -25,6 +26,8 @@ class QueuedPod:
     gated: bool = False
     generation: int = 0
     unschedulable_since: float = 0.0
+    #: while parked: the events that may move it (the queue's index)
+    waiting_for: frozenset[ClusterEvent] = frozenset()
     sequence: int = field(default=0, compare=False)
 
     @property

@@ -15,23 +15,32 @@ are O(log n). Times are loop time from the injected ``clock`` (tests pass a fake
 Everything here is synchronous: the caller owns the event loop and wakes the cycle when
 ``wakeup`` fires.
 
-A parked pod stays parked until an event one of its rejectors cares about, the
+A parked pod stays parked until an event one of its rejectors declares
+(:class:`~asched.framework.interface.EnqueueExtensions`, given as ``interests``), the
 ``max_unschedulable`` flush or an update of the pod itself; an update of its status
 alone (:func:`~asched.queue.updates.pod_updated`), such as the scheduler's own
 PodScheduled write, keeps the newer copy where it is, with its backoff and parking time.
+
+Costs: parked pods are indexed by the events that can move them, so ``move(event)`` costs
+the pods it moves (a pod no one waits for costs a dict lookup, which lets ingest raise an
+event for every bound pod it sees); unschedulable pods are kept in the order they were
+parked, so the 5-minute flush and :meth:`next_wakeup` look at the oldest only; gated pods
+live apart. A pod that fails goes to backoff instead of parking only when an event one of
+its rejectors declares happened while it was in flight (upstream's queueing hints, at the
+granularity of event types).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from asched.cluster.records import PodInfo
+from asched.framework.events import ANY, UNIVERSAL, ClusterEvent
 from asched.framework.status import Code, Status
 from asched.queue.backoff import backoff_seconds
-from asched.queue.events import ClusterEvent, interested
 from asched.queue.queued import QueuedPod
 from asched.queue.updates import pod_updated
 
@@ -63,6 +72,7 @@ class SchedulingQueue:
         max_unschedulable: float = DEFAULT_MAX_UNSCHEDULABLE_SECONDS,
         pre_enqueue: Callable[[PodInfo], Status] | None = None,
         wakeup: Callable[[], None] | None = None,
+        interests: Mapping[str, frozenset[ClusterEvent]] | None = None,
     ) -> None:
         self._clock = clock
         self._sort_key = sort_key
@@ -73,14 +83,22 @@ class SchedulingQueue:
         self._wakeup = wakeup
         self._active: list[tuple[tuple[float, ...], int, int, QueuedPod]] = []
         self._backoff: list[tuple[float, int, int, QueuedPod]] = []
+        #: plugin name -> the events that may undo its rejection (the plugins' declarations)
+        self._interests: Mapping[str, frozenset[ClusterEvent]] = interests or {}
+        #: unschedulable pods, in the order they were parked (oldest first)
         self._parked: dict[str, QueuedPod] = {}
+        #: gated pods (PreEnqueue said no), which only their own update releases
+        self._gated_pods: dict[str, QueuedPod] = {}
+        #: event -> the parked pods it may help
+        self._waiting: dict[ClusterEvent, dict[str, QueuedPod]] = {event: {} for event in ANY}
+        #: event -> the last scheduling cycle during which it happened
+        self._event_cycle: dict[ClusterEvent, int] = {}
         #: key -> (place, heap token or -1, the queued pod)
         self._where: dict[str, tuple[str, int, QueuedPod]] = {}
         self._in_flight: dict[str, QueuedPod] = {}
         self._deleted_in_flight: set[str] = set()
         self._sequence = itertools.count()
         self.scheduling_cycle = 0
-        self.move_request_cycle = -1
 
     # ------------------------------------------------------------------ helpers
     def _now(self) -> float:
@@ -110,10 +128,36 @@ class SchedulingQueue:
         heapq.heappush(self._backoff, (expiry, token, token, qp))
         self._where[qp.key] = (BACKOFF, token, qp)
 
+    def _events_for(self, rejected_by: frozenset[str]) -> frozenset[ClusterEvent]:
+        """The events that may help a pod its ``rejected_by`` plugins rejected."""
+        if not rejected_by:
+            return ANY  # an error, or zero nodes: any node or pod change may help
+        events: frozenset[ClusterEvent] = frozenset()
+        for plugin in rejected_by:
+            events |= self._interests.get(plugin, frozenset())
+        return events
+
     def _park(self, qp: QueuedPod, place: str = UNSCHEDULABLE) -> None:
         qp.unschedulable_since = self._now()
-        self._parked[qp.key] = qp
         self._where[qp.key] = (place, -1, qp)
+        if place == GATED:
+            self._gated_pods[qp.key] = qp
+            return
+        self._parked[qp.key] = qp
+        qp.waiting_for = self._events_for(qp.rejected_by)
+        for event in qp.waiting_for:
+            self._waiting[event][qp.key] = qp
+
+    def _unpark(self, key: str) -> QueuedPod:
+        """Remove a parked (unschedulable or gated) pod from its dict and the event index."""
+        qp = self._gated_pods.pop(key, None)
+        if qp is not None:
+            return qp
+        qp = self._parked.pop(key)
+        for event in qp.waiting_for:
+            del self._waiting[event][key]
+        qp.waiting_for = frozenset()
+        return qp
 
     def _holds(self, key: str, token: int) -> bool:
         """Whether the heap entry ``token`` is where ``key`` is (tokens are never reused)."""
@@ -126,7 +170,7 @@ class SchedulingQueue:
         if found is None:
             return None
         if found[0] in (UNSCHEDULABLE, GATED):
-            del self._parked[key]
+            self._unpark(key)
         return found[2]
 
     def _gated(self, pod: PodInfo) -> bool:
@@ -168,7 +212,7 @@ class SchedulingQueue:
             qp.pod = pod  # same sort key: heaps stay ordered
             return
         if place in (UNSCHEDULABLE, GATED):
-            del self._parked[key]
+            self._unpark(key)
             del self._where[key]
             qp.pod = pod
             if self._gated(pod):
@@ -215,8 +259,14 @@ class SchedulingQueue:
         self._in_flight.pop(key, None)
         self._deleted_in_flight.discard(key)
 
-    def requeue(self, qp: QueuedPod, status: Status) -> bool:
-        """Put a pod whose attempt failed back (section 16.4); False if it is gone."""
+    def requeue(
+        self, qp: QueuedPod, status: Status, rejectors: frozenset[str] | None = None
+    ) -> bool:
+        """Put a pod whose attempt failed back (section 16.4); False if it is gone.
+
+        ``rejectors``: every plugin that rejected the pod on some node (default: the
+        status's plugin). A rejected pod parks, unless an event one of them declares (or a
+        universal one) happened while it was in flight: then it goes to backoff."""
         key = qp.key
         self._in_flight.pop(key, None)
         if key in self._deleted_in_flight:
@@ -224,26 +274,41 @@ class SchedulingQueue:
             return False
         qp.timestamp = self._now()
         rejected = status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-        qp.rejected_by = frozenset({status.plugin}) if rejected and status.plugin else frozenset()
-        if not rejected or self.move_request_cycle >= qp.generation:
+        if not rejected:
+            qp.rejected_by = frozenset()
+        elif rejectors is not None:
+            qp.rejected_by = rejectors
+        else:
+            qp.rejected_by = frozenset({status.plugin}) if status.plugin else frozenset()
+        if not rejected or self._happened_since(qp):
             self._push_backoff_or_active(qp)
         else:
             self._park(qp)
         return True
 
-    def reject_plugins(self, qp: QueuedPod, plugins: frozenset[str]) -> None:
-        """Record every plugin that rejected the pod on some node (for event matching)."""
-        qp.rejected_by = plugins
+    def _happened_since(self, qp: QueuedPod) -> bool:
+        """Whether an event that may help ``qp`` happened since it was popped."""
+        since = qp.generation
+        return any(
+            self._event_cycle.get(event, -1) >= since
+            for event in (*self._events_for(qp.rejected_by), *UNIVERSAL)
+        )
 
     # ------------------------------------------------------------------ moves
     def move(self, event: ClusterEvent) -> int:
-        """Move parked pods that ``event`` may help; return how many moved."""
-        self.move_request_cycle = self.scheduling_cycle
-        moved = [
-            qp for qp in self._parked.values() if not qp.gated and interested(qp.rejected_by, event)
-        ]
+        """Move parked pods that ``event`` may help; return how many moved.
+
+        Costs the pods moved (the index), so it may be called for every watch event."""
+        self._event_cycle[event] = self.scheduling_cycle
+        waiting = self._waiting.get(event)
+        if waiting is None:  # a universal event: every unschedulable pod
+            moved = list(self._parked.values())
+        elif not waiting:
+            return 0
+        else:
+            moved = list(waiting.values())
         for qp in moved:
-            del self._parked[qp.key]
+            self._unpark(qp.key)
             del self._where[qp.key]
             self._push_backoff_or_active(qp)
         return len(moved)
@@ -255,24 +320,20 @@ class SchedulingQueue:
             _, _, token, qp = heapq.heappop(self._backoff)
             if self._holds(qp.key, token):
                 self._push_active(qp)
-        stale = [
-            qp
-            for qp in self._parked.values()
-            if not qp.gated and now - qp.unschedulable_since >= self._max_unschedulable
-        ]
-        for qp in stale:
-            del self._parked[qp.key]
+        while self._parked:  # oldest first: stop at the first that is not stale
+            qp = next(iter(self._parked.values()))
+            if now - qp.unschedulable_since < self._max_unschedulable:
+                break
+            self._unpark(qp.key)
             del self._where[qp.key]
             self._push_backoff_or_active(qp)
 
     def next_wakeup(self) -> float | None:
         """Loop time of the next backoff expiry or parked-pod timeout, if any."""
         times = [entry[0] for entry in self._backoff[:1]]
-        times += [
-            qp.unschedulable_since + self._max_unschedulable
-            for qp in self._parked.values()
-            if not qp.gated
-        ]
+        if self._parked:
+            oldest = next(iter(self._parked.values()))
+            times.append(oldest.unschedulable_since + self._max_unschedulable)
         return min(times) if times else None
 
     # ------------------------------------------------------------------ views

@@ -20,7 +20,7 @@ import gc
 import logging
 import socket
 import uuid
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -32,6 +32,7 @@ from asched.cluster.table import NodeTable
 from asched.config.types import SchedulerConfig
 from asched.errors import RETRYABLE, DecodeError
 from asched.framework.algorithm import Algorithm
+from asched.framework.events import ClusterEvent
 from asched.framework.runtime import Framework
 from asched.health import HealthState
 from asched.leader import LeaderElector
@@ -111,6 +112,15 @@ def _observe_bound(job: BindJob, now: float) -> None:
     metrics.observe_scheduled(job.framework.name, job.qp.attempts, now - first)
 
 
+def _interests(frameworks: Iterable[Framework]) -> dict[str, frozenset[ClusterEvent]]:
+    """Every profile's plugins' declared events (a plugin's are the same in each profile)."""
+    merged: dict[str, frozenset[ClusterEvent]] = {}
+    for framework in frameworks:
+        for name, events in framework.interests.items():
+            merged[name] = merged.get(name, frozenset()) | events
+    return merged
+
+
 class App:
     """One scheduler process. Build with :meth:`create` inside the running loop."""
 
@@ -142,6 +152,7 @@ class App:
             max_backoff=float(config.pod_max_backoff_seconds),
             wakeup=self._work.set,
             pre_enqueue=first.run_pre_enqueue if first.pre_enqueue else None,
+            interests=_interests(p.framework for p in self.profiles.values()),
         )
         self.reporter = Reporter(client, instance=options.identity)
         self.ingest = Ingest(

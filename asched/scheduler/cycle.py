@@ -35,12 +35,12 @@ from asched import metrics
 from asched.cluster.records import PodInfo
 from asched.framework import contain, diagnosis
 from asched.framework.algorithm import Algorithm, Decision
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import PostFilterResult
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.waiting import WaitingPod, WaitingPods
 from asched.metrics import AttemptResult
-from asched.queue.events import ClusterEvent
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import IN_FLIGHT, SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
@@ -191,11 +191,9 @@ class Scheduler:
         else:
             self.stats.unschedulable += 1
         message = status.message
-        if self.queue.requeue(qp, status):
-            self.queue.reject_plugins(qp, rejectors)
-            if self.reporter is not None:
-                error = status.code == Code.ERROR
-                self.reporter.unschedulable(qp.pod, message, nominated, error=error)
+        if self.queue.requeue(qp, status, rejectors) and self.reporter is not None:
+            error = status.code == Code.ERROR
+            self.reporter.unschedulable(qp.pod, message, nominated, error=error)
         logger.debug("pod %s unschedulable: %s", qp.pod.key, message)
 
     def _diagnose(

@@ -30,7 +30,7 @@ from asched.cluster.records import NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.cluster.workloads import KIND_OF_RESOURCE
 from asched.errors import DecodeError
-from asched.queue.events import ClusterEvent
+from asched.framework.events import ClusterEvent
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ledger import Ledger
 
@@ -204,6 +204,7 @@ class Ingest:
                 self._release(pod.key)
             else:
                 self.ledger.observe_bound(pod)
+                self.queue.move(ClusterEvent.ASSIGNED_POD_ADD)
         elif pod.scheduler_name in self.scheduler_names:
             if pod.deleting:
                 self.pending.pop(pod.key, None)
@@ -268,6 +269,7 @@ class Ingest:
         if meta.get("deletionTimestamp") is not None:
             return False
         self.ledger.confirm(key)
+        self.queue.move(ClusterEvent.ASSIGNED_POD_ADD)  # e.g. what a required affinity waits for
         self.pending.pop(key, None)
         self.queue.delete(key)
         return True

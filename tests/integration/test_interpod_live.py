@@ -56,3 +56,32 @@ async def test_required_anti_affinity_spreads_replicas_one_per_node(cluster: Any
         [pending] = [p for p in pods if not p["spec"].get("nodeName")]
         condition = next(c for c in pending["status"]["conditions"] if c["type"] == "PodScheduled")
         assert "3 node(s) didn't match pod anti-affinity rules" in condition["message"]
+
+
+async def test_a_pod_blocked_by_anti_affinity_binds_once_the_pod_in_its_way_is_gone(
+    cluster: Any,
+) -> None:
+    """InterPodAffinity declares pod deletions among the events that may undo its
+    rejection: the parked pod is retried at once, not at the 5-minute flush (before: it
+    waited for the flush, as no interest was registered for the plugin)."""
+    name = cluster.unique_name("sched")
+    node = cluster.unique_name("n")
+    await cluster.create_node(node, cpu="4", memory="8Gi")
+    pods = f"/api/v1/namespaces/{cluster.namespace}/pods"
+    async with running_scheduler(cluster, name) as app:
+        await cluster.create_pod("web-0", scheduler_name=name, labels={"app": "web"})
+
+        async def bound(pod: str) -> bool:
+            return bool((await cluster.rest.get(f"{pods}/{pod}"))["spec"].get("nodeName"))
+
+        await until(lambda: bound("web-0"), within=30)
+        await cluster.create_pod(
+            "web-1", scheduler_name=name, labels={"app": "web"}, spec={"affinity": ANTI}
+        )
+
+        async def parked() -> bool:
+            return app.queue.where(f"{cluster.namespace}/web-1") == "unschedulable"
+
+        await until(parked, within=30)
+        await cluster.rest.request("DELETE", f"{pods}/web-0", body={"gracePeriodSeconds": 0})
+        await until(lambda: bound("web-1"), within=20)  # far below the 300 s flush

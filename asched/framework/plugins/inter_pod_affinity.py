@@ -31,6 +31,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import InterPodAffinityArgs, PluginArgs
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import MAX_SCORE, BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.status import Status
 
@@ -100,6 +101,15 @@ class _Checks:
 
 class InterPodAffinity:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset(
+        {
+            ClusterEvent.ASSIGNED_POD_ADD,
+            ClusterEvent.ASSIGNED_POD_DELETE,
+            ClusterEvent.NODE_ADD,
+            ClusterEvent.NODE_LABEL,
+        }
+    )
     row_local: Final = False
     normalizes: Final = True
 

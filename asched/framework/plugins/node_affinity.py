@@ -18,6 +18,7 @@ from asched.cluster.table import NodeTable
 from asched.config.types import NodeAffinityArgs, PluginArgs
 from asched.framework import selectors
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.normalize import default_normalize
 from asched.framework.status import Status
@@ -49,6 +50,8 @@ def pinned_names(affinity: Affinity | None) -> set[str] | None:
 
 class NodeAffinity:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL})
     row_local: Final = True
     normalizes: Final = True
 

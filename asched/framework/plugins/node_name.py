@@ -11,6 +11,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle
 from asched.framework.status import Status
 
@@ -20,6 +21,8 @@ REASON: Final = "node(s) didn't match the requested node name"
 
 class NodeName:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset({ClusterEvent.NODE_ADD})
     row_local: Final = True
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:

@@ -9,6 +9,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult
 from asched.framework.status import Status
 
@@ -22,6 +23,8 @@ _SKIP: Final = PreFilterResult(Status.skip())
 
 class NodePorts:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.ASSIGNED_POD_DELETE})
     row_local: Final = True
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:

@@ -24,6 +24,7 @@ from asched.config.types import NodeResourcesFitArgs, PluginArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
 from asched.framework.diagnosis import TOO_MANY_PODS
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.status import Status
 
@@ -44,6 +45,10 @@ class Check:
 
 class NodeResourcesFit:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset(
+        {ClusterEvent.NODE_ADD, ClusterEvent.NODE_ALLOCATABLE, ClusterEvent.ASSIGNED_POD_DELETE}
+    )
     row_local: Final = True
     normalizes: Final = False
 

@@ -15,6 +15,7 @@ from asched.cluster.records import NO_SCHEDULE, PodInfo, Taint, tolerates
 from asched.cluster.table import NodeTable
 from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle
 from asched.framework.status import Status
 
@@ -25,6 +26,8 @@ UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", NO_SC
 
 class NodeUnschedulable:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_SCHEDULABLE})
     row_local: Final = True
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:

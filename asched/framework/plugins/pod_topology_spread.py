@@ -56,6 +56,7 @@ from asched.config.types import PluginArgs, PodTopologySpreadArgs
 from asched.errors import DecodeError
 from asched.framework import selectors
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import MAX_SCORE, BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.status import Status
 
@@ -307,6 +308,16 @@ def _raw_scores(
 
 class PodTopologySpread:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset(
+        {
+            ClusterEvent.ASSIGNED_POD_ADD,
+            ClusterEvent.ASSIGNED_POD_DELETE,
+            ClusterEvent.NODE_ADD,
+            ClusterEvent.NODE_LABEL,
+            ClusterEvent.NODE_TAINT,
+        }
+    )
     row_local: Final = False
     normalizes: Final = True
 

@@ -18,6 +18,7 @@ from asched.cluster.records import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, 
 from asched.cluster.table import NodeTable
 from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, ScoreArray
 from asched.framework.normalize import default_normalize
 from asched.framework.status import Status
@@ -30,6 +31,8 @@ _PREFER_KEY: Final = f"{NAME}/prefer"
 
 class TaintToleration:
     name: Final = NAME
+    #: the cluster events that may undo its rejection (upstream's EventsToRegister)
+    events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
     row_local: Final = True
     normalizes: Final = True
 

@@ -16,10 +16,15 @@ import pytest
 from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.cluster.records import PodInfo
+from asched.config.load import default_config
+from asched.framework.events import ClusterEvent
+from asched.framework.runtime import Framework
 from asched.framework.status import Status
-from asched.queue.events import ClusterEvent
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.queue.updates import pod_updated
+
+#: what the in-tree plugins declare (EnqueueExtensions.events), as the App gives the queue
+INTERESTS = Framework(default_config().profiles[0]).interests
 
 Raw = dict[str, Any]
 FIT = "NodeResourcesFit"
@@ -143,7 +148,7 @@ def parked(queue: SchedulingQueue) -> None:
 )
 def test_update_of_parked_pod(edit: Callable[[Raw], None], where: str) -> None:
     clock = FakeClock()
-    queue = SchedulingQueue(clock=clock)
+    queue = SchedulingQueue(interests=INTERESTS, clock=clock)
     parked(queue)
     clock.now += 5
     newer = changed(edit)
@@ -160,7 +165,7 @@ def test_update_of_parked_pod(edit: Callable[[Raw], None], where: str) -> None:
 
 def test_status_update_keeps_the_backoff() -> None:
     clock = FakeClock()
-    queue = SchedulingQueue(clock=clock)
+    queue = SchedulingQueue(interests=INTERESTS, clock=clock)
     queue.add(decode_pod(raw_pod()))
     for _ in range(3):
         qp = queue.pop()
@@ -182,7 +187,7 @@ def test_status_update_keeps_the_backoff() -> None:
 
 def test_status_update_keeps_the_active_order() -> None:
     clock = FakeClock()
-    queue = SchedulingQueue(clock=clock)
+    queue = SchedulingQueue(interests=INTERESTS, clock=clock)
     for name in ("a", "b", "c"):
         queue.add(decode_pod(raw_pod(name)))
         clock.now += 1
@@ -194,7 +199,7 @@ def test_status_update_keeps_the_active_order() -> None:
 
 
 def test_own_status_write_during_the_cycle_still_parks_the_pod() -> None:
-    queue = SchedulingQueue(clock=FakeClock())
+    queue = SchedulingQueue(interests=INTERESTS, clock=FakeClock())
     queue.add(decode_pod(raw_pod()))
     qp = queue.pop()
     assert qp is not None
@@ -212,7 +217,7 @@ def test_no_retry_storm_for_a_pod_that_fits_nowhere() -> None:
     600 attempts; parked, the pod is tried at the start and after each 5-minute flush.
     """
     clock = FakeClock()
-    queue = SchedulingQueue(clock=clock)
+    queue = SchedulingQueue(interests=INTERESTS, clock=clock)
     queue.add(decode_pod(raw_pod()))
     attempts = 0
     end = clock.now + 600
@@ -241,14 +246,16 @@ def test_no_retry_storm_for_a_pod_that_fits_nowhere() -> None:
 def test_parked_pod_moves_only_for_events_its_rejector_cares_about(
     event: ClusterEvent, moved: int
 ) -> None:
-    queue = SchedulingQueue(clock=FakeClock())
-    parked(queue)
-    queue.reject_plugins(queue._parked["default/p"], frozenset({FIT}))
+    queue = SchedulingQueue(interests=INTERESTS, clock=FakeClock())
+    queue.add(decode_pod(raw_pod()))
+    qp = queue.pop()
+    assert qp is not None
+    assert queue.requeue(qp, INSUFFICIENT, frozenset({FIT}))
     assert queue.move(event) == moved
 
 
 def test_delete_of_a_queued_pod_is_constant_time_and_complete() -> None:
-    queue = SchedulingQueue(clock=FakeClock())
+    queue = SchedulingQueue(interests=INTERESTS, clock=FakeClock())
     queue.add(decode_pod(raw_pod("a")))
     queue.add(decode_pod(raw_pod("b")))
     queue.update(changed(_labels, "a"))  # a moved once: a stale heap entry stays behind

@@ -6,10 +6,15 @@ import pytest
 
 from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
+from asched.config.load import default_config
+from asched.framework.events import ClusterEvent
+from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.backoff import backoff_seconds
-from asched.queue.events import ClusterEvent
 from asched.queue.scheduling_queue import SchedulingQueue
+
+#: what the in-tree plugins declare (EnqueueExtensions.events), as the App gives the queue
+INTERESTS = Framework(default_config().profiles[0]).interests
 
 
 class FakeClock:
@@ -39,7 +44,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def queue(clock: FakeClock) -> SchedulingQueue:
-    return SchedulingQueue(clock=clock, pre_enqueue=gate_check)
+    return SchedulingQueue(interests=INTERESTS, clock=clock, pre_enqueue=gate_check)
 
 
 @pytest.mark.parametrize(
