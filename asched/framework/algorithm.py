@@ -307,12 +307,11 @@ class Algorithm:
         need = ResourceNeed.of(table, fit.resource_checks(pod, table))
         n = len(rows_held)
 
-        def free(axis: int) -> npt.NDArray[np.int64]:
+        free = {}
+        for axis in need.axes:
             key = PODS_HELD if axis == need.pods_axis else table.axes[axis]
             taken = np.fromiter((a.get(key, 0) for _, a in rows_held), np.int64, n)
-            column: npt.NDArray[np.int64] = table.free[axis][rows] - taken
-            return column
-
+            free[axis] = table.free[axis][rows] - taken
         codes = need.pattern(free, n)
         failing = np.flatnonzero(codes)
         statuses = need.statuses(codes[failing], fit.name)

@@ -197,7 +197,7 @@ def search_resources(
         free.append(column)
 
     free_alone = {axis: column.copy() for axis, column in zip(need.axes, free, strict=True)}
-    fits_alone = need.fits(free_alone.__getitem__, n_visit)
+    fits_alone = need.fits(free_alone, n_visit)
     ready = fits_alone & others_pass & has_victims
     is_victim = np.zeros(pod_rows.size, dtype=np.bool_)
     ranks = _rank_in_group(groups, np.ones(pod_rows.size, dtype=np.bool_))
@@ -211,7 +211,7 @@ def search_resources(
         for axis, column in zip(need.axes, free, strict=True):
             back = pods.requests[axis][pod_rows[entries]] if axis < len(pods.requests) else 0
             trial.append(column[at] - back)
-        keep = need.fits(dict(zip(need.axes, trial, strict=True)).__getitem__, entries.size)
+        keep = need.fits(dict(zip(need.axes, trial, strict=True)), entries.size)
         for column, values in zip(free, trial, strict=True):
             column[at[keep]] = values[keep]
         is_victim[entries[~keep]] = True

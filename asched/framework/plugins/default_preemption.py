@@ -241,7 +241,7 @@ def _explain_visited(
         if not undecided.any():
             return
         if plugin is fit:
-            codes = need.pattern(free_alone.__getitem__, rows.size)
+            codes = need.pattern(free_alone, rows.size)
             hit = undecided & (codes != 0)
             short = np.flatnonzero(hit)
             statuses = need.statuses(codes[short], fit.name)

@@ -65,11 +65,10 @@ class NodeResourcesFit:
         )
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
-        free = table.free
-        return self._need(state, pod, table).fits(lambda axis: free[axis][rows], size_of(rows))
+        return self._need(state, pod, table).fits(table.free, size_of(rows), rows)
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
-        reasons = self._need(state, pod, table).reasons(table.free.__getitem__, row)
+        reasons = self._need(state, pod, table).reasons(table.free, row)
         return Status.unschedulable(*reasons, plugin=NAME) if reasons else Status.success()
 
     def explain_rows(
@@ -78,8 +77,7 @@ class NodeResourcesFit:
         """:meth:`explain` for many rejected rows at once: rows short of the same resources
         share one Status (a full cluster makes thousands of them on every failed attempt)."""
         need = self._need(state, pod, table)
-        free = table.free
-        return need.statuses(need.pattern(lambda axis: free[axis][rows], len(rows)), NAME)
+        return need.statuses(need.pattern(table.free, len(rows), rows), NAME)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         terms = scoring.resource_terms(table, pod, self._strategy.resources, use_requested=False)

@@ -53,10 +53,10 @@ class CpuOnlyFit:
         return ResourceNeed.of(table, self.resource_checks(pod, table))
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
-        return self._need(pod, table).fits(lambda axis: table.free[axis][rows], size_of(rows))
+        return self._need(pod, table).fits(table.free, size_of(rows), rows)
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
-        reasons = self._need(pod, table).reasons(table.free.__getitem__, row)
+        reasons = self._need(pod, table).reasons(table.free, row)
         return Status.unschedulable(*reasons, plugin=STAND_IN) if reasons else Status.success()
 
 
