@@ -4,7 +4,8 @@ Two ways to find, per potential node, the fewest lower-priority victims that let
 preemptor fit, with the same answers:
 
 * :func:`search_resources`, vectorised over every potential node at once. It applies
-  when only NodeResourcesFit among the active filters depends on the pods of a node
+  when only the resource-fit filter (:class:`~asched.framework.interface.ResourceFit`,
+  NodeResourcesFit by default) among the active filters depends on the pods of a node
   (no cross-row filter is active and the pod asks for no host port), which is the
   common case: the victims' requests are summed per node with one pass over the pod
   columns, PDB violations ranked per node with cumulative sums, and the reprieve
@@ -154,7 +155,7 @@ def search_resources(
     visit : intp array, shape (n_visit,)
         Potential node rows in visiting order (already rotated by the offset).
     others_pass : bool array, shape (n_visit,)
-        Whether every active filter other than NodeResourcesFit passes there.
+        Whether every active filter other than the resource-fit one passes there.
     reserved : axis -> int64 array, shape (n_visit,)
         What nominated pods (priority at least the preemptor's) hold on each node, per
         checked axis, in the table's units.
