@@ -21,17 +21,14 @@ import numpy.typing as npt
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
-from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, selection
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
-from asched.framework.diagnosis import TOO_MANY_PODS
 from asched.framework.equivalence import ClassCache, ClassEntry, signature
 from asched.framework.interface import PreFilterOutcome
+from asched.framework.resource_fit import ResourceNeed
 from asched.framework.runtime import Framework, check_range, weighted
 from asched.framework.status import Code, Status
-
-_FIT = "NodeResourcesFit"
 
 #: Recompute a cached class fully when more than this fraction of rows changed.
 _INCREMENTAL_LIMIT = 0.25
@@ -290,13 +287,13 @@ class Algorithm:
         feasible: npt.NDArray[np.bool_],
         rejected: dict[int, Status],
     ) -> npt.NDArray[np.bool_]:
-        """The vectorised form of :meth:`_with_nominated` when only NodeResourcesFit
-        depends on the pods of a row: what the nominated pods hold (kept summed per node)
-        is taken from the free columns of their rows and the fit is checked again there."""
+        """The vectorised form of :meth:`_with_nominated` when only the resource-fit filter
+        (:class:`~asched.framework.interface.ResourceFit`) depends on the pods of a row:
+        what the nominated pods hold (kept summed per node) is taken from the free columns
+        of their rows and the fit is checked again there."""
         table = self.table
-        fit = next((p for p in self.framework.active_filters(state) if p.name == _FIT), None)
-        checks_of = getattr(fit, "checks", None)  # NodeResourcesFit.checks
-        if fit is None or checks_of is None:
+        fit = self.framework.active_resource_fit(state)
+        if fit is None:
             return feasible
         held = table.nominations.held(pod)
         rows_held = [
@@ -307,26 +304,21 @@ class Algorithm:
         if not rows_held:
             return feasible
         rows = np.fromiter((row for row, _ in rows_held), dtype=np.intp, count=len(rows_held))
-        pods_axis = table.axis_index[PODS]
-        count = np.fromiter((a[PODS_HELD] for _, a in rows_held), np.int64, len(rows_held))
-        too_many = table.free[pods_axis][rows] - count < 1
-        passing = ~too_many
-        short: list[tuple[str, npt.NDArray[np.bool_]]] = []
-        for check in checks_of(pod, table):
-            if check.axis is None:
-                continue
-            taken = np.fromiter(
-                (a.get(check.resource, 0) for _, a in rows_held), np.int64, len(rows_held)
-            )
-            lacking = table.free[check.axis][rows] - taken < check.request
-            short.append((f"Insufficient {check.resource}", lacking))
-            passing &= ~lacking
-        for index in np.flatnonzero(~passing).tolist():
-            reasons = [TOO_MANY_PODS] if too_many[index] else []
-            reasons += [reason for reason, lacking in short if lacking[index]]
-            rejected[int(rows[index])] = Status.unschedulable(*reasons, plugin=_FIT)
+        need = ResourceNeed.of(table, fit.resource_checks(pod, table))
+        n = len(rows_held)
+
+        free = {}
+        for axis in need.axes:
+            key = PODS_HELD if axis == need.pods_axis else table.axes[axis]
+            taken = np.fromiter((a.get(key, 0) for _, a in rows_held), np.int64, n)
+            free[axis] = table.free[axis][rows] - taken
+        codes = need.pattern(free, n)
+        failing = np.flatnonzero(codes)
+        statuses = need.statuses(codes[failing], fit.name)
+        for index, status in zip(failing.tolist(), statuses, strict=True):
+            rejected[int(rows[index])] = status
         out = feasible.copy()
-        out[rows] &= passing
+        out[rows] &= codes == 0
         return out
 
     def _with_cycle_filters(

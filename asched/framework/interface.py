@@ -26,6 +26,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
+from asched.framework.resource_fit import Check
 from asched.framework.status import Status
 
 if TYPE_CHECKING:
@@ -76,6 +77,31 @@ class FilterPlugin(Plugin, Protocol):
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         """Cold path: the rejection status for one row this plugin's filter rejected."""
+
+
+@runtime_checkable
+class ExplainsRows(Protocol):
+    """A Filter plugin's optional vectorised explain (the cold path of a failed attempt)."""
+
+    def explain_rows(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: npt.NDArray[np.intp]
+    ) -> list[Status]:
+        """``explain`` for each of ``rows`` (all rejected by this plugin's filter), in order."""
+
+
+@runtime_checkable
+class ResourceFit(FilterPlugin, Protocol):
+    """A Filter whose verdict on a row is exactly NodeResourcesFit's (section 6.2): room for
+    one more pod and, per check, ``request <= free`` on the check's axis, with
+    :class:`~asched.framework.resource_fit.ResourceNeed`'s reasons.
+
+    Declaring it lets the engine compute the verdict from free amounts it adjusts itself
+    (what nominated pods hold; what preemption's victims free) without touching the
+    table; the framework uses the first enabled Filter plugin that declares it.
+    """
+
+    def resource_checks(self, pod: PodInfo, table: NodeTable) -> tuple[Check, ...]:
+        """The resources this filter compares for ``pod``, in reason order (not ``pods``)."""
 
 
 class PreScorePlugin(Plugin, Protocol):
@@ -170,6 +196,8 @@ class FilterRunner(Protocol):
     def allowed_mask(self, table: NodeTable, outcome: PreFilterOutcome) -> BoolMask | None: ...
 
     def active_filters(self, state: CycleState) -> list[FilterPlugin]: ...
+
+    def active_resource_fit(self, state: CycleState) -> ResourceFit | None: ...
 
     def cycle_filters(self, state: CycleState) -> list[FilterPlugin]: ...
 

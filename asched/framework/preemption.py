@@ -4,7 +4,8 @@ Two ways to find, per potential node, the fewest lower-priority victims that let
 preemptor fit, with the same answers:
 
 * :func:`search_resources`, vectorised over every potential node at once. It applies
-  when only NodeResourcesFit among the active filters depends on the pods of a node
+  when only the resource-fit filter (:class:`~asched.framework.interface.ResourceFit`,
+  NodeResourcesFit by default) among the active filters depends on the pods of a node
   (no cross-row filter is active and the pod asks for no host port), which is the
   common case: the victims' requests are summed per node with one pass over the pod
   columns, PDB violations ranked per node with cumulative sums, and the reprieve
@@ -32,7 +33,7 @@ import numpy.typing as npt
 from asched.cluster.budgets import DisruptionBudget
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework.diagnosis import TOO_MANY_PODS
+from asched.framework.resource_fit import ResourceNeed
 from asched.framework.status import Status
 
 IntArray = npt.NDArray[np.int64]
@@ -83,41 +84,6 @@ def importance_order(pods: Sequence[PodInfo], starts: Sequence[float]) -> list[i
 
 
 # --- the vectorised search -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceNeed:
-    """The preemptor's NodeResourcesFit checks, in reason order.
-
-    ``checks`` are ``(resource, axis, request)``; axis None means no node has the
-    resource (the pod fits nowhere). ``axes``/``requests`` put the pods axis (one more
-    pod) first, then the checks that have an axis.
-    """
-
-    pods_axis: int
-    checks: tuple[tuple[str, int | None, int], ...]
-
-    @property
-    def axes(self) -> tuple[int, ...]:
-        return (self.pods_axis, *(a for _, a, _ in self.checks if a is not None))
-
-    @property
-    def requests(self) -> tuple[int, ...]:
-        return (1, *(r for _, a, r in self.checks if a is not None))
-
-    @property
-    def impossible(self) -> bool:
-        return any(a is None for _, a, _ in self.checks)
-
-    def reasons(self, free: dict[int, IntArray], at: int) -> list[str]:
-        """NodeResourcesFit's reasons at visiting position ``at`` given ``free`` per axis."""
-        out = [TOO_MANY_PODS] if free[self.pods_axis][at] < 1 else []
-        out += [
-            f"Insufficient {name}"
-            for name, axis, request in self.checks
-            if axis is None or free[axis][at] < request
-        ]
-        return out
 
 
 def _group_starts(groups: RowArray) -> RowArray:
@@ -184,7 +150,7 @@ def search_resources(
     visit : intp array, shape (n_visit,)
         Potential node rows in visiting order (already rotated by the offset).
     others_pass : bool array, shape (n_visit,)
-        Whether every active filter other than NodeResourcesFit passes there.
+        Whether every active filter other than the resource-fit one passes there.
     reserved : axis -> int64 array, shape (n_visit,)
         What nominated pods (priority at least the preemptor's) hold on each node, per
         checked axis, in the table's units.
@@ -226,10 +192,8 @@ def search_resources(
             column -= held
         free.append(column)
 
-    fits_alone = np.full(n_visit, not need.impossible, dtype=np.bool_)
-    for column, request in zip(free, need.requests, strict=True):
-        fits_alone &= column >= request
     free_alone = {axis: column.copy() for axis, column in zip(need.axes, free, strict=True)}
+    fits_alone = need.fits(free_alone, n_visit)
     ready = fits_alone & others_pass & has_victims
     is_victim = np.zeros(pod_rows.size, dtype=np.bool_)
     ranks = _rank_in_group(groups, np.ones(pod_rows.size, dtype=np.bool_))
@@ -243,9 +207,7 @@ def search_resources(
         for axis, column in zip(need.axes, free, strict=True):
             back = pods.requests[axis][pod_rows[entries]] if axis < len(pods.requests) else 0
             trial.append(column[at] - back)
-        keep = np.ones(entries.size, dtype=np.bool_)
-        for column, request in zip(trial, need.requests, strict=True):
-            keep &= column >= request
+        keep = need.fits(dict(zip(need.axes, trial, strict=True)), entries.size)
         for column, values in zip(free, trial, strict=True):
             column[at[keep]] = values[keep]
         is_victim[entries[~keep]] = True

@@ -42,6 +42,7 @@ from asched.framework.interface import (
     BindPlugin,
     BoolMask,
     EnqueueExtensions,
+    ExplainsRows,
     FilterPlugin,
     Handle,
     PermitPlugin,
@@ -55,6 +56,7 @@ from asched.framework.interface import (
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
+    ResourceFit,
     ScoreArray,
     ScorePlugin,
 )
@@ -98,6 +100,10 @@ class Framework:
             for name, plugin in self.plugins.items()
             if isinstance(plugin, EnqueueExtensions)
         }
+        #: the first Filter plugin declaring the resource-fit capability, if any
+        self.resource_fit: ResourceFit | None = next(
+            (p for p in self.filter if isinstance(p, ResourceFit)), None
+        )
         #: ``observe(extension_point, status, seconds)`` for metrics; None = not timed.
         self.observe: Callable[[str, str, float], None] | None = None
 
@@ -161,6 +167,11 @@ class Framework:
     def active_filters(self, state: CycleState) -> list[FilterPlugin]:
         return [p for p in self.filter if p.name not in state.skip_filter]
 
+    def active_resource_fit(self, state: CycleState) -> ResourceFit | None:
+        """:attr:`resource_fit`, unless its PreFilter skipped its Filter for this pod."""
+        fit = self.resource_fit
+        return None if fit is None or fit.name in state.skip_filter else fit
+
     def local_filters(self, state: CycleState) -> list[FilterPlugin]:
         """Active filters whose answer for a row depends on that row only (cacheable)."""
         return [p for p in self.active_filters(state) if p.row_local]
@@ -213,10 +224,9 @@ class Framework:
         for plugin in self.active_filters(state):
             rejected = live & ~self.run_filter(plugin, state, pod, table, table.rows)
             rows = np.flatnonzero(rejected)
-            many = getattr(plugin, "explain_rows", None)  # a vectorised explain, optional
             try:
-                if many is not None and len(rows) > 1:
-                    statuses = many(state, pod, table, rows)
+                if isinstance(plugin, ExplainsRows) and len(rows) > 1:
+                    statuses = plugin.explain_rows(state, pod, table, rows)
                 else:
                     statuses = [plugin.explain(state, pod, table, int(r)) for r in rows]
             except Exception as exc:

@@ -15,8 +15,8 @@ deletes them with their own grace period, emits Preempted events, sets the preem
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Final
 
 import numpy as np
 
@@ -27,16 +27,22 @@ from asched.cluster.table import NodeTable
 from asched.config.types import DefaultPreemptionArgs, PluginArgs
 from asched.framework import diagnosis
 from asched.framework.cycle_state import CycleState
-from asched.framework.interface import FilterPlugin, FilterRunner, Handle, PostFilterResult
+from asched.framework.interface import (
+    FilterPlugin,
+    FilterRunner,
+    Handle,
+    PostFilterResult,
+    ResourceFit,
+)
 from asched.framework.preemption import (
     Candidate,
-    ResourceNeed,
     Search,
     candidate_count,
     pick_one,
     search_exact,
     search_resources,
 )
+from asched.framework.resource_fit import ResourceNeed
 from asched.framework.status import Code, Status
 
 NAME: Final = "DefaultPreemption"
@@ -45,7 +51,6 @@ REASON_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
 NO_NODES: Final = "no nodes available"
-_FIT: Final = "NodeResourcesFit"
 _PORTS: Final = "NodePorts"
 
 
@@ -154,23 +159,22 @@ class DefaultPreemption:
         state = CycleState()  # complete PreFilter state even if the attempt stopped early
         outcome = framework.run_pre_filter(state, pod, table)
         active = framework.active_filters(state)
-        fit = next((p for p in active if p.name == _FIT), None)
-        checks_of = getattr(fit, "checks", None)  # NodeResourcesFit.checks
+        fit = framework.active_resource_fit(state)
         simple = (
             self.vectorise
             and outcome.status.ok
             and not framework.cycle_filters(state)
             and (not pod.host_ports or _PORTS in state.skip_filter)
         )
-        if not simple or fit is None or checks_of is None:
+        if not simple or fit is None:
             self.last_search = "exact"
             return search_exact(
                 table, pod, visit, lambda row: fits_row(framework, pod, table, row), budgets, wanted
             )
         self.last_search = "resources"
-        need = _need(checks_of(pod, table), table)
+        need = ResourceNeed.of(table, fit.resource_checks(pod, table))
         rows = np.asarray(visit, dtype=np.intp)
-        others = [p for p in active if p.name != _FIT]
+        others = [p for p in active if p is not fit]
         others_pass = framework.filter_mask(state, pod, table, rows, others)
         allowed = framework.allowed_mask(table, outcome)
         if allowed is not None:
@@ -180,14 +184,10 @@ class DefaultPreemption:
             table, pod, need, rows, others_pass, reserved, budgets, wanted
         )
         if not found.candidates:
-            _explain_visited(state, pod, table, framework, active, need, rows, free_alone, found)
+            _explain_visited(
+                state, pod, table, framework, active, fit, need, rows, free_alone, found
+            )
         return found
-
-
-def _need(checks: Iterable[Any], table: NodeTable) -> ResourceNeed:
-    """From NodeResourcesFit's checks (``resource``, ``axis``, ``request`` each)."""
-    found = tuple((c.resource, c.axis, c.request) for c in checks)
-    return ResourceNeed(table.axis_index[PODS], found)
 
 
 def _reserved(
@@ -221,6 +221,7 @@ def _explain_visited(
     table: NodeTable,
     framework: FilterRunner,
     active: list[FilterPlugin],
+    fit: ResourceFit,
     need: ResourceNeed,
     rows: np.ndarray,
     free_alone: dict[int, np.ndarray],
@@ -228,8 +229,8 @@ def _explain_visited(
 ) -> None:
     """Cold path: why each visited node is no candidate (the failure message needs it).
 
-    The first failing filter decides, as in the dry run; NodeResourcesFit's reasons come
-    from the free amounts once every lower-priority pod is gone. Rows with the same
+    The first failing filter decides, as in the dry run; the resource-fit filter's reasons
+    come from the free amounts once every lower-priority pod is gone. Rows with the same
     reasons share one Status; only rows another filter rejects are explained one by one.
     """
     undecided = np.ones(rows.size, dtype=np.bool_)
@@ -239,25 +240,13 @@ def _explain_visited(
     for plugin in active:
         if not undecided.any():
             return
-        if plugin.name == _FIT:
-            pattern = (free_alone[need.pods_axis] < 1).astype(np.int64)
-            for bit, (_, axis, request) in enumerate(need.checks, start=1):
-                lacking = (
-                    np.ones(rows.size, dtype=np.bool_)
-                    if axis is None
-                    else free_alone[axis] < request
-                )
-                pattern |= lacking.astype(np.int64) << bit
-            hit = undecided & (pattern != 0)
-            shared: dict[int, Status] = {}
-            for at in np.flatnonzero(hit).tolist():
-                code = int(pattern[at])
-                status = shared.get(code)
-                if status is None:
-                    status = shared[code] = Status.unschedulable(
-                        *need.reasons(free_alone, at), plugin=_FIT
-                    )
-                found.statuses[int(rows[at])] = status
+        if plugin is fit:
+            codes = need.pattern(free_alone, rows.size)
+            hit = undecided & (codes != 0)
+            short = np.flatnonzero(hit)
+            statuses = need.statuses(codes[short], fit.name)
+            for where, status in zip(short.tolist(), statuses, strict=True):
+                found.statuses[int(rows[where])] = status
         else:
             hit = undecided & ~framework.run_filter(plugin, state, pod, table, rows)
             for at in np.flatnonzero(hit).tolist():

@@ -10,7 +10,6 @@ by name; upstream's order there is Go map order). Score (6.3): the configured st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -18,32 +17,26 @@ import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
-from asched.cluster.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, group_of, is_extended
+from asched.cluster.resources import group_of, is_extended
 from asched.cluster.table import NodeTable
 from asched.config.types import NodeResourcesFitArgs, PluginArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
-from asched.framework.diagnosis import TOO_MANY_PODS
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.resource_fit import Check, ResourceNeed, resource_checks
 from asched.framework.status import Status
 
 NAME: Final = "NodeResourcesFit"
 _CHECK_KEY: Final = f"{NAME}/prefilter"
 _SCORE_KEY: Final = f"{NAME}/prescore"
-_FIRST: Final = (CPU, MEMORY, EPHEMERAL_STORAGE)
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One resource the filter compares: its column (None: no node has it) and the request."""
-
-    resource: str
-    axis: int | None
-    request: int
 
 
 class NodeResourcesFit:
+    """Declares :class:`~asched.framework.interface.ResourceFit` and
+    :class:`~asched.framework.interface.ExplainsRows`; the arithmetic is
+    :class:`~asched.framework.resource_fit.ResourceNeed`'s."""
+
     name: Final = NAME
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
     events: Final = frozenset(
@@ -62,41 +55,25 @@ class NodeResourcesFit:
             resource in self._ignored or group_of(resource) in self._ignored_groups
         )
 
-    def checks(self, pod: PodInfo, table: NodeTable) -> tuple[Check, ...]:
+    def resource_checks(self, pod: PodInfo, table: NodeTable) -> tuple[Check, ...]:
         """The resources to compare, in reason order (cpu, memory, storage, sorted scalars)."""
-        wanted = [r for r in _FIRST if pod.requests.get(r, 0) > 0]
-        wanted += sorted(
-            r
-            for r, amount in pod.requests.items()
-            if r not in _FIRST and r != PODS and amount > 0 and not self._ignores(r)
-        )
-        return tuple(Check(r, table.axis_index.get(r), pod.requests[r]) for r in wanted)
+        return resource_checks(pod, table, self._ignores)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
-        state.write(_CHECK_KEY, self.checks(pod, table))
+        state.write(_CHECK_KEY, ResourceNeed.of(table, self.resource_checks(pod, table)))
         return PreFilterResult(Status.success())
 
-    def _checks(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[Check, ...]:
-        found: tuple[Check, ...] | None = state.get(_CHECK_KEY)
-        return found if found is not None else self.checks(pod, table)
+    def _need(self, state: CycleState, pod: PodInfo, table: NodeTable) -> ResourceNeed:
+        found: ResourceNeed | None = state.get(_CHECK_KEY)
+        return (
+            found if found is not None else ResourceNeed.of(table, self.resource_checks(pod, table))
+        )
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
-        fits: BoolMask = table.free[table.axis_index[PODS]][rows] >= 1
-        for check in self._checks(state, pod, table):
-            if check.axis is None:
-                return np.zeros(size_of(rows), dtype=np.bool_)
-            fits &= table.free[check.axis][rows] >= check.request
-        return fits
+        return self._need(state, pod, table).fits(table.free, size_of(rows), rows)
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
-        reasons = []
-        if table.free[table.axis_index[PODS]][row] < 1:
-            reasons.append(TOO_MANY_PODS)
-        reasons.extend(
-            f"Insufficient {check.resource}"
-            for check in self._checks(state, pod, table)
-            if check.axis is None or table.free[check.axis][row] < check.request
-        )
+        reasons = self._need(state, pod, table).reasons(table.free, row)
         return Status.unschedulable(*reasons, plugin=NAME) if reasons else Status.success()
 
     def explain_rows(
@@ -104,22 +81,8 @@ class NodeResourcesFit:
     ) -> list[Status]:
         """:meth:`explain` for many rejected rows at once: rows short of the same resources
         share one Status (a full cluster makes thousands of them on every failed attempt)."""
-        checks = self._checks(state, pod, table)
-        pattern = (table.free[table.axis_index[PODS]][rows] < 1).astype(np.int64)
-        for bit, check in enumerate(checks, start=1):
-            if check.axis is None:
-                lacking = np.ones(len(rows), dtype=np.bool_)
-            else:
-                lacking = table.free[check.axis][rows] < check.request
-            pattern |= lacking.astype(np.int64) << bit
-        shared: dict[int, Status] = {}
-        out = []
-        for index, code in enumerate(pattern.tolist()):
-            status = shared.get(code)
-            if status is None:
-                status = shared[code] = self.explain(state, pod, table, int(rows[index]))
-            out.append(status)
-        return out
+        need = self._need(state, pod, table)
+        return need.statuses(need.pattern(table.free, len(rows), rows), NAME)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         terms = scoring.resource_terms(table, pod, self._strategy.resources, use_requested=False)
