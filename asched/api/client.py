@@ -180,7 +180,8 @@ class KubeClient:
         cause = _one_line(exc) if isinstance(exc, BaseException) else exc
         keys = getattr(self._api.configuration, "api_key", None) or {}
         for value in keys.values():
-            for secret in {str(value), str(value).removeprefix("Bearer ")}:
+            # the bare token first (shortest first, deterministic): "Bearer <redacted>"
+            for secret in sorted({str(value), str(value).removeprefix("Bearer ")}, key=len):
                 if len(secret) >= 4:
                     cause = cause.replace(secret, "<redacted>")
         return ApiUnavailable(method, path, self._host, cause)
