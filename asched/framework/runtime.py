@@ -129,12 +129,10 @@ class Framework:
         allowed: frozenset[str] | None = None
         restricted_by: list[str] = []
         for plugin in self.pre_filter:
-            answer = guarded(
-                pod, "PreFilter", partial(plugin.pre_filter, state, pod, table), plugin.name
-            )
-            if isinstance(answer, Status):
-                return PreFilterOutcome(answer)
-            result = answer
+            try:  # inline: a try costs nothing until it raises (this runs every decision)
+                result = plugin.pre_filter(state, pod, table)
+            except Exception as exc:
+                return PreFilterOutcome(failed(pod, "PreFilter", exc, plugin.name))
             status = result.status
             if status.code == Code.SKIP:
                 state.skip_filter.add(plugin.name)
@@ -243,9 +241,10 @@ class Framework:
     # ------------------------------------------------------------- Score
     def run_pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         for plugin in self.pre_score:
-            status = guarded(
-                pod, "PreScore", partial(plugin.pre_score, state, pod, table), plugin.name
-            )
+            try:
+                status = plugin.pre_score(state, pod, table)
+            except Exception as exc:
+                status = failed(pod, "PreScore", exc, plugin.name)
             if status.code == Code.SKIP:
                 state.skip_score.add(plugin.name)
             elif not status.ok:
@@ -326,7 +325,10 @@ class Framework:
         started = time.perf_counter()
         status = Status.success()
         for plugin in self.reserve:
-            answer = guarded(pod, "Reserve", partial(plugin.reserve, state, pod, node), plugin.name)
+            try:
+                answer = plugin.reserve(state, pod, node)
+            except Exception as exc:
+                answer = failed(pod, "Reserve", exc, plugin.name)
             if not answer.ok:
                 status = tagged(answer, plugin.name)
                 break
@@ -348,8 +350,10 @@ class Framework:
         waits: dict[str, float] = {}
         status = Status.success()
         for plugin in self.permit:
-            answer = guarded(pod, "Permit", partial(plugin.permit, state, pod, node), plugin.name)
-            verdict, timeout = (answer, 0.0) if isinstance(answer, Status) else answer
+            try:
+                verdict, timeout = plugin.permit(state, pod, node)
+            except Exception as exc:
+                verdict, timeout = failed(pod, "Permit", exc, plugin.name), 0.0
             if verdict.code == Code.WAIT:
                 waits[plugin.name] = timeout
             elif not verdict.ok:
@@ -393,7 +397,10 @@ class Framework:
         """PostBind: informational; a failure is contained and changes nothing."""
         started = time.perf_counter()
         for plugin in self.post_bind:
-            guarded(pod, "PostBind", partial(plugin.post_bind, state, pod, node), plugin.name)
+            try:
+                plugin.post_bind(state, pod, node)
+            except Exception as exc:  # informational: contained, changes nothing
+                failed(pod, "PostBind", exc, plugin.name)
         self.timed("PostBind", Status.success(), started)
 
 
