@@ -32,12 +32,8 @@ _DECIMAL_POWER: Final = {
 }  # fmt: skip
 _SHAPE: Final = re.compile(r"^([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(.*)$")
 _EXPONENT: Final = re.compile(r"^[eE]([+-]?[0-9]+)$")
-#: Beyond this decimal exponent a non-zero quantity is capped (or, negative, rounds up to
-#: one nano-unit) whatever its digits, so no huge power is ever computed.
-_MAX_EXPONENT: Final = 40
-#: Fractional digits kept exactly; a non-zero remainder beyond them rounds the value up,
-#: which cannot move it across a nano-unit boundary at any exponent up to 10**40 * 2**60.
-_MAX_FRACTION_DIGITS: Final = 100
+#: Significant digits kept exactly (orders 19 down to -40); the rest only rounds up.
+_SIGNIFICANT: Final = 60
 _NANO: Final = Fraction(1, 10**9)
 _CAP: Final = Fraction(INT64_MAX)
 
@@ -49,22 +45,30 @@ class QuantityError(ValueError):
 def _magnitude(number: str, power: int, factor: int) -> Fraction:
     """``number * 10**power * factor`` as apimachinery parses it: capped at int64's
     maximum and rounded up to a whole nano-unit, computed without ever building a number
-    of more than ~160 digits (the digit string itself may be arbitrarily long)."""
+    of more than ~100 digits (the digit string itself may be arbitrarily long).
+
+    The cut-offs use the value's decimal order (its leading digit's position), so long
+    runs of zeros never fool them; at most :data:`_SIGNIFICANT` significant digits are
+    kept, and non-zero digits beyond them round the value up (which cannot move it across
+    a nano-unit boundary: they weigh less than 10**-40 of a unit times ``factor``)."""
     whole, _, fraction = number.partition(".")
-    whole = whole.lstrip("0")
-    fraction = fraction.rstrip("0")
-    if not whole and not fraction:
+    digits = (whole + fraction).lstrip("0")
+    if not digits.rstrip("0"):
         return Fraction(0)
-    if power > _MAX_EXPONENT:
-        return _CAP
-    if power < -_MAX_EXPONENT:
-        return _NANO  # non-zero and tinier than a nano-unit: rounds up to one
-    if whole and len(whole) - 1 + power > 19:
+    # the leading significant digit stands at 10**order
+    order = len(whole) - 1 - (len(whole + fraction) - len(digits)) + power
+    if order > 19:
         return _CAP  # at least 10**20 > int64's maximum (and factor >= 1)
-    bump = len(fraction) > _MAX_FRACTION_DIGITS  # the dropped digits are non-zero
-    fraction = fraction[:_MAX_FRACTION_DIGITS]
-    digits = int((whole or "0") + fraction) + (1 if bump else 0)
-    exact = Fraction(digits * factor, 10 ** len(fraction)) * Fraction(10) ** power
+    if order < -30:
+        return _NANO  # under 10**-29 * 2**60 < 10**-9: non-zero, so it rounds up to 1n
+    kept = digits[:_SIGNIFICANT]
+    bump = digits[_SIGNIFICANT:].strip("0") != ""
+    mantissa = (int(kept) + (1 if bump else 0)) * factor
+    exponent = order - (len(kept) - 1)  # the last kept digit stands at 10**exponent
+    if exponent >= 0:
+        exact = Fraction(mantissa * 10**exponent)
+    else:
+        exact = Fraction(mantissa, 10**-exponent)
     if exact > _CAP:
         return _CAP
     nanos = exact / _NANO

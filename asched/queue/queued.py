@@ -26,6 +26,8 @@ class QueuedPod:
     gated: bool = False
     generation: int = 0
     unschedulable_since: float = 0.0
+    #: the pod changed in a way the scheduler reads while its attempt ran
+    updated_in_flight: bool = False
     #: while parked: the events that may move it (the queue's index)
     waiting_for: frozenset[ClusterEvent] = frozenset()
     sequence: int = field(default=0, compare=False)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -85,8 +86,9 @@ class SchedulingQueue:
         self._backoff: list[tuple[float, int, int, QueuedPod]] = []
         #: plugin name -> the events that may undo its rejection (the plugins' declarations)
         self._interests: Mapping[str, frozenset[ClusterEvent]] = interests or {}
-        #: unschedulable pods, in the order they were parked (oldest first)
-        self._parked: dict[str, QueuedPod] = {}
+        #: unschedulable pods, in the order they were parked (oldest first); an OrderedDict
+        #: because a plain dict's first item is found past the holes of removed ones
+        self._parked: OrderedDict[str, QueuedPod] = OrderedDict()
         #: gated pods (PreEnqueue said no), which only their own update releases
         self._gated_pods: dict[str, QueuedPod] = {}
         #: event -> the parked pods it may help
@@ -97,6 +99,9 @@ class SchedulingQueue:
         self._where: dict[str, tuple[str, int, QueuedPod]] = {}
         self._in_flight: dict[str, QueuedPod] = {}
         self._deleted_in_flight: set[str] = set()
+        #: a pod created again under the name of one deleted while in flight, queued once
+        #: the old attempt ends (until then the key is the old pod's)
+        self._recreated: dict[str, PodInfo] = {}
         self._sequence = itertools.count()
         self.scheduling_cycle = 0
 
@@ -135,7 +140,7 @@ class SchedulingQueue:
         events: frozenset[ClusterEvent] = frozenset()
         for plugin in rejected_by:
             events |= self._interests.get(plugin, frozenset())
-        return events
+        return events & ANY  # universal events move every parked pod anyway
 
     def _park(self, qp: QueuedPod, place: str = UNSCHEDULABLE) -> None:
         qp.unschedulable_since = self._now()
@@ -180,7 +185,7 @@ class SchedulingQueue:
     def add(self, pod: PodInfo) -> None:
         """A new pending pod (or one seen again after a relist)."""
         if pod.key in self._in_flight:
-            self._in_flight[pod.key].pod = pod
+            self._in_flight_update(pod)
             return
         if pod.key in self._where:
             self.update(pod)
@@ -201,7 +206,7 @@ class SchedulingQueue:
         """
         key = pod.key
         if key in self._in_flight:
-            self._in_flight[key].pod = pod
+            self._in_flight_update(pod)
             return
         found = self._where.get(key)
         if found is None:
@@ -232,10 +237,29 @@ class SchedulingQueue:
         else:
             self._push_backoff_or_active(qp)
 
+    def _in_flight_update(self, pod: PodInfo) -> None:
+        """A pod changed while its attempt runs: a new pod under a deleted one's name waits
+        for that attempt to end; a change the scheduler reads makes the attempt's failure
+        go to backoff rather than park (upstream does not lose such an update)."""
+        key = pod.key
+        if key in self._deleted_in_flight:
+            self._recreated[key] = pod
+            return
+        qp = self._in_flight[key]
+        if pod_updated(qp.pod, pod):
+            qp.updated_in_flight = True
+        qp.pod = pod
+
+    def _release_recreated(self, key: str) -> None:
+        pod = self._recreated.pop(key, None)
+        if pod is not None:
+            self.add(pod)
+
     def delete(self, key: str) -> None:
         """The pod is gone (deleted, or bound by someone else): forget it everywhere."""
         if key in self._in_flight:
             self._deleted_in_flight.add(key)
+        self._recreated.pop(key, None)
         self._take(key)
 
     # ------------------------------------------------------------------ the cycle
@@ -258,6 +282,7 @@ class SchedulingQueue:
         """The pod left the scheduler's hands (bound, or dropped)."""
         self._in_flight.pop(key, None)
         self._deleted_in_flight.discard(key)
+        self._release_recreated(key)
 
     def requeue(
         self, qp: QueuedPod, status: Status, rejectors: frozenset[str] | None = None
@@ -271,6 +296,7 @@ class SchedulingQueue:
         self._in_flight.pop(key, None)
         if key in self._deleted_in_flight:
             self._deleted_in_flight.discard(key)
+            self._release_recreated(key)
             return False
         qp.timestamp = self._now()
         rejected = status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -280,7 +306,8 @@ class SchedulingQueue:
             qp.rejected_by = rejectors
         else:
             qp.rejected_by = frozenset({status.plugin}) if status.plugin else frozenset()
-        if not rejected or self._happened_since(qp):
+        updated, qp.updated_in_flight = qp.updated_in_flight, False
+        if not rejected or updated or self._happened_since(qp):
             self._push_backoff_or_active(qp)
         else:
             self._park(qp)

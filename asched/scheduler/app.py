@@ -330,6 +330,8 @@ class App:
             # rather than after leaseDuration. (A lost lease is not held; a cancelled run,
             # such as a killed process, keeps it until it expires.)
             if elector is not None and elector.is_leader:
+                if self.scheduler.evictions is not None:
+                    await self.scheduler.evictions.drain(deadline=0)  # before a standby leads
                 await elector.release()
             raise
         finally:

@@ -108,19 +108,31 @@ class Ingest:
             if event.kind == "poddisruptionbudgets":
                 self._budget(event.type, event.obj)
 
+    def _contained(
+        self, kind: str, obj: Mapping[str, Any], apply: Callable[[str, Mapping[str, Any]], None]
+    ) -> None:
+        """One object of a relist, applied on its own: a bug on it skips it, not the rest."""
+        try:
+            apply("ADDED", obj)
+        except Exception:
+            metrics.count_internal_error("ingest")
+            logger.exception(
+                "internal error applying %s %s from a relist: skipped", kind, _key(obj)
+            )
+
     def _relist(self, event: Relisted) -> None:
         present = {_key(obj) for obj in event.objects}
         if event.kind == "nodes":
             for name in [n for n in self.table.index if n not in present]:
                 self._node_deleted(name)
             for obj in event.objects:
-                self._node("ADDED", obj)
+                self._contained(event.kind, obj, self._node)
         elif event.kind == "pods":
-            known = set(self.table.pods) | set(self.pending)
+            known = set(self.table.pods) | set(self.pending) | set(self.undecodable)
             for key in known - present:
                 self._pod_deleted(key)
             for obj in event.objects:
-                self._pod("ADDED", obj)
+                self._contained(event.kind, obj, self._pod)
         else:
             self.objects[event.kind] = {_key(obj): obj for obj in event.objects}
             if event.kind == "namespaces":
@@ -203,8 +215,11 @@ class Ingest:
             if pod.phase in TERMINAL_PHASES:
                 self._release(pod.key)
             else:
+                placed = self.table.pods.get(pod.key)
+                newly = placed is None or placed.row != self.table.row_of(pod.node_name)
                 self.ledger.observe_bound(pod)
-                self.queue.move(ClusterEvent.ASSIGNED_POD_ADD)
+                if newly:  # a pod newly counted on a node, not a status update of one
+                    self.queue.move(ClusterEvent.ASSIGNED_POD_ADD)
         elif pod.scheduler_name in self.scheduler_names:
             if pod.deleting:
                 self.pending.pop(pod.key, None)

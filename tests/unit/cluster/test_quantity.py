@@ -128,6 +128,11 @@ INT64_MAX = 2**63 - 1
         pytest.param("0." + "0" * 5000 + "1", Fraction(1, 10**9), id="5,000 zeros then 1"),
         pytest.param("1.0000000001", Fraction(1000000001, 10**9), id="1 + 1e-10 rounds up"),
         pytest.param("0e99999", Fraction(0), id="zero stays zero at any exponent"),
+        # the cut-offs follow the value's order, not the exponent alone: 10^50 * 10^-41 = 10^9
+        pytest.param("1" + "0" * 50 + "e-41", Fraction(10**9), id="many zeros, negative exponent"),
+        # 10^-46 * 10^41 = 10^-5
+        pytest.param("0." + "0" * 45 + "1e41", Fraction(1, 10**5), id="tiny digits, huge exponent"),
+        pytest.param("1.5e3", Fraction(1500), id="a fraction with an exponent"),
         # 7Ei = 8,070,450,532,247,928,832 < int64 max: exact
         pytest.param("7Ei", Fraction(7 * 2**60), id="7Ei is below the cap"),
     ],

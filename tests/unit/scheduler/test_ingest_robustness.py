@@ -17,8 +17,11 @@ import pytest
 from builders import make_node, make_pod
 
 from asched import metrics
-from asched.api.watch import WatchEvent
+from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.table import NodeTable
+from asched.config.load import default_config
+from asched.framework.runtime import Framework
+from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler import ingest as ingest_module
 from asched.scheduler.ingest import Ingest
@@ -149,3 +152,51 @@ def test_a_decoder_bug_becomes_a_report_naming_the_pod(monkeypatch: pytest.Monke
     [(name, message)] = bad
     assert name == "p"
     assert message == "Pod default/p: cannot be decoded (ZeroDivisionError: decoder bug)"
+
+
+def parked_by_affinity(ingest: Ingest) -> None:
+    ingest.apply(WatchEvent("pods", "ADDED", pod("waiting")))
+    qp = ingest.queue.pop()
+    assert qp is not None
+    ingest.queue.requeue(qp, Status.unschedulable("anti-affinity", plugin="InterPodAffinity"))
+    assert ingest.queue.where("default/waiting") == "unschedulable"
+
+
+def test_only_a_newly_bound_pod_wakes_affinity_pods_not_its_status_updates() -> None:
+    """Found in review: every update of a running pod (kubelet status) raised AssignedPodAdd
+    and sent the pods InterPodAffinity rejected to backoff, again and again."""
+    interests = Framework(default_config().profiles[0]).interests
+    table = NodeTable()
+    ingest = Ingest(
+        table, Ledger(table), SchedulingQueue(clock=lambda: 0.0, interests=interests), {OURS}
+    )
+    ingest.apply(WatchEvent("nodes", "ADDED", make_node("n1")))
+    running = pod("web", scheduler="default-scheduler", node="n1")
+    ingest.apply(WatchEvent("pods", "ADDED", running))
+    parked_by_affinity(ingest)
+    ready = copy.deepcopy(running)
+    ready["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    ingest.apply(WatchEvent("pods", "MODIFIED", ready))
+    assert ingest.queue.where("default/waiting") == "unschedulable"  # before: backoff
+    ingest.apply(
+        WatchEvent("pods", "ADDED", pod("web-2", scheduler="default-scheduler", node="n1"))
+    )
+    assert ingest.queue.where("default/waiting") == "backoff"  # a new pod on a node may help
+
+
+def test_a_bug_on_one_object_of_a_relist_skips_that_object_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ingest, _, _ = build()
+    ingest.apply(WatchEvent("nodes", "ADDED", make_node("n1")))
+    real = ingest.ledger.observe_bound
+
+    def observe(p: Any) -> None:
+        if p.name == "bad":
+            raise RuntimeError("bookkeeping bug")
+        real(p)
+
+    monkeypatch.setattr(ingest.ledger, "observe_bound", observe)
+    objects = [pod(n, scheduler="default-scheduler", node="n1") for n in ("a", "bad", "c")]
+    ingest.apply(Relisted("pods", objects))
+    assert set(ingest.table.pods) == {"default/a", "default/c"}  # before: only a
