@@ -70,7 +70,8 @@ def failed(pod: PodInfo, point: str, exc: Exception, plugin: str = "") -> Status
 
 
 def guarded(pod: PodInfo, point: str, call: Callable[[], T], plugin: str = "") -> T | Status:
-    """``call()``, or :func:`failed`'s status when it raises."""
+    """``call()``, or :func:`failed`'s status when it raises (for the cycle's own phases;
+    the runtime's per-plugin calls use an inline ``try`` around :func:`failed`)."""
     try:
         return call()
     except Exception as exc:

@@ -13,7 +13,8 @@ Every extension point runs here, the decision's (PreFilter, Filter, PreScore, Sc
 driven by :class:`~asched.framework.algorithm.Algorithm`) and the rest: PreEnqueue,
 PostFilter, Reserve and Unreserve, Permit, PreBind, Bind and PostBind. Each answer is
 tagged with its plugin and each exception contained as an Error status by one helper
-(:mod:`asched.framework.contain`), and each point is timed through :attr:`Framework.observe`
+(:func:`asched.framework.contain.failed`, called from an inline ``try``, which costs
+nothing until something raises), and each point is timed through :attr:`Framework.observe`
 (``asched_framework_extension_point_duration_seconds``).
 """
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from functools import partial
 from typing import Any, cast
 
 import numpy as np
@@ -34,7 +34,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile
 from asched.errors import PluginContractError
-from asched.framework.contain import PluginFailure, failed, guarded, tagged
+from asched.framework.contain import PluginFailure, failed, tagged
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
@@ -290,7 +290,10 @@ class Framework:
     def run_pre_enqueue(self, pod: PodInfo) -> Status:
         """The first non-success of the PreEnqueue plugins (the pod stays gated), else success."""
         for plugin in self.pre_enqueue:
-            status = guarded(pod, "PreEnqueue", partial(plugin.pre_enqueue, pod), plugin.name)
+            try:
+                status = plugin.pre_enqueue(pod)
+            except Exception as exc:
+                status = failed(pod, "PreEnqueue", exc, plugin.name)
             if not status.ok:
                 return tagged(status, plugin.name)
         return Status.success()
@@ -304,13 +307,10 @@ class Framework:
         result = PostFilterResult(Status.unschedulable(plugin=""))
         for plugin in self.post_filter:
             metrics.count_preemption_attempt()
-            answer = guarded(
-                pod,
-                "PostFilter",
-                partial(plugin.post_filter, state, pod, table, statuses, self),
-                plugin.name,
-            )
-            result = PostFilterResult(answer) if isinstance(answer, Status) else answer
+            try:
+                result = plugin.post_filter(state, pod, table, statuses, self)
+            except Exception as exc:
+                result = PostFilterResult(failed(pod, "PostFilter", exc, plugin.name))
             if result.status.ok or result.status.code in (
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 Code.ERROR,
@@ -339,7 +339,10 @@ class Framework:
         """Unreserve in reverse order; every plugin runs, whatever the others do."""
         started = time.perf_counter()
         for plugin in reversed(self.reserve):
-            guarded(pod, "Unreserve", partial(plugin.unreserve, state, pod, node), plugin.name)
+            try:
+                plugin.unreserve(state, pod, node)
+            except Exception as exc:  # the others still run: the rollback must complete
+                failed(pod, "Unreserve", exc, plugin.name)
         self.timed("Unreserve", Status.success(), started)
 
     def run_permit(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from asched import metrics
 from asched.api.watch import Relisted, WatchEvent
@@ -37,7 +37,6 @@ from asched.scheduler.ledger import Ledger
 logger = logging.getLogger(__name__)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
-T = TypeVar("T")
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -178,8 +177,12 @@ class Ingest:
         if kind == "DELETED":
             self._node_deleted(_key(obj))
             return
-        node = self._decoded("nodes", decode_node, obj)
-        if node is None:
+        try:
+            node = decode_node(obj)
+        except Exception as exc:
+            self.decode_errors += 1
+            metrics.count_undecodable("nodes")
+            logger.warning("ignoring node: %s", _as_decode_error("Node", obj, exc))
             return
         row = self.table.row_of(node.name)
         old = self.table.node_at(row) if row is not None else None
@@ -231,17 +234,6 @@ class Ingest:
                     self.queue.update(pod)
                 else:
                     self.queue.add(pod)
-
-    def _decoded(
-        self, kind: str, decode: Callable[[Mapping[str, Any]], T], obj: Mapping[str, Any]
-    ) -> T | None:
-        try:
-            return decode(obj)
-        except Exception as exc:
-            self.decode_errors += 1
-            metrics.count_undecodable(kind)
-            logger.warning("ignoring %s: %s", kind, _as_decode_error(kind, obj, exc))
-            return None
 
     def _bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
         """A pod that does not decode: counted and logged; if it is a pending pod of ours
@@ -309,9 +301,7 @@ def _as_decode_error(kind: str, obj: Mapping[str, Any], exc: Exception) -> Decod
     if isinstance(exc, DecodeError):
         return exc
     logger.error("decoding %s %s raised", kind, _key(obj), exc_info=exc)
-    return object_context(kind.rstrip("s").capitalize(), obj).fail(
-        "", f"cannot be decoded ({type(exc).__name__}: {exc})"
-    )
+    return object_context(kind, obj).fail("", f"cannot be decoded ({type(exc).__name__}: {exc})")
 
 
 def _node_events(old: NodeInfo | None, new: NodeInfo) -> list[ClusterEvent]:

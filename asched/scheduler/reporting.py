@@ -118,6 +118,7 @@ class Reporter:
         self._clock = clock
         self._pending: OrderedDict[str, Report] = OrderedDict()
         self._sending: set[str] = set()  # keys of the reports in flight
+        self._forget_after: set[str] = set()  # forgotten while a report of theirs was sent
         self._wake = asyncio.Event()
         self._series: dict[str, dict[str, _Series]] = {}  # pod key -> reason -> series
         self._said: dict[str, Said] = {}  # pod key -> what its status says, as we wrote it
@@ -191,6 +192,9 @@ class Reporter:
         self._wake.set()
 
     def forget(self, key: str) -> None:
+        """Drop what is remembered of a pod (it is gone, or nothing more will be said)."""
+        if key in self._sending:
+            self._forget_after.add(key)  # the send in flight would record it again
         self._said.pop(key, None)
         self._series.pop(key, None)
 
@@ -218,6 +222,9 @@ class Reporter:
                 await self._send_safely(report)
             finally:
                 self._sending.discard(key)
+                if key in self._forget_after:
+                    self._forget_after.discard(key)
+                    self.forget(key)
                 if key in self._pending:
                     self._wake.set()  # its newer report waited for this one
 

@@ -1,9 +1,13 @@
-"""Adversarial quantities through decode -> table -> plugins, from the API and from snapshots.
+"""Adversarial quantities (and odd selectors) through decode -> table -> plugins, from the
+API and from snapshots.
 
 Every quantity here is one a genuine kube-apiserver accepts (each valid alone; it caps a
 value at int64's maximum), but they are drawn to hurt: ``7Ei`` twice in one pod,
 ``999999Pi``, 10,000-digit numbers, exponents of 30, sub-nano fractions, overheads and
-sidecars that stack, nodes of absurd capacity, images of 2^70 bytes. Two entry points:
+sidecars that stack, nodes of absurd capacity, images of 2^70 bytes; and, in the same pods, selectors and integers at the edges of what
+the API accepts (``Gt`` int64 extremes, ``{}`` and NotIn-on-absent selectors, maxSkew and
+minDomains of 2^31-1, tolerationSeconds of 2^63-1, priorities at int32's ends). Two
+entry points:
 
 * **the API**: raw JSON objects applied as watch events by the live scheduler's
   :class:`~asched.scheduler.ingest.Ingest` into its table, then one decision of the
@@ -78,6 +82,63 @@ def containers(draw: st.DrawFn, prefix: str, max_size: int) -> list[dict[str, An
     return out
 
 
+INT64_MAX, INT64_MIN, INT32_MAX = 2**63 - 1, -(2**63), 2**31 - 1
+odd_values = st.sampled_from(["0", "-1", str(INT64_MAX), str(INT64_MIN), "a", "z" * 63])
+
+
+@st.composite
+def odd_constraints(draw: st.DrawFn) -> dict[str, Any]:
+    """Selectors and integers at the edges of what the API server accepts."""
+    spec: dict[str, Any] = {}
+    if draw(st.booleans()):
+        spec["priority"] = draw(st.sampled_from([-(2**31), INT32_MAX, 0, 1_000_000_000]))
+    if draw(st.booleans()):
+        op = draw(st.sampled_from(["Gt", "Lt", "In", "NotIn", "Exists", "DoesNotExist"]))
+        expr: dict[str, Any] = {
+            "key": draw(st.sampled_from(["zone", "rank", "absent"])),
+            "operator": op,
+        }
+        if op in ("Gt", "Lt"):
+            expr["values"] = [draw(st.sampled_from([str(INT64_MAX), str(INT64_MIN), "0"]))]
+        elif op in ("In", "NotIn"):
+            expr["values"] = draw(st.lists(odd_values, min_size=1, max_size=3))
+        spec.setdefault("affinity", {})["nodeAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [expr]}]
+            }
+        }
+    if draw(st.booleans()):
+        selector = draw(
+            st.sampled_from(
+                [
+                    {},  # matches every pod
+                    {"matchExpressions": [{"key": "absent", "operator": "NotIn", "values": ["x"]}]},
+                    {"matchLabels": {"app": "z" * 63}},
+                ]
+            )
+        )
+        spec.setdefault("affinity", {})["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    if draw(st.booleans()):
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": draw(st.sampled_from([1, INT32_MAX])),
+                "minDomains": draw(st.sampled_from([1, INT32_MAX])),
+                "topologyKey": draw(st.sampled_from(["zone", "kubernetes.io/hostname"])),
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "web"}},
+            }
+        ]
+    if draw(st.booleans()):
+        spec["tolerations"] = [
+            {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": INT64_MAX}
+        ]
+    return spec
+
+
 @st.composite
 def pods(draw: st.DrawFn, name: str, node: str = "") -> dict[str, Any]:
     spec: dict[str, Any] = {
@@ -94,10 +155,16 @@ def pods(draw: st.DrawFn, name: str, node: str = "") -> dict[str, Any]:
         spec["overhead"] = draw(requests)
     if node:
         spec["nodeName"] = node
+    spec.update(draw(odd_constraints()))
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "uid": f"uid-{name}",
+            "labels": {"app": draw(st.sampled_from(["web", "z" * 63]))},
+        },
         "spec": spec,
         "status": {"phase": "Running" if node else "Pending"},
     }
@@ -113,7 +180,14 @@ def nodes(draw: st.DrawFn, name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "zone": draw(st.sampled_from(["a", "b"])),
+                "rank": draw(odd_values),
+            },
+        },
         "status": {"allocatable": allocatable, "images": images},
     }
 

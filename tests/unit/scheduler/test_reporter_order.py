@@ -63,3 +63,27 @@ async def test_a_newer_report_waits_for_the_one_in_flight() -> None:
     finally:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)
+
+
+async def test_a_pod_forgotten_while_its_report_is_in_flight_stays_forgotten() -> None:
+    """Found in review: ``forget`` (the pod was deleted) ran while its report was sent, and
+    the send recorded what it wrote afterwards: a slow leak, and a recreated pod of the
+    same name would have been judged by the old pod's record."""
+    api = HeldApi()
+    reporter = Reporter(api, instance="i", workers=2)  # type: ignore[arg-type]
+    pod = decode_pod(templates.pod("p"))
+    worker = asyncio.create_task(reporter.run())
+    try:
+        reporter.unschedulable(pod, FIRST)
+        async with asyncio.timeout(5):
+            assert await api.arrived.get() == FIRST
+        reporter.forget(pod.key)  # the watch: the pod is gone, its patch still in flight
+        api.release.set()
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert reporter.conditions_patched == 1
+        assert pod.key not in reporter._said  # before: recorded again after the send
+        assert pod.key not in reporter._series
+    finally:
+        worker.cancel()
+        await asyncio.gather(worker, return_exceptions=True)
