@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from asched.sim import apierrors, validation
+from asched.sim import apierrors, selectors, validation
 from asched.sim.apierrors import FieldCause
 
 JSON = dict[str, Any]
@@ -34,7 +34,7 @@ _NO_VALUES: Final = "may not be specified when `operator` is 'Exists' or 'DoesNo
 def _label_name(value: str, path: str) -> list[FieldCause]:
     """``ValidateLabelName``: one Invalid per qualified-name message."""
     return [
-        apierrors.invalid_value(path, value, why) for why in validation.qualified_name_errors(value)
+        apierrors.invalid_value(path, value, why) for why in selectors.qualified_name_errors(value)
     ]
 
 
@@ -92,7 +92,7 @@ def _node_field_requirement(requirement: JSON, path: str) -> list[FieldCause]:
         for index, value in enumerate(values):
             causes += [
                 apierrors.invalid_value(f"{path}.values[{index}]", value, why)
-                for why in validation.dns_subdomain_errors(value)
+                for why in selectors.subdomain_errors(value)
             ]
     return causes
 
@@ -134,7 +134,7 @@ def _label_selector(selector: JSON | None, path: str) -> list[FieldCause]:
         causes += _label_name(key, where)
         causes += [
             apierrors.invalid_value(where, value, why)
-            for why in validation.label_value_errors(value)
+            for why in selectors.label_value_errors(value)
         ]
     for index, requirement in enumerate(selector.get("matchExpressions") or []):
         item = f"{path}.matchExpressions[{index}]"

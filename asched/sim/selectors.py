@@ -80,43 +80,76 @@ class LabelSelector:
         return not self.requirements
 
 
-def label_key_error(key: str) -> str | None:
-    """Return why ``key`` is not a valid qualified label key, or None."""
-    prefix, _, name = key.rpartition("/")
-    if "/" in key and not prefix:
-        return "prefix part must be non-empty"
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return (
-            "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-            "characters, '-' or '.', and must start and end with an alphanumeric character "
-            "(e.g. 'example.com', regex used for validation is "
-            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-        )
+#: ``IsDNS1123Subdomain``'s regex message (also asched.sim.validation's)
+SUBDOMAIN_MESSAGE: Final = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+    "'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_QUALIFIED_REGEX: Final = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+
+
+def subdomain_errors(name: str) -> list[str]:
+    """``IsDNS1123Subdomain``: every reason ``name`` is not a subdomain (Go lists them all)."""
+    errors = ["must be no more than 253 characters"] if len(name) > 253 else []
+    if not _DNS_SUBDOMAIN.match(name):
+        errors.append(SUBDOMAIN_MESSAGE)
+    return errors
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """``IsQualifiedName`` (label keys, topology keys): every reason, as Go gives them."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [
+            f"a qualified name {_QUALIFIED_REGEX} with an optional DNS subdomain prefix and "
+            "'/' (e.g. 'example.com/MyName')"
+        ]
+    errors: list[str] = []
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            errors += [f"prefix part {why}" for why in subdomain_errors(prefix)]
     if not name:
-        return "name part must be non-empty"
-    if len(name) > 63:
-        return "name part must be no more than 63 characters"
+        errors.append("name part must be non-empty")
+    elif len(name) > 63:
+        errors.append("name part must be no more than 63 characters")
     if not _NAME_PART.match(name):
-        return (
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-            "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
-            "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        errors.append(f"name part {_QUALIFIED_REGEX}")
+    return errors
+
+
+def label_value_errors(value: str) -> list[str]:
+    """``IsValidLabelValue``: every reason ``value`` is not a label value."""
+    errors = ["must be no more than 63 characters"] if len(value) > 63 else []
+    if not _VALUE.match(value):
+        errors.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+            "'_' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
         )
-    return None
+    return errors
+
+
+def label_key_error(key: str) -> str | None:
+    """The first reason ``key`` is not a valid qualified label key, or None."""
+    errors = qualified_name_errors(key)
+    return errors[0] if errors else None
 
 
 def label_value_error(value: str) -> str | None:
-    """Return why ``value`` is not a valid label value, or None."""
-    if len(value) > 63:
-        return "must be no more than 63 characters"
-    if not _VALUE.match(value):
-        return (
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-            "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  "
-            "or 'my_value',  or '12345', regex used for validation is "
-            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-        )
-    return None
+    """The first reason ``value`` is not a valid label value, or None."""
+    errors = label_value_errors(value)
+    return errors[0] if errors else None
 
 
 _SPECIAL: Final = "!=<>(),"

@@ -47,12 +47,7 @@ def dns_subdomain(name: str) -> str | None:
     if len(name) > 253:
         return "must be no more than 253 characters"
     if not _SUBDOMAIN.match(name):
-        return (
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character (e.g. "
-            "'example.com', regex used for validation is "
-            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-        )
+        return selectors.SUBDOMAIN_MESSAGE
     return None
 
 
@@ -82,66 +77,11 @@ def dns1035_label(name: str) -> str | None:
     return None
 
 
-_QUALIFIED_NAME: Final = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE: Final = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_QUALIFIED_REGEX: Final = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-
-
-def dns_subdomain_errors(name: str) -> list[str]:
-    """``IsDNS1123Subdomain``: every reason ``name`` is not a subdomain (Go lists them all)."""
-    errors = ["must be no more than 253 characters"] if len(name) > 253 else []
-    if not _SUBDOMAIN.fullmatch(name):
-        errors.append(str(dns_subdomain("")))  # the regex message
-    return errors
-
-
 def dns_label_errors(name: str) -> list[str]:
     """``IsDNS1123Label``: every reason ``name`` is not a label."""
     errors = ["must be no more than 63 characters"] if len(name) > 63 else []
     if not _LABEL.fullmatch(name):
         errors.append(str(dns_label("")))
-    return errors
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """``IsQualifiedName`` (label keys, topology keys), every message as Go gives them."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return [
-            f"a qualified name {_QUALIFIED_REGEX} with an optional DNS subdomain prefix and "
-            "'/' (e.g. 'example.com/MyName')"
-        ]
-    errors: list[str] = []
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        else:
-            errors += [f"prefix part {why}" for why in dns_subdomain_errors(prefix)]
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if not _QUALIFIED_NAME.fullmatch(name):
-        errors.append(f"name part {_QUALIFIED_REGEX}")
-    return errors
-
-
-def label_value_errors(value: str) -> list[str]:
-    """``IsValidLabelValue``: every reason ``value`` is not a label value."""
-    errors = ["must be no more than 63 characters"] if len(value) > 63 else []
-    if not _LABEL_VALUE.fullmatch(value):
-        errors.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-            "'_' or '.', and must start and end with an alphanumeric character (e.g. "
-            "'MyValue',  or 'my_value',  or '12345', regex used for validation is "
-            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-        )
     return errors
 
 

@@ -280,3 +280,24 @@ async def test_an_int64_field_past_int64_does_not_decode(cluster):
 
     assert (status, body["reason"]) == (400, "BadRequest")
     assert body["message"].startswith('Pod in version "v1" cannot be handled as a Pod: ')
+
+
+async def test_a_label_key_with_two_slashes_gets_gos_qualified_name_message(cluster):
+    """``IsQualifiedName`` splits on every '/': ``a/b/c`` is not a prefixed name. (The
+    simulator had two validators answering differently for it; there is one now.)"""
+    answer = await cluster.rest.request(
+        "POST",
+        pods_path(cluster.namespace),
+        body={
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"a/b/c": "x"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        },
+        check=False,
+    )
+    assert (answer.status, answer.body["reason"]) == (422, "Invalid")
+    [cause] = answer.body["details"]["causes"]
+    assert cause["field"] == "metadata.labels"
+    assert cause["message"].startswith('Invalid value: "a/b/c": a qualified name must consist')
+    assert "with an optional DNS subdomain prefix and '/'" in cause["message"]
