@@ -144,8 +144,3 @@ class LeadershipLost(AschedError):
 #: The exceptions worth retrying after a backoff (see the module docstring): use it as
 #: ``except RETRYABLE``; a caller's own deadline (``asyncio.timeout``) is its own concern.
 RETRYABLE: Final[tuple[type[AschedError], ...]] = (ApiError,)
-
-
-def retryable(exc: BaseException) -> bool:
-    """Whether ``exc`` is worth retrying after a backoff (the :data:`RETRYABLE` rule)."""
-    return isinstance(exc, RETRYABLE)

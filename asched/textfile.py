@@ -27,7 +27,7 @@ import yaml
 
 from asched.errors import InputError
 
-__all__ = ["parse_json", "parse_yaml", "read_text", "yaml_error"]
+__all__ = ["parse_json", "parse_yaml", "parse_yaml_all", "read_text", "yaml_error"]
 
 
 def _refuse_devices(name: str) -> None:
@@ -107,6 +107,24 @@ def parse_yaml(text: str, name: str, *, unique_keys: bool = True) -> Any:
         return yaml.load(text, Loader=loader)  # both loaders are SafeLoaders
     except yaml.YAMLError as exc:
         raise yaml_error(exc, name) from None
+
+
+def parse_yaml_all(text: str, name: str) -> list[Any]:
+    """Every document of a YAML stream, empty ones as None (PyYAML's C loader when
+    present).
+
+    Raises
+    ------
+    InputError
+        ``FILE:LINE:COLUMN: malformed YAML: PROBLEM``, or nesting too deep to read.
+    """
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return list(yaml.load_all(text, Loader=loader))
+    except yaml.YAMLError as exc:  # malformed, or e.g. ReaderError: a control character
+        raise yaml_error(exc, name) from None
+    except RecursionError:
+        raise InputError(f"{name}: malformed YAML: nested too deeply") from None
 
 
 def yaml_error(exc: yaml.YAMLError, name: str) -> InputError:

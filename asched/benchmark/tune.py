@@ -275,12 +275,16 @@ class Comparison:
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:
-    """The chosen setting, the percentage to configure (0 = adaptive), and why."""
+    """The chosen setting and why; :attr:`percentage` is the value to configure."""
 
     setting: Setting
-    percentage: int
     clauses: tuple[str, ...]
     comparisons: tuple[Comparison, ...]
+
+    @property
+    def percentage(self) -> int:
+        """The setting's natural member (0 = adaptive)."""
+        return self.setting.percentage
 
     @property
     def reason(self) -> str:
@@ -388,6 +392,4 @@ def recommend(
             f"note: {choice.setting.label} itself has a mean regret of {choice.regret:.2f} "
             f"points, above the limit of {max_regret:g}: add higher percentages to the sweep"
         )
-    return Recommendation(
-        choice.setting, choice.setting.percentage, tuple(clauses), tuple(comparisons)
-    )
+    return Recommendation(choice.setting, tuple(clauses), tuple(comparisons))

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from asched import textfile
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import NodeInfo, PodInfo
@@ -40,18 +38,10 @@ class Snapshot:
     extras: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
 
 
-def _documents(text: str, source: str) -> Iterable[Any]:
-    try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        yield from yaml.load_all(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        raise textfile.yaml_error(exc, source) from None
-
-
 def objects_of(text: str, source: str) -> list[Mapping[str, Any]]:
     """Flatten a List / multi-document stream into its objects (in order)."""
     out: list[Mapping[str, Any]] = []
-    for index, doc in enumerate(_documents(text, source)):
+    for index, doc in enumerate(textfile.parse_yaml_all(text, source)):
         if doc is None:
             continue
         if not isinstance(doc, Mapping):

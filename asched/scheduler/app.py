@@ -237,14 +237,7 @@ class App:
             qp = self.queue.pop()
             if qp is None:
                 binder.release_slot()
-                stop = asyncio.ensure_future(self.stopping.wait())
-                work = asyncio.ensure_future(self._wait_for_work())
-                try:
-                    await asyncio.wait({stop, work}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    for task in (stop, work):
-                        task.cancel()
-                    await asyncio.gather(stop, work, return_exceptions=True)
+                await self._unless_stopped(self._wait_for_work())
                 continue
             job = self.scheduler.schedule_one(qp)
             if job is None:
@@ -299,6 +292,7 @@ class App:
                 watch_timeout=self.options.watch_timeout,
             )
         )
+        ended = False
         try:
             async with asyncio.TaskGroup() as group:
                 background = [
@@ -324,24 +318,20 @@ class App:
                     await self.reporter.flush()
                 for task in background:
                     task.cancel()
+            ended = True
         except Exception:
-            # a root task failed (a bug: the process exits 1 and is restarted). A leader
-            # gives the lease back first, so a standby takes over within a retry period
-            # rather than after leaseDuration. (A lost lease is not held; a cancelled run,
-            # such as a killed process, keeps it until it expires.)
-            if elector is not None and elector.is_leader:
-                if self.scheduler.evictions is not None:
-                    await self.scheduler.evictions.drain(deadline=0)  # before a standby leads
-                await elector.release()
+            ended = True  # a root task failed (a bug): the process exits 1 and restarts
             raise
         finally:
             if self.scheduler.evictions is not None:
                 # a crash or lost lease: evictions still in flight stop at once (another
                 # leader decides afresh); after a graceful stop there are none left
                 await self.scheduler.evictions.drain(deadline=0)
-        if elector is not None and elector.is_leader:
-            await elector.release()
-            metrics.set_leader(leading=False)
+            # after a graceful stop, and after a crash too, a leader gives the lease back,
+            # so a standby takes over within a retry period rather than a lease duration;
+            # a lost lease is not held, and a cancelled run (a killed process) keeps it
+            if ended and elector is not None and elector.is_leader:
+                await elector.release()
 
     async def _become_active(
         self, elector: LeaderElector | None, health: HealthState | None
@@ -352,7 +342,6 @@ class App:
             health.mark_ready()
         if elector is not None:
             await elector.acquire()
-            metrics.set_leader(leading=True)
             logger.info("leading as %s", elector.identity)
         return True
 

@@ -28,15 +28,6 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _parse(text: str, path: Path, what: str) -> list[Any]:
-    try:
-        return [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
-    except yaml.YAMLError as exc:  # malformed, or e.g. ReaderError: a control character
-        raise textfile.yaml_error(exc, str(path)) from None
-    except RecursionError:
-        raise InputError(f"{path}: malformed YAML: nested too deeply ({what})") from None
-
-
 def _plain(value: Any) -> Any:
     """``value`` with JSON types only; orjson.JSONEncodeError when it holds something else."""
     return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z))
@@ -44,7 +35,8 @@ def _plain(value: Any) -> Any:
 
 def yaml_documents(path: Path, what: str) -> list[Any]:
     """Every non-empty YAML document of ``path`` as JSON values (see the module doc)."""
-    documents = _parse(textfile.read_text(path, f"the {what}"), path, what)
+    text = textfile.read_text(path, f"the {what}")
+    documents = [doc for doc in textfile.parse_yaml_all(text, str(path)) if doc is not None]
     try:
         plain: list[Any] = _plain(documents)
     except orjson.JSONEncodeError as exc:

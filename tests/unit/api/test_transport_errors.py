@@ -24,7 +24,7 @@ from aiohttp import web
 from asched.api.client import KubeClient
 from asched.api.watch import Reflector
 from asched.cluster.decode import decode_pod
-from asched.errors import ApiUnavailable, retryable
+from asched.errors import RETRYABLE, ApiUnavailable
 from asched.scheduler.handle import ApiHandle
 from asched.sim import kubeconfig as sim_kubeconfig
 from asched.sim.server import SimConfig, SimServer
@@ -196,7 +196,7 @@ async def test_transport_failure_maps_to_api_unavailable(
     assert "\n" not in str(exc)
     assert TOKEN not in str(exc)
     assert (exc.status, exc.reason) == (0, "Unavailable")
-    assert retryable(exc)
+    assert isinstance(exc, RETRYABLE)
 
 
 @pytest.mark.parametrize(
