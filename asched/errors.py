@@ -6,7 +6,8 @@ exceptions. Exceptions are for bad input, bugs and infrastructure failures::
     AschedError
     ├── InputError                  bad input at a boundary; names the source, object and field
     │   ├── ConfigError             a KubeSchedulerConfiguration with one or more field errors
-    │   └── DecodeError             a Kubernetes object that cannot be decoded (bad quantity, ...)
+    │   ├── DecodeError             a Kubernetes object that cannot be decoded (bad quantity, ...)
+    │   └── PluginLoadError         a plugin that cannot be loaded (declaration, API version)
     ├── PluginContractError         a plugin returned an array of the wrong shape, dtype or range
     ├── ApiError                    the Kubernetes API answered with an unexpected status
     │   ├── ApiUnavailable          no usable answer: refused, reset, DNS, TLS, timeout, not JSON
@@ -83,6 +84,11 @@ class DecodeError(InputError):
         self.path = path
         self.message = message
         super().__init__(f"{obj}: {path}: {message}" if path else f"{obj}: {message}")
+
+
+class PluginLoadError(InputError):
+    """A plugin that cannot be loaded: a bad declaration, an incompatible plugin API
+    version, or an entry point that does not import. The message names the plugin."""
 
 
 class PluginContractError(AschedError):

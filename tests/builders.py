@@ -25,10 +25,11 @@ from asched.cluster.decode import decode_node_affinity, decode_pod, object_conte
 from asched.cluster.records import NodeAffinity, PodInfo
 from asched.cluster.snapshot import Snapshot, build_snapshot
 from asched.cluster.table import NodeTable
-from asched.config.plugins import CAPABILITIES, DEFAULT_MULTIPOINT
-from asched.config.types import PluginArgs, Profile, ResolvedPlugins
+from asched.config.plugins import DEFAULT_MULTIPOINT
+from asched.config.types import Profile, ResolvedPlugins
 from asched.framework.result import Evaluation
 from asched.framework.status import Code
+from tests.configs import CATALOGUE
 
 Raw = dict[str, Any]
 Taint = tuple[str, str, str]
@@ -291,7 +292,8 @@ def snapshot_of(nodes: Iterable[Raw], pods: Iterable[Raw] = ()) -> Snapshot:
 
 
 def _with(point: str, names: Iterable[str]) -> tuple[str, ...]:
-    return tuple(n for n in names if point in CAPABILITIES.get(n, frozenset()))
+    known = CATALOGUE.plugins
+    return tuple(n for n in names if n in known and point in known[n].points)
 
 
 def profile_with(
@@ -301,7 +303,7 @@ def profile_with(
     pre_filter: Sequence[str] | None = None,
     pre_score: Sequence[str] | None = None,
     post_filter: Sequence[str] = (),
-    args: Mapping[str, PluginArgs] | None = None,
+    args: Mapping[str, object] | None = None,
     scheduler_name: str = "default-scheduler",
 ) -> Profile:
     """A Profile with its resolved plugins set directly (no config loader involved).
@@ -321,7 +323,7 @@ def profile_with(
     return Profile(scheduler_name=scheduler_name, resolved=resolved, plugin_args=dict(args or {}))
 
 
-def default_profile(args: Mapping[str, PluginArgs] | None = None) -> Profile:
+def default_profile(args: Mapping[str, object] | None = None) -> Profile:
     """The default plugin set and weights (section 3.1), resolved by hand."""
     names = [name for name, _ in DEFAULT_MULTIPOINT]
     weights = dict(DEFAULT_MULTIPOINT)

@@ -26,6 +26,7 @@ from asched.cluster.snapshot import Snapshot
 from asched.cluster.table import NodeTable
 from asched.config.load import default_config
 from asched.framework.algorithm import Algorithm
+from asched.framework.registry import installed
 from asched.framework.runtime import Framework
 
 ZONES = 3
@@ -74,7 +75,10 @@ def run_vectorised(
 ) -> CoreResult:
     table = build_table(n_nodes)
     algorithm = Algorithm(
-        Framework(default_config().profiles[0]), table, percentage=percentage, seed=1
+        Framework(default_config(installed().catalogue).profiles[0]),
+        table,
+        percentage=percentage,
+        seed=1,
     )
     make = pod_stream(kind)
     pods = [make(i) for i in range(min(max_decisions, 200_000))]
@@ -110,7 +114,7 @@ def run_scalar(n_nodes: int, kind: str, *, seconds: float, max_decisions: int) -
 
     table = build_table(n_nodes)
     snapshot = Snapshot(nodes=[table.node_at(r) for r in range(n_nodes)], pods=[])
-    profile = default_config().profiles[0]
+    profile = default_config(installed().catalogue).profiles[0]
     make = pod_stream(kind)
     done = 0
     start = time.perf_counter()

@@ -52,6 +52,7 @@ from asched.benchmark.schedulers import (
 from asched.benchmark.workload import PodGroup, Workload
 from asched.config.load import load_config
 from asched.errors import AschedError
+from asched.framework.registry import installed
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ class _Run:
         info = self._scheduler_info()
         ceiling_phase = await self._ceiling() if self.options.ceiling != "none" else None
         self.display.note("replaying bindings for placement quality")
-        profile = load_config(asched_config(100)).profiles[0]
+        profile = load_config(asched_config(100), catalogue=installed().catalogue).profiles[0]
         replayed = await asyncio.to_thread(
             quality.replay,
             self.observer,

@@ -29,6 +29,7 @@ from asched.backends.process import Child
 from asched.backends.provision import provision
 from asched.backends.scheduler import KubeScheduler, scheduler_config
 from asched.config.load import load_config
+from asched.framework.registry import installed
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ class AschedProcess:
     def start(self) -> None:
         """Write the configuration (validated first) and start the process."""
         document = asched_config(self.percentage)
-        load_config(document, source="benchmark configuration")
+        load_config(document, catalogue=installed().catalogue, source="benchmark configuration")
         self.config_path.write_text(yaml.safe_dump(document, sort_keys=False))
         argv = [sys.executable]
         if self.profiler == "cprofile":

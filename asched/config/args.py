@@ -1,7 +1,7 @@
 """A profile's ``pluginConfig``: per-plugin args, read, defaulted and validated.
 
-Each entry is ``{name, args}``. The name must be a known plugin that takes args (see
-``ARGS_KINDS``) and appear once per profile; ``args.kind``, when given, must be that
+Each entry is ``{name, args}``. The name must be a plugin of the catalogue that takes args
+(its :class:`~asched.config.catalogue.ArgsSpec`) and appear once per profile; ``args.kind``, when given, must be that
 plugin's args kind and ``args.apiVersion``, when given, ``kubescheduler.config.k8s.io/v1``.
 Every field of every args kind is checked here (the resource plugins' in
 :mod:`asched.config.args_resources`), with upstream's defaults and ranges:
@@ -23,12 +23,15 @@ PodTopologySpread's default constraints are kept as the validated objects the us
 the same code it uses for pods.
 
 The defaults of a plugin nobody configured are what its reader returns for an empty
-args object (:func:`default_args`), so the two can never drift apart.
+args object (:func:`default_args`), so the two can never drift apart. The same holds for
+an installed plugin's args: its declaration gives the kind, the fields and the reader,
+and the errors it reports carry the same paths
+(``profiles[0].pluginConfig[2].args.priceLabel: ...``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from asched.cluster import decode
@@ -38,13 +41,12 @@ from asched.config.args_resources import (
     read_balanced_args,
     read_fit_args,
 )
-from asched.config.plugins import ARGS_KINDS, CAPABILITIES
+from asched.config.catalogue import ArgsSpec, Catalogue
 from asched.config.schema import Problems, Section, is_qualified_name, quote
 from asched.config.types import (
     DefaultPreemptionArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
-    PluginArgs,
     PodTopologySpreadArgs,
     VolumeBindingArgs,
 )
@@ -211,63 +213,65 @@ def _read_pod_topology_spread(section: Section) -> PodTopologySpreadArgs:
     return PodTopologySpreadArgs("System")
 
 
-#: Plugin name -> (the args' own fields, the reader of an opened args section).
-READERS: Final[dict[str, tuple[frozenset[str], Callable[[Section], PluginArgs]]]] = {
-    "NodeResourcesFit": (FIT_FIELDS, read_fit_args),
-    "NodeResourcesBalancedAllocation": (BALANCED_FIELDS, read_balanced_args),
-    "NodeAffinity": (frozenset({"addedAffinity"}), _read_node_affinity),
-    "InterPodAffinity": (
+#: The in-tree plugins' args (their declarations use these).
+IN_TREE_ARGS: Final[dict[str, ArgsSpec]] = {
+    "NodeResourcesFit": ArgsSpec("NodeResourcesFitArgs", FIT_FIELDS, read_fit_args),
+    "NodeResourcesBalancedAllocation": ArgsSpec(
+        "NodeResourcesBalancedAllocationArgs", BALANCED_FIELDS, read_balanced_args
+    ),
+    "NodeAffinity": ArgsSpec("NodeAffinityArgs", frozenset({"addedAffinity"}), _read_node_affinity),
+    "InterPodAffinity": ArgsSpec(
+        "InterPodAffinityArgs",
         frozenset({"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}),
         _read_inter_pod_affinity,
     ),
-    "PodTopologySpread": (
+    "PodTopologySpread": ArgsSpec(
+        "PodTopologySpreadArgs",
         frozenset({"defaultingType", "defaultConstraints"}),
         _read_pod_topology_spread,
     ),
-    "DefaultPreemption": (
+    "DefaultPreemption": ArgsSpec(
+        "DefaultPreemptionArgs",
         frozenset({"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}),
         _read_default_preemption,
     ),
-    "VolumeBinding": (frozenset({"bindTimeoutSeconds", "shape"}), _read_volume_binding),
+    "VolumeBinding": ArgsSpec(
+        "VolumeBindingArgs", frozenset({"bindTimeoutSeconds", "shape"}), _read_volume_binding
+    ),
 }
 
 
-def default_args(plugin: str) -> PluginArgs:
-    """The defaulted args of ``plugin`` (which must be a key of ``ARGS_KINDS``)."""
-    _, reader = READERS[plugin]
-    return reader(Section(Problems(), None, "", ()))
+def default_args(spec: ArgsSpec) -> object:
+    """The defaulted args: what ``spec``'s reader returns for an empty args object."""
+    return spec.read(Section(Problems(), None, "", ()))
 
 
-def _read_args(entry: Section, plugin: str) -> PluginArgs:
-    fields, reader = READERS[plugin]
-    section = entry.section("args", fields | TYPE_META_FIELDS)
-    kind = section.string("kind", ARGS_KINDS[plugin])
-    if kind != ARGS_KINDS[plugin]:
-        section.problems.add(
-            section.at("kind"),
-            f"must be {quote(ARGS_KINDS[plugin])} for plugin {quote(plugin)}, got {kind!r}",
+def _read_args(entry: Section, plugin: str, spec: ArgsSpec) -> object:
+    section = entry.section("args", spec.fields | TYPE_META_FIELDS)
+    kind = section.string("kind", spec.kind)
+    if kind != spec.kind:
+        section.report(
+            "kind", f"must be {quote(spec.kind)} for plugin {quote(plugin)}, got {kind!r}"
         )
     api_version = section.string("apiVersion", API_VERSION)
     if api_version != API_VERSION:
-        section.problems.add(
-            section.at("apiVersion"), f"must be {quote(API_VERSION)}, got {api_version!r}"
-        )
-    return reader(section)
+        section.report("apiVersion", f"must be {quote(API_VERSION)}, got {api_version!r}")
+    return spec.read(section)
 
 
-def read_plugin_config(profile: Section) -> dict[str, PluginArgs]:
+def read_plugin_config(profile: Section, catalogue: Catalogue) -> dict[str, object]:
     """The args configured in ``profile.pluginConfig``, by plugin name (no defaults added)."""
     problems = profile.problems
-    configured: dict[str, PluginArgs] = {}
+    configured: dict[str, object] = {}
     first_at: dict[str, str] = {}
     for path, raw in profile.items("pluginConfig"):
         entry = Section(problems, raw, path, PLUGIN_CONFIG_FIELDS)
         name = entry.string("name")
         if not name:
             problems.add(entry.at("name"), "required")
-        elif name not in CAPABILITIES:
-            problems.add(entry.at("name"), f"unknown plugin {quote(name)}")
-        elif name not in ARGS_KINDS:
+        elif name not in catalogue:
+            problems.add(entry.at("name"), catalogue.unknown(name))
+        elif (spec := catalogue[name].args) is None:
             problems.add(entry.at("name"), f"plugin {quote(name)} takes no args")
         elif name in first_at:
             problems.add(
@@ -276,5 +280,5 @@ def read_plugin_config(profile: Section) -> dict[str, PluginArgs]:
             )
         else:
             first_at[name] = path
-            configured[name] = _read_args(entry, name)
+            configured[name] = _read_args(entry, name, spec)
     return configured

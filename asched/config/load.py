@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from asched import textfile
+from asched.config.catalogue import Catalogue
 from asched.config.component_base import (
     CLIENT_CONNECTION_FIELDS,
     LEADER_ELECTION_FIELDS,
@@ -67,13 +68,17 @@ def _check_type_meta(top: Section) -> None:
             top.problems.add(key, f"must be {quote(expected)}, {got}")
 
 
-def load_config(data: Mapping[str, Any] | None, *, source: str = "") -> SchedulerConfig:
+def load_config(
+    data: Mapping[str, Any] | None, *, catalogue: Catalogue, source: str = ""
+) -> SchedulerConfig:
     """Validate a parsed KubeSchedulerConfiguration and apply every default.
 
     Parameters
     ----------
     data : Mapping or None
         The document as parsed from YAML or JSON; None or empty means all defaults.
+    catalogue : Catalogue
+        The plugins a profile may name (:func:`asched.framework.catalogue.installed`).
     source : str
         Where the document came from (a file name), for the error message.
 
@@ -107,7 +112,7 @@ def load_config(data: Mapping[str, Any] | None, *, source: str = "") -> Schedule
     client_connection = read_client_connection(
         top.section("clientConnection", CLIENT_CONNECTION_FIELDS)
     )
-    profiles = read_profiles(top)
+    profiles = read_profiles(top, catalogue)
     if any(True for _ in top.items("extenders")):
         problems.add("extenders", "extenders are not supported by asched")
     if problems.errors:
@@ -124,12 +129,12 @@ def load_config(data: Mapping[str, Any] | None, *, source: str = "") -> Schedule
     )
 
 
-def default_config() -> SchedulerConfig:
+def default_config(catalogue: Catalogue) -> SchedulerConfig:
     """The configuration of an empty document: one ``default-scheduler`` profile, default plugins."""
-    return load_config(None, source="<defaults>")
+    return load_config(None, catalogue=catalogue, source="<defaults>")
 
 
-def load_config_file(path: str | os.PathLike[str]) -> SchedulerConfig:
+def load_config_file(path: str | os.PathLike[str], *, catalogue: Catalogue) -> SchedulerConfig:
     """Read a KubeSchedulerConfiguration from a YAML (or ``.json``) file.
 
     Raises
@@ -150,4 +155,4 @@ def load_config_file(path: str | os.PathLike[str]) -> SchedulerConfig:
         raise InputError(
             f"{name}: a KubeSchedulerConfiguration must be an object, got {describe(data)}"
         )
-    return load_config(data, source=name)
+    return load_config(data, catalogue=catalogue, source=name)

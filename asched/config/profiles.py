@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Final
 
 from asched.config.args import default_args, read_plugin_config
+from asched.config.catalogue import Catalogue
 from asched.config.plugin_sets import read_plugins
-from asched.config.plugins import ARGS_KINDS
 from asched.config.resolve import resolve
 from asched.config.schema import Section, quote
-from asched.config.types import EXTENSION_POINTS, PluginArgs, Profile
+from asched.config.types import EXTENSION_POINTS, Profile
 
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 PROFILE_FIELDS: Final = frozenset(
@@ -32,7 +32,9 @@ PROFILE_FIELDS: Final = frozenset(
 )
 
 
-def _read_profile(section: Section, *, only_profile: bool) -> tuple[Profile, bool]:
+def _read_profile(
+    section: Section, catalogue: Catalogue, *, only_profile: bool
+) -> tuple[Profile, bool]:
     """One profile, and whether its plugins resolved cleanly (for the cross-profile rules)."""
     problems = section.problems
     name = section.string("schedulerName")
@@ -48,8 +50,8 @@ def _read_profile(section: Section, *, only_profile: bool) -> tuple[Profile, boo
         problems.check_range(section.at("percentageOfNodesToScore"), percentage, 0, 100)
     before = problems.count()
     plugins = section.section("plugins", EXTENSION_POINTS)
-    user_sets = read_plugins(plugins)
-    resolved = resolve(user_sets)
+    user_sets = read_plugins(plugins, catalogue)
+    resolved = resolve(user_sets, catalogue)
     clean = problems.count() == before
     if clean and len(resolved.queue_sort) != 1:
         listed = ", ".join(resolved.queue_sort) or "none"
@@ -61,12 +63,12 @@ def _read_profile(section: Section, *, only_profile: bool) -> tuple[Profile, boo
     if clean and not resolved.bind:
         problems.add(plugins.at("bind"), "at least one bind plugin is required after defaults")
         clean = False
-    configured = read_plugin_config(section)
-    plugin_args: dict[str, PluginArgs] = {
-        plugin: configured[plugin] if plugin in configured else default_args(plugin)
-        for plugin in resolved.all_names()
-        if plugin in ARGS_KINDS
-    }
+    configured = read_plugin_config(section, catalogue)
+    plugin_args: dict[str, object] = {}
+    for plugin in resolved.all_names():
+        spec = catalogue[plugin].args
+        if spec is not None:
+            plugin_args[plugin] = configured[plugin] if plugin in configured else default_args(spec)
     profile = Profile(
         scheduler_name=name,
         percentage_of_nodes_to_score=percentage,
@@ -77,7 +79,7 @@ def _read_profile(section: Section, *, only_profile: bool) -> tuple[Profile, boo
     return profile, clean
 
 
-def read_profiles(top: Section) -> tuple[Profile, ...]:
+def read_profiles(top: Section, catalogue: Catalogue) -> tuple[Profile, ...]:
     """Every profile of the document (``top`` is the root section)."""
     entries = list(top.items("profiles"))
     if not entries:
@@ -88,7 +90,7 @@ def read_profiles(top: Section) -> tuple[Profile, ...]:
     queue_sort_from: tuple[str, Profile] | None = None
     for path, raw in entries:
         section = Section(problems, raw, path, PROFILE_FIELDS)
-        profile, clean = _read_profile(section, only_profile=len(entries) == 1)
+        profile, clean = _read_profile(section, catalogue, only_profile=len(entries) == 1)
         name = profile.scheduler_name
         if name and name in first_at:
             problems.add(

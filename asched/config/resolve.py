@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from asched.config.plugins import CAPABILITIES, DEFAULT_MULTIPOINT
+from asched.config.catalogue import Catalogue
+from asched.config.plugins import DEFAULT_MULTIPOINT
 from asched.config.types import EXTENSION_POINTS, PluginRef, PluginSet, ResolvedPlugins
 
 WILDCARD: Final = "*"
@@ -87,7 +88,9 @@ def merge_plugin_sets(user: Mapping[str, PluginSet]) -> dict[str, PluginSet]:
     return {p: merge_plugin_set(defaults[p], user.get(p, PluginSet())) for p in EXTENSION_POINTS}
 
 
-def expand(point: str, explicit: PluginSet, multi_point: tuple[PluginRef, ...]) -> tuple[str, ...]:
+def expand(
+    point: str, explicit: PluginSet, multi_point: tuple[PluginRef, ...], catalogue: Catalogue
+) -> tuple[str, ...]:
     """Step 2: the plugins that run at ``point``, in order."""
     named = [ref.name for ref in explicit.enabled]
     if WILDCARD in explicit.disabled:
@@ -95,7 +98,7 @@ def expand(point: str, explicit: PluginSet, multi_point: tuple[PluginRef, ...]) 
     overrides: set[str] = set()
     multi_only: list[str] = []
     for ref in multi_point:
-        if point not in CAPABILITIES[ref.name] or ref.name in explicit.disabled:
+        if point not in catalogue[ref.name].points or ref.name in explicit.disabled:
             continue
         if ref.name in named:
             overrides.add(ref.name)
@@ -106,21 +109,26 @@ def expand(point: str, explicit: PluginSet, multi_point: tuple[PluginRef, ...]) 
     return (*first, *multi_only, *rest)
 
 
-def score_weights(merged: Mapping[str, PluginSet]) -> dict[str, int]:
+def score_weights(merged: Mapping[str, PluginSet], catalogue: Catalogue) -> dict[str, int]:
     """Step 3: the effective weight (>= 1) of every plugin that could score."""
     weights: dict[str, int] = {}
     for ref in merged["score"].enabled + merged["multiPoint"].enabled:
-        if "score" in CAPABILITIES[ref.name]:
+        if "score" in catalogue[ref.name].points:
             weights.setdefault(ref.name, ref.weight or 1)
     return weights
 
 
-def resolve(user: Mapping[str, PluginSet]) -> ResolvedPlugins:
-    """All three steps: the plugins a profile with these user sets runs."""
+def resolve(user: Mapping[str, PluginSet], catalogue: Catalogue) -> ResolvedPlugins:
+    """All three steps: the plugins a profile with these user sets runs.
+
+    Every name in ``user`` must be in ``catalogue`` (checked when the sets were read), and
+    so must every default plugin."""
     merged = merge_plugin_sets(user)
     multi_point = merged["multiPoint"].enabled
-    names = {point: expand(point, merged[point], multi_point) for point in RESOLVED_FIELDS}
-    weights = score_weights(merged)
+    names = {
+        point: expand(point, merged[point], multi_point, catalogue) for point in RESOLVED_FIELDS
+    }
+    weights = score_weights(merged, catalogue)
     return ResolvedPlugins(
         pre_enqueue=names["preEnqueue"],
         queue_sort=names["queueSort"],

@@ -114,6 +114,10 @@ class Section:
         """The full path of field ``key``."""
         return child(self.path, key)
 
+    def report(self, key: str, message: str) -> None:
+        """Record that field ``key`` of this object is wrong (``message`` names the value)."""
+        self.problems.add(self.at(key), message)
+
     def has(self, key: str) -> bool:
         """True when ``key`` is present and not null."""
         return self.raw.get(key) is not None

@@ -157,17 +157,6 @@ class VolumeBindingArgs:
     bind_timeout_seconds: int = 600
 
 
-PluginArgs = (
-    NodeResourcesFitArgs
-    | NodeResourcesBalancedAllocationArgs
-    | NodeAffinityArgs
-    | InterPodAffinityArgs
-    | PodTopologySpreadArgs
-    | DefaultPreemptionArgs
-    | VolumeBindingArgs
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Profile:
     """One scheduling profile.
@@ -181,9 +170,9 @@ class Profile:
     percentage_of_nodes_to_score: int | None = None
     plugins: Mapping[str, PluginSet] = field(default_factory=dict)
     resolved: ResolvedPlugins = field(default_factory=ResolvedPlugins)
-    plugin_args: Mapping[str, PluginArgs] = field(default_factory=dict)
+    plugin_args: Mapping[str, object] = field(default_factory=dict)
 
-    def args(self, plugin: str) -> PluginArgs | None:
+    def args(self, plugin: str) -> object | None:
         return self.plugin_args.get(plugin)
 
 

@@ -13,11 +13,11 @@ from rich.console import Console
 from asched import textfile
 from asched.cluster.decode import decode_pod
 from asched.cluster.snapshot import load_snapshot, objects_of
-from asched.config.load import default_config, load_config_file
 from asched.config.types import Profile, SchedulerConfig
 from asched.errors import DecodeError, InputError
 from asched.explain.engine import evaluate
 from asched.explain.render import render
+from asched.framework.registry import configuration
 
 EPILOG: Final = """\
 example:
@@ -71,7 +71,7 @@ def choose_profile(config: SchedulerConfig, requested: str | None, pod_scheduler
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config_file(args.config) if args.config else default_config()
+    config = configuration(args.config)
     snapshot = load_snapshot(args.snapshot)
     raw_pod = _read_pod(args.pod)
     try:

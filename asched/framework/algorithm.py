@@ -24,7 +24,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, selection
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
-from asched.framework.equivalence import ClassCache, ClassEntry, signature
+from asched.framework.equivalence import ClassCache, ClassEntry
 from asched.framework.interface import PreFilterOutcome
 from asched.framework.resource_fit import ResourceNeed
 from asched.framework.runtime import Framework, check_range, weighted
@@ -329,8 +329,8 @@ class Algorithm:
         if not plugins:
             return feasible
         started = time.perf_counter()
-        combined = feasible & self.framework.filter_mask(
-            state, pod, self.table, self.table.rows, plugins
+        combined = self.framework.filter_mask(
+            state, pod, self.table, self.table.rows, plugins, start=feasible
         )
         self._observe("Filter", Status.success(), started)
         return combined
@@ -345,8 +345,8 @@ class Algorithm:
 
     def _class_entry(self, state: CycleState, pod: PodInfo) -> ClassEntry:
         table = self.table
-        key = (signature(pod), frozenset(state.skip_filter), frozenset(state.skip_score))
-        entry = self.cache.get(key)
+        key = self.framework.signature(state, pod)
+        entry = None if key is None else self.cache.get(key)
         if entry is not None and entry.epoch == table.epoch:
             changed = table.changed_rows_since(entry.mark)
             if changed is not None and len(changed) <= _INCREMENTAL_LIMIT * table.size:
@@ -359,7 +359,8 @@ class Algorithm:
         entry = ClassEntry(table.epoch, table.change_mark, np.zeros(table.size, dtype=np.bool_))
         entry.fixed_total = np.zeros(table.size, dtype=np.int64)
         self._compute(state, pod, entry, None)
-        self.cache.put(key, entry)
+        if key is not None:  # an unbatchable pod's rows are its own
+            self.cache.put(key, entry)
         return entry
 
     def _compute(

@@ -1,9 +1,10 @@
 """Reusing filter and score results across pods of the same shape.
 
 Most pending pods come from a few templates (a Deployment's replicas are identical to
-the scheduler). For pods with the same *scheduling signature* every row-local plugin
-gives the same answer on a row until that row changes, so a class entry keeps, over all
-table rows:
+the scheduler). For pods with the same *scheduling signature* (the fragments the
+row-local plugins sign, :class:`~asched.framework.interface.SignPlugin`, gathered by
+:meth:`~asched.framework.runtime.Framework.signature`) every row-local plugin gives the
+same answer on a row until that row changes, so a class entry keeps, over all table rows:
 
 * ``feasible``: live rows passing every row-local Filter (``bool``);
 * ``raw``: each row-local Score plugin's raw scores (``int64``);
@@ -23,25 +24,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-
-from asched.cluster.records import PodInfo
-
-
-def signature(pod: PodInfo) -> Hashable:
-    """Everything a row-local plugin reads from a pod, as a hashable key."""
-    return (
-        tuple(sorted(pod.requests.items())),
-        pod.nonzero_cpu,
-        pod.nonzero_memory,
-        pod.host_ports,
-        pod.tolerations,
-        tuple(sorted(pod.node_selector.items())),
-        pod.node_affinity,
-        pod.images,
-        pod.node_name,
-        pod.pvc_names,
-        pod.has_restartable_init,
-    )
 
 
 @dataclass(slots=True)

@@ -14,9 +14,9 @@ runtime reuse results across pods of the same shape and recompute only changed r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Hashable, Mapping, Set
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol, TypeAlias, runtime_checkable
+from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -28,9 +28,6 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.resource_fit import Check
 from asched.framework.status import Status
-
-if TYPE_CHECKING:
-    from asched.config.types import PluginArgs
 
 MAX_SCORE: Final = 100
 MIN_SCORE: Final = 0
@@ -77,6 +74,36 @@ class FilterPlugin(Plugin, Protocol):
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         """Cold path: the rejection status for one row this plugin's filter rejected."""
+
+
+@runtime_checkable
+class SignPlugin(Protocol):
+    """A row-local plugin's part of the pod's scheduling signature (upstream's SignPlugin).
+
+    ``sign`` returns a hashable fragment holding everything of the pod that its row-local
+    Filter and Score read (two pods with equal fragments get equal answers on every row),
+    or None when it cannot tell. Pods whose fragments are all equal share cached rows
+    (:mod:`asched.framework.equivalence`); a row-local plugin that does not sign, or a
+    None, makes the pod unbatchable: it is computed afresh, never answered wrongly.
+    """
+
+    def sign(self, pod: PodInfo) -> Hashable | None: ...
+
+
+@runtime_checkable
+class FiltersCandidates(Protocol):
+    """A Filter that needs to answer only on the rows still in play (the per-node form,
+    :class:`~asched.framework.per_node.PerNode`): rows outside ``candidates`` may get any
+    answer, since other filters already decided them."""
+
+    def filter_candidates(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        rows: Rows,
+        candidates: BoolMask,
+    ) -> BoolMask: ...
 
 
 @runtime_checkable
@@ -235,7 +262,3 @@ class Handle(Protocol):
     """What plugins may use from their host (the API binder, for DefaultBinder)."""
 
     async def bind(self, pod: PodInfo, node: str) -> Status: ...
-
-
-class PluginFactory(Protocol):
-    def __call__(self, args: PluginArgs | None, handle: Handle | None) -> Plugin: ...

@@ -1,17 +1,34 @@
-"""The explicit plugin registry: name -> factory (no import-time self-registration).
+"""The plugins of this installation: the in-tree ones and those installed with ``pip``.
 
-Every name in :data:`asched.config.plugins.CAPABILITIES` must have a factory here; a
-test checks that both lists agree and that every plugin implements exactly the
-extension points the config layer believes it does.
+An installed plugin is found through the entry-point group ``asched.plugins``: the
+entry point's name is the plugin name, and it points to the plugin's declaration (a
+:class:`~asched.framework.spec.PluginSpec`, made with ``asched.plugin.declare``, which
+is the plugin's factory). For example, in the plugin's ``pyproject.toml``::
+
+    [project.entry-points."asched.plugins"]
+    PreferCheaperNodes = "asched_price.plugin:PLUGIN"
+
+An entry point that cannot be used does not stop asched: it is recorded as *broken*
+with the reason (the import failed, it is not a declaration, its names disagree, its
+name is taken, or it was built for another plugin API), and a configuration that names
+it gets that reason as its error. In-tree plugins are declared the same way (each
+module's ``SPEC``) and always win a name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+import functools
+import importlib.metadata
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
-from asched.config.types import PluginArgs
-from asched.framework.interface import Handle
+from asched.config.catalogue import Catalogue
+from asched.config.load import default_config, load_config_file
+from asched.config.types import SchedulerConfig
+from asched.errors import PluginLoadError
 from asched.framework.plugins import (
     default_binder,
     default_preemption,
@@ -29,23 +46,110 @@ from asched.framework.plugins import (
     taint_toleration,
     unsupported,
 )
+from asched.framework.spec import PluginSpec
 
-Factory = Callable[[PluginArgs | None, Handle | None], object]
+logger = logging.getLogger(__name__)
 
-REGISTRY: Final[Mapping[str, Factory]] = {
-    scheduling_gates.NAME: scheduling_gates.factory,
-    priority_sort.NAME: priority_sort.factory,
-    node_unschedulable.NAME: node_unschedulable.factory,
-    node_name.NAME: node_name.factory,
-    taint_toleration.NAME: taint_toleration.factory,
-    node_affinity.NAME: node_affinity.factory,
-    node_ports.NAME: node_ports.factory,
-    node_resources_fit.NAME: node_resources_fit.factory,
-    default_preemption.NAME: default_preemption.factory,
-    node_resources_balanced_allocation.NAME: node_resources_balanced_allocation.factory,
-    image_locality.NAME: image_locality.factory,
-    inter_pod_affinity.NAME: inter_pod_affinity.factory,
-    pod_topology_spread.NAME: pod_topology_spread.factory,
-    default_binder.NAME: default_binder.factory,
-    **{name: unsupported.factory_for(name) for name in unsupported.NAMES},
-}
+#: The entry-point group installed plugins declare themselves in.
+GROUP: Final = "asched.plugins"
+
+IN_TREE: Final[tuple[PluginSpec, ...]] = (
+    scheduling_gates.SPEC,
+    priority_sort.SPEC,
+    node_unschedulable.SPEC,
+    node_name.SPEC,
+    taint_toleration.SPEC,
+    node_affinity.SPEC,
+    node_ports.SPEC,
+    node_resources_fit.SPEC,
+    *unsupported.SPECS,
+    pod_topology_spread.SPEC,
+    inter_pod_affinity.SPEC,
+    default_preemption.SPEC,
+    node_resources_balanced_allocation.SPEC,
+    image_locality.SPEC,
+    default_binder.SPEC,
+)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Plugin name -> declaration, and the installed entry points that could not be used."""
+
+    specs: Mapping[str, PluginSpec]
+    broken: Mapping[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> PluginSpec:
+        return self.specs[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.specs
+
+    def adding(self, *specs: PluginSpec) -> Registry:
+        """This registry with ``specs`` added (or replacing plugins of the same name)."""
+        return Registry({**self.specs, **{spec.name: spec for spec in specs}}, self.broken)
+
+    @functools.cached_property
+    def catalogue(self) -> Catalogue:
+        """What the configuration layer reads (names, points, args, origins)."""
+        return Catalogue({name: spec.info for name, spec in self.specs.items()}, self.broken)
+
+
+def _origin(entry: importlib.metadata.EntryPoint) -> str:
+    dist = entry.dist
+    return "an unknown distribution" if dist is None else f"{dist.name} {dist.version}"
+
+
+def _load(entry: importlib.metadata.EntryPoint, taken: Mapping[str, PluginSpec]) -> PluginSpec:
+    """The declaration behind ``entry``; raises with the reason it cannot be used."""
+    if entry.name in taken:
+        raise LookupError(f"the name is already taken by {taken[entry.name].origin}")
+    try:
+        loaded = entry.load()
+    except PluginLoadError as exc:  # its declaration was refused while it imported
+        raise LookupError(str(exc)) from exc
+    except Exception as exc:  # a plugin's import may fail in any way: say how, go on
+        raise LookupError(f"{entry.value} failed to import: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(loaded, PluginSpec):
+        raise LookupError(
+            f"{entry.value} is a {type(loaded).__name__}, not a plugin declaration "
+            "(make it with asched.plugin.declare)"
+        )
+    if loaded.name != entry.name:
+        raise LookupError(
+            f"the entry point is named {entry.name!r} but {entry.value} declares {loaded.name!r}"
+        )
+    return dataclasses.replace(loaded, origin=_origin(entry), source=entry.value)
+
+
+def discover(entries: Iterable[importlib.metadata.EntryPoint] | None = None) -> Registry:
+    """The in-tree plugins and the installed ones (``entries``: the ``asched.plugins``
+    entry points of the environment when None)."""
+    specs: dict[str, PluginSpec] = {spec.name: spec for spec in IN_TREE}
+    broken: dict[str, str] = {}
+    found = importlib.metadata.entry_points(group=GROUP) if entries is None else entries
+    for entry in found:
+        try:
+            specs[entry.name] = _load(entry, specs)
+        except LookupError as exc:
+            broken[entry.name] = f"{exc} ({_origin(entry)})"
+            logger.warning("installed plugin %r cannot be used: %s", entry.name, broken[entry.name])
+    return Registry(specs, broken)
+
+
+@functools.cache
+def installed() -> Registry:
+    """:func:`discover` for this environment, once per process."""
+    return discover()
+
+
+def in_tree() -> Registry:
+    """Only the in-tree plugins (what a configuration may name without installing any)."""
+    return Registry({spec.name: spec for spec in IN_TREE})
+
+
+def configuration(path: str | None) -> SchedulerConfig:
+    """The KubeSchedulerConfiguration at ``path`` (the defaults when None), read against
+    the plugins of this installation."""
+    catalogue = installed().catalogue
+    return load_config_file(path, catalogue=catalogue) if path else default_config(catalogue)

@@ -21,7 +21,7 @@ nothing until something raises), and each point is timed through :attr:`Framewor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -44,6 +44,7 @@ from asched.framework.interface import (
     EnqueueExtensions,
     ExplainsRows,
     FilterPlugin,
+    FiltersCandidates,
     Handle,
     PermitPlugin,
     PostBindPlugin,
@@ -59,8 +60,9 @@ from asched.framework.interface import (
     ResourceFit,
     ScoreArray,
     ScorePlugin,
+    SignPlugin,
 )
-from asched.framework.registry import REGISTRY, Factory
+from asched.framework.registry import Registry, installed
 from asched.framework.selectors import name_in
 from asched.framework.status import Code, Status
 
@@ -73,12 +75,13 @@ class Framework:
         profile: Profile,
         *,
         handle: Handle | None = None,
-        registry: Mapping[str, Factory] = REGISTRY,
+        registry: Registry | None = None,
     ) -> None:
         self.profile = profile
         resolved = profile.resolved
+        specs = installed() if registry is None else registry
         self.plugins: dict[str, Any] = {
-            name: registry[name](profile.args(name), handle) for name in resolved.all_names()
+            name: specs[name](profile.args(name), handle) for name in resolved.all_names()
         }
         get = self.plugins.__getitem__
         self.pre_enqueue = [cast(PreEnqueuePlugin, get(n)) for n in resolved.pre_enqueue]
@@ -100,6 +103,19 @@ class Framework:
             for name, plugin in self.plugins.items()
             if isinstance(plugin, EnqueueExtensions)
         }
+        #: Filter plugins that answer only on the rows still in play (the per-node form)
+        self._candidate_filters: dict[str, FiltersCandidates] = {
+            p.name: p for p in self.filter if isinstance(p, FiltersCandidates)
+        }
+        #: the signers of the pod's scheduling signature: every row-local Filter and Score
+        #: plugin's ``sign``, or None when one of them does not sign (no pod is batched)
+        local: dict[str, object] = {p.name: p for p in self.filter if p.row_local}
+        local.update((p.name, p) for p, _ in self.score if p.row_local)
+        self._signers: list[tuple[str, Callable[[PodInfo], Hashable | None]]] | None = (
+            [(name, p.sign) for name, p in local.items() if isinstance(p, SignPlugin)]
+            if all(isinstance(p, SignPlugin) for p in local.values())
+            else None
+        )
         #: the first Filter plugin declaring the resource-fit capability, if any
         self.resource_fit: ResourceFit | None = next(
             (p for p in self.filter if isinstance(p, ResourceFit)), None
@@ -115,6 +131,23 @@ class Framework:
     @property
     def name(self) -> str:
         return self.profile.scheduler_name
+
+    def signature(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """The pod's scheduling signature for this cycle (which PreFilter and PreScore
+        skips included), or None when the pod is unbatchable (an unsigned row-local
+        plugin, or a None fragment)."""
+        if self._signers is None:
+            return None
+        fragments: list[Hashable] = []
+        for name, sign in self._signers:
+            try:
+                fragment = sign(pod)
+            except Exception as exc:
+                raise PluginFailure("Sign", name, exc) from exc
+            if fragment is None:
+                return None
+            fragments.append(fragment)
+        return tuple(fragments), frozenset(state.skip_filter), frozenset(state.skip_score)
 
     # ------------------------------------------------------------- PreFilter
     def run_pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterOutcome:
@@ -179,10 +212,23 @@ class Framework:
         return [p for p in self.active_filters(state) if not p.row_local]
 
     def run_filter(
-        self, plugin: FilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows
+        self,
+        plugin: FilterPlugin,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        rows: Rows,
+        candidates: BoolMask | None = None,
     ) -> BoolMask:
+        """``plugin``'s mask over ``rows``, checked. ``candidates`` (over ``rows``): the rows
+        still in play; a plugin that only answers there (the per-node form) is asked only
+        about them, any other plugin about every row."""
         try:
-            mask = plugin.filter(state, pod, table, rows)
+            narrow = self._candidate_filters.get(plugin.name)
+            if candidates is not None and narrow is not None:
+                mask = narrow.filter_candidates(state, pod, table, rows, candidates)
+            else:
+                mask = plugin.filter(state, pod, table, rows)
         except Exception as exc:
             raise PluginFailure("Filter", plugin.name, exc) from exc
         if mask.dtype != np.bool_ or mask.shape != (size_of(rows),):
@@ -200,11 +246,15 @@ class Framework:
         table: NodeTable,
         rows: Rows,
         plugins: list[FilterPlugin],
+        start: BoolMask | None = None,
     ) -> BoolMask:
-        """Live rows among ``rows`` that pass every plugin in ``plugins``."""
-        passing: BoolMask = table.alive[rows].copy()
+        """Live rows among ``rows`` (and in ``start``, when given) that pass every plugin
+        in ``plugins``."""
+        passing: BoolMask = table.alive[rows] if start is None else table.alive[rows] & start
+        if start is None:
+            passing = passing.copy()
         for plugin in plugins:
-            passing &= self.run_filter(plugin, state, pod, table, rows)
+            passing &= self.run_filter(plugin, state, pod, table, rows, passing)
         return passing
 
     def first_failures(
@@ -220,7 +270,7 @@ class Framework:
                 failures[int(row)] = absent
             live &= allowed
         for plugin in self.active_filters(state):
-            rejected = live & ~self.run_filter(plugin, state, pod, table, table.rows)
+            rejected = live & ~self.run_filter(plugin, state, pod, table, table.rows, live)
             rows = np.flatnonzero(rejected)
             try:
                 if isinstance(plugin, ExplainsRows) and len(rows) > 1:

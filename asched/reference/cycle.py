@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 
 from asched.cluster.records import HostPort, NodeInfo, PodInfo
 from asched.cluster.snapshot import Snapshot
-from asched.config.types import PluginArgs, Profile
+from asched.config.types import Profile
 from asched.reference.crosspod import namespace_labels
 
-ArgsT = TypeVar("ArgsT", bound=PluginArgs)
+ArgsT = TypeVar("ArgsT")
 
 
 @dataclass(frozen=True, slots=True)

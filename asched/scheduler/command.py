@@ -16,8 +16,8 @@ from typing import Final
 from asched import health
 from asched.api.client import KubeClient
 from asched.api.kubeconfig import resolve_kubeconfig
-from asched.config.load import default_config, load_config_file
 from asched.errors import LeadershipLost
+from asched.framework.registry import configuration
 from asched.health import HealthState, leader_watchdog
 from asched.leader import LeaderElector
 from asched.scheduler.app import App, Options, unless_set
@@ -94,7 +94,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
-    config = load_config_file(args.config) if args.config else default_config()
+    config = configuration(args.config)
     source = resolve_kubeconfig(args.kubeconfig, config.client_connection.kubeconfig or None)
     where = "the in-cluster service account" if source.path is None else str(source.path)
     logger.info("kubeconfig: %s (from %s)", where, source.origin)

@@ -16,8 +16,8 @@ from asched.benchmark.quality import replay
 from asched.benchmark.schedulers import asched_config
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.config.load import load_config
 from asched.explain.engine import evaluate_table
+from tests.configs import load_config
 
 PROFILE = load_config(asched_config(100)).profiles[0]
 

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from asched import cli
-from asched.config.load import load_config
 from asched.health import DEFAULT_PORT
+from tests.configs import load_config
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"

@@ -35,7 +35,6 @@ from asched.cluster.decode import decode_pod
 from asched.cluster.quantity import canonical
 from asched.cluster.snapshot import build_snapshot, objects_of
 from asched.cluster.table import NodeTable
-from asched.config.load import default_config
 from asched.explain.engine import evaluate as engine_evaluate
 from asched.framework.algorithm import Algorithm
 from asched.framework.runtime import Framework
@@ -44,6 +43,7 @@ from asched.queue.scheduling_queue import SchedulingQueue
 from asched.reference import evaluate as reference_evaluate
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from tests.configs import default_config
 
 SCHEDULER = "default-scheduler"
 RESOURCES = ("cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-2Mi")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Final
 
 from asched.cluster.records import PodInfo
-from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import Handle
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "DefaultBinder"
@@ -25,5 +25,8 @@ class DefaultBinder:
         return await self._handle.bind(pod, node)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> DefaultBinder:
+def factory(args: object | None, handle: Handle | None) -> DefaultBinder:
     return DefaultBinder(handle)
+
+
+SPEC: Final = declare(DefaultBinder, api_version=API_VERSION, factory=factory)

@@ -24,7 +24,8 @@ from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
 from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
-from asched.config.types import DefaultPreemptionArgs, PluginArgs
+from asched.config.args import IN_TREE_ARGS
+from asched.config.types import DefaultPreemptionArgs
 from asched.framework import diagnosis
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import (
@@ -43,6 +44,7 @@ from asched.framework.preemption import (
     search_resources,
 )
 from asched.framework.resource_fit import ResourceNeed
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Code, Status
 
 NAME: Final = "DefaultPreemption"
@@ -297,10 +299,15 @@ def _one_pass(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int)
     return Status.success()
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> DefaultPreemption:
+def factory(args: object | None, handle: Handle | None) -> DefaultPreemption:
     return DefaultPreemption(
         args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs()
     )
 
 
-__all__ = ["NAME", "Candidate", "DefaultPreemption", "factory", "fits_row"]
+SPEC: Final = declare(
+    DefaultPreemption, api_version=API_VERSION, factory=factory, args=IN_TREE_ARGS[NAME]
+)
+
+
+__all__ = ["NAME", "Candidate", "DefaultPreemption", "SPEC", "factory", "fits_row"]

@@ -7,6 +7,7 @@ lists: ``int(size * numNodes / totalNodes)``; the sum is clamped to
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
@@ -14,9 +15,9 @@ import numpy as np
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import MAX_SCORE, BoolMask, Handle, ScoreArray
+from asched.framework.spec import API_VERSION, declare
 
 NAME: Final = "ImageLocality"
 MB: Final = 1024 * 1024
@@ -33,6 +34,9 @@ class ImageLocality:
     name: Final = NAME
     row_local: Final = True  # depends on the node count and image spread: table.epoch
     normalizes: Final = False
+
+    def sign(self, pod: PodInfo) -> Hashable:
+        return pod.images
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
         n = size_of(rows)
@@ -58,5 +62,8 @@ class ImageLocality:
         return scores
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> ImageLocality:
+def factory(args: object | None, handle: Handle | None) -> ImageLocality:
     return ImageLocality()
+
+
+SPEC: Final = declare(ImageLocality, api_version=API_VERSION, factory=factory)

@@ -29,10 +29,12 @@ from asched.cluster.columns import Rows
 from asched.cluster.pods import PREFERRED, REQUIRED_AFFINITY, REQUIRED_ANTI
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import InterPodAffinityArgs, PluginArgs
+from asched.config.args import IN_TREE_ARGS
+from asched.config.types import InterPodAffinityArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import MAX_SCORE, BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "InterPodAffinity"
@@ -232,7 +234,12 @@ class InterPodAffinity:
         return np.where(taking_part, scaled, 0)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> InterPodAffinity:
+def factory(args: object | None, handle: Handle | None) -> InterPodAffinity:
     return InterPodAffinity(
         args if isinstance(args, InterPodAffinityArgs) else InterPodAffinityArgs()
     )
+
+
+SPEC: Final = declare(
+    InterPodAffinity, api_version=API_VERSION, factory=factory, args=IN_TREE_ARGS[NAME]
+)

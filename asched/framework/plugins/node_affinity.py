@@ -8,6 +8,7 @@ of matching preferred terms (the pod's and addedAffinity's), normalized, weight 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
@@ -15,12 +16,14 @@ import numpy as np
 from asched.cluster.columns import Rows
 from asched.cluster.records import NodeAffinity as Affinity, PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import NodeAffinityArgs, PluginArgs
+from asched.config.args import IN_TREE_ARGS
+from asched.config.types import NodeAffinityArgs
 from asched.framework import selectors
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.normalize import default_normalize
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "NodeAffinity"
@@ -54,6 +57,9 @@ class NodeAffinity:
     events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL})
     row_local: Final = True
     normalizes: Final = True
+
+    def sign(self, pod: PodInfo) -> Hashable:
+        return tuple(sorted(pod.node_selector.items())), pod.node_affinity
 
     def __init__(self, args: NodeAffinityArgs) -> None:
         self._added = args.added_affinity
@@ -98,5 +104,10 @@ class NodeAffinity:
         return default_normalize(scores, taking_part, reverse=False)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> NodeAffinity:
+def factory(args: object | None, handle: Handle | None) -> NodeAffinity:
     return NodeAffinity(args if isinstance(args, NodeAffinityArgs) else NodeAffinityArgs())
+
+
+SPEC: Final = declare(
+    NodeAffinity, api_version=API_VERSION, factory=factory, args=IN_TREE_ARGS[NAME]
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
@@ -9,10 +10,10 @@ import numpy as np
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "NodeName"
@@ -24,6 +25,9 @@ class NodeName:
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
     events: Final = frozenset({ClusterEvent.NODE_ADD})
     row_local: Final = True
+
+    def sign(self, pod: PodInfo) -> Hashable:
+        return pod.node_name
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         if not pod.node_name:
@@ -41,5 +45,8 @@ class NodeName:
         return Status.unresolvable(REASON, plugin=NAME)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> NodeName:
+def factory(args: object | None, handle: Handle | None) -> NodeName:
     return NodeName()
+
+
+SPEC: Final = declare(NodeName, api_version=API_VERSION, factory=factory)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 from asched.cluster.columns import Rows
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "NodePorts"
@@ -27,6 +28,9 @@ class NodePorts:
     events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.ASSIGNED_POD_DELETE})
     row_local: Final = True
 
+    def sign(self, pod: PodInfo) -> Hashable:
+        return pod.host_ports
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         return _CHECK if pod.host_ports else _SKIP
 
@@ -38,5 +42,8 @@ class NodePorts:
         return Status.unschedulable(REASON, plugin=NAME)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> NodePorts:
+def factory(args: object | None, handle: Handle | None) -> NodePorts:
     return NodePorts()
+
+
+SPEC: Final = declare(NodePorts, api_version=API_VERSION, factory=factory)

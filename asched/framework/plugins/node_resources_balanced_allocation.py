@@ -7,15 +7,18 @@ any configured resource) is skipped at PreScore (v1.33 behaviour). Weight 1.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import NodeResourcesBalancedAllocationArgs, PluginArgs
+from asched.config.args import IN_TREE_ARGS
+from asched.config.types import NodeResourcesBalancedAllocationArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import BoolMask, Handle, ScoreArray
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "NodeResourcesBalancedAllocation"
@@ -26,6 +29,9 @@ class NodeResourcesBalancedAllocation:
     name: Final = NAME
     row_local: Final = True
     normalizes: Final = False
+
+    def sign(self, pod: PodInfo) -> Hashable:
+        return tuple(sorted(pod.requests.items()))
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self._resources = args.resources
@@ -47,7 +53,15 @@ class NodeResourcesBalancedAllocation:
         return scores
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> NodeResourcesBalancedAllocation:
+def factory(args: object | None, handle: Handle | None) -> NodeResourcesBalancedAllocation:
     if not isinstance(args, NodeResourcesBalancedAllocationArgs):
         args = NodeResourcesBalancedAllocationArgs()
     return NodeResourcesBalancedAllocation(args)
+
+
+SPEC: Final = declare(
+    NodeResourcesBalancedAllocation,
+    api_version=API_VERSION,
+    factory=factory,
+    args=IN_TREE_ARGS[NAME],
+)

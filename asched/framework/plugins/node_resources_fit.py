@@ -10,6 +10,7 @@ by name; upstream's order there is Go map order). Score (6.3): the configured st
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
@@ -19,12 +20,14 @@ from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.resources import group_of, is_extended
 from asched.cluster.table import NodeTable
-from asched.config.types import NodeResourcesFitArgs, PluginArgs
+from asched.config.args import IN_TREE_ARGS
+from asched.config.types import NodeResourcesFitArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.resource_fit import Check, ResourceNeed, resource_checks
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "NodeResourcesFit"
@@ -44,6 +47,10 @@ class NodeResourcesFit:
     )
     row_local: Final = True
     normalizes: Final = False
+
+    def sign(self, pod: PodInfo) -> Hashable:
+        """Requests (the fit) and the non-zero scoring requests (the score)."""
+        return tuple(sorted(pod.requests.items())), pod.nonzero_cpu, pod.nonzero_memory
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self._ignored = frozenset(args.ignored_resources)
@@ -105,7 +112,12 @@ class NodeResourcesFit:
         return scores
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> NodeResourcesFit:
+def factory(args: object | None, handle: Handle | None) -> NodeResourcesFit:
     return NodeResourcesFit(
         args if isinstance(args, NodeResourcesFitArgs) else NodeResourcesFitArgs()
     )
+
+
+SPEC: Final = declare(
+    NodeResourcesFit, api_version=API_VERSION, factory=factory, args=IN_TREE_ARGS[NAME]
+)

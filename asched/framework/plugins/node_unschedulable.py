@@ -6,6 +6,7 @@ Section 10.2: a node with ``spec.unschedulable`` rejects a pod unless it tolerat
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
@@ -13,10 +14,10 @@ import numpy as np
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import NO_SCHEDULE, PodInfo, Taint, tolerates
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "NodeUnschedulable"
@@ -30,6 +31,10 @@ class NodeUnschedulable:
     events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_SCHEDULABLE})
     row_local: Final = True
 
+    def sign(self, pod: PodInfo) -> Hashable:
+        """Its answer depends only on whether the pod tolerates the unschedulable taint."""
+        return tolerates(pod.tolerations, UNSCHEDULABLE_TAINT)
+
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         if tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):
             return np.ones(size_of(rows), dtype=np.bool_)
@@ -40,5 +45,8 @@ class NodeUnschedulable:
         return Status.unresolvable(REASON, plugin=NAME)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> NodeUnschedulable:
+def factory(args: object | None, handle: Handle | None) -> NodeUnschedulable:
     return NodeUnschedulable()
+
+
+SPEC: Final = declare(NodeUnschedulable, api_version=API_VERSION, factory=factory)

@@ -52,12 +52,14 @@ from asched.cluster.spread import (
     soft_constraints_error,
 )
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs, PodTopologySpreadArgs
+from asched.config.args import IN_TREE_ARGS
+from asched.config.types import PodTopologySpreadArgs
 from asched.errors import DecodeError
 from asched.framework import selectors
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import MAX_SCORE, BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "PodTopologySpread"
@@ -424,7 +426,12 @@ class PodTopologySpread:
         return normalized
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> PodTopologySpread:
+def factory(args: object | None, handle: Handle | None) -> PodTopologySpread:
     return PodTopologySpread(
         args if isinstance(args, PodTopologySpreadArgs) else PodTopologySpreadArgs()
     )
+
+
+SPEC: Final = declare(
+    PodTopologySpread, api_version=API_VERSION, factory=factory, args=IN_TREE_ARGS[NAME]
+)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 from asched.cluster.records import PodInfo
-from asched.config.types import PluginArgs
 from asched.framework.interface import Handle
+from asched.framework.spec import API_VERSION, declare
 
 NAME: Final = "PrioritySort"
 
@@ -18,5 +18,8 @@ class PrioritySort:
         return (-pod.priority, timestamp)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> PrioritySort:
+def factory(args: object | None, handle: Handle | None) -> PrioritySort:
     return PrioritySort()
+
+
+SPEC: Final = declare(PrioritySort, api_version=API_VERSION, factory=factory)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 from asched.cluster.records import PodInfo
-from asched.config.types import PluginArgs
 from asched.framework.interface import Handle
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Code, Status
 
 NAME: Final = "SchedulingGates"
@@ -26,5 +26,8 @@ class SchedulingGates:
         return Status.success()
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> SchedulingGates:
+def factory(args: object | None, handle: Handle | None) -> SchedulingGates:
     return SchedulingGates()
+
+
+SPEC: Final = declare(SchedulingGates, api_version=API_VERSION, factory=factory)

@@ -9,6 +9,7 @@ better), weight 3.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
@@ -16,11 +17,11 @@ import numpy as np
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, PodInfo, tolerates
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, ScoreArray
 from asched.framework.normalize import default_normalize
+from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "TaintToleration"
@@ -35,6 +36,9 @@ class TaintToleration:
     events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_TAINT})
     row_local: Final = True
     normalizes: Final = True
+
+    def sign(self, pod: PodInfo) -> Hashable:
+        return pod.tolerations
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         masks = table.taints.untolerated(pod.tolerations, HARD_EFFECTS)
@@ -64,5 +68,8 @@ class TaintToleration:
         return default_normalize(scores, taking_part, reverse=True)
 
 
-def factory(args: PluginArgs | None, handle: Handle | None) -> TaintToleration:
+def factory(args: object | None, handle: Handle | None) -> TaintToleration:
     return TaintToleration()
+
+
+SPEC: Final = declare(TaintToleration, api_version=API_VERSION, factory=factory)

@@ -10,7 +10,7 @@ for pods with volumes, which VolumeBinding already turns away: they always Skip.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Final
 
 import numpy as np
@@ -18,18 +18,21 @@ import numpy as np
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import PluginArgs
+from asched.config.args import IN_TREE_ARGS
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
 from asched.framework.plugins._guards import guard_reason
+from asched.framework.spec import API_VERSION, PluginSpec, declare
 from asched.framework.status import Status
 
-NAMES: Final = (
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-)
+#: The stand-ins and the extension points each offers (upstream's plugins' points).
+POINTS: Final = {
+    "VolumeRestrictions": ("preFilter", "filter"),
+    "NodeVolumeLimits": ("preFilter", "filter"),
+    "VolumeBinding": ("preFilter", "filter", "reserve", "preBind"),
+    "VolumeZone": ("preFilter", "filter"),
+}
+NAMES: Final = tuple(POINTS)
 
 
 _SKIP: Final = PreFilterResult(Status.skip())
@@ -40,6 +43,10 @@ class Unsupported:
 
     row_local: Final = True
     normalizes: Final = False
+
+    def sign(self, pod: PodInfo) -> Hashable:
+        """Its Filter and Score answer the same for every pod (the guard is its PreFilter)."""
+        return ()
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -75,10 +82,23 @@ class Unsupported:
         return Status.success()
 
 
-def factory_for(name: str) -> Callable[[PluginArgs | None, Handle | None], Unsupported]:
+def factory_for(name: str) -> Callable[[object | None, Handle | None], Unsupported]:
     """A registry factory producing the stand-in named ``name``."""
 
-    def factory(args: PluginArgs | None, handle: Handle | None) -> Unsupported:
+    def factory(args: object | None, handle: Handle | None) -> Unsupported:
         return Unsupported(name)
 
     return factory
+
+
+SPECS: Final[tuple[PluginSpec, ...]] = tuple(
+    declare(
+        Unsupported,
+        name=name,
+        api_version=API_VERSION,
+        factory=factory_for(name),
+        args=IN_TREE_ARGS.get(name),
+        points=points,
+    )
+    for name, points in POINTS.items()
+)

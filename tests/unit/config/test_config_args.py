@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from asched.cluster.records import NodeAffinity, NodeSelectorTerm, PreferredTerm, Requirement
-from asched.config.load import load_config
 from asched.config.types import (
     DefaultPreemptionArgs,
     InterPodAffinityArgs,
@@ -18,6 +17,7 @@ from asched.config.types import (
     ShapePoint,
     VolumeBindingArgs,
 )
+from tests.configs import load_config
 
 TYPE_META = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 CPU_MEMORY = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from asched.config import args as config_args
-from asched.config.load import default_config, load_config
-from asched.config.plugins import ARGS_KINDS, CAPABILITIES, DEFAULT_MULTIPOINT
+from asched.config.plugins import DEFAULT_MULTIPOINT
 from asched.config.types import (
     EXTENSION_POINTS,
     ClientConnection,
@@ -23,6 +22,7 @@ from asched.config.types import (
     ScoringStrategy,
     VolumeBindingArgs,
 )
+from tests.configs import CATALOGUE, default_config, load_config
 
 DEFAULT_RESOLVED = ResolvedPlugins(
     pre_enqueue=("SchedulingGates",),
@@ -145,32 +145,35 @@ def test_default_config_top_level() -> None:
     assert config.profile("other") is None
 
 
-def test_every_plugin_is_in_the_default_multipoint_list_exactly_once() -> None:
+def test_every_in_tree_plugin_is_in_the_default_multipoint_list_exactly_once() -> None:
     names = [name for name, _ in DEFAULT_MULTIPOINT]
-    assert sorted(names) == sorted(CAPABILITIES)
+    in_tree = [name for name, info in CATALOGUE.plugins.items() if info.origin == "in-tree"]
+    assert sorted(names) == sorted(in_tree)
     assert len(names) == len(set(names))
 
 
 def test_default_weights_only_on_score_plugins() -> None:
     for name, weight in DEFAULT_MULTIPOINT:
-        assert weight == 0 or "score" in CAPABILITIES[name], name
+        assert weight == 0 or "score" in CATALOGUE[name].points, name
 
 
-def test_capabilities_name_only_extension_points() -> None:
-    for name, points in CAPABILITIES.items():
-        assert points, name
-        assert points <= set(EXTENSION_POINTS) - {"multiPoint"}, name
+def test_declared_points_are_extension_points() -> None:
+    for name, info in CATALOGUE.plugins.items():
+        assert info.points, name
+        assert info.points <= set(EXTENSION_POINTS) - {"multiPoint"}, name
 
 
-def test_every_args_kind_has_a_reader_and_a_known_plugin() -> None:
-    assert set(config_args.READERS) == set(ARGS_KINDS)
-    assert set(ARGS_KINDS) <= set(CAPABILITIES)
-    for plugin, kind in ARGS_KINDS.items():
-        assert kind == f"{plugin}Args"
+def test_every_in_tree_args_kind_is_named_after_its_plugin() -> None:
+    assert set(config_args.IN_TREE_ARGS) == {
+        name for name, info in CATALOGUE.plugins.items() if info.args is not None
+    }
+    for plugin, spec in config_args.IN_TREE_ARGS.items():
+        assert spec.kind == f"{plugin}Args"
 
 
-@pytest.mark.parametrize("plugin", sorted(ARGS_KINDS))
+@pytest.mark.parametrize("plugin", sorted(config_args.IN_TREE_ARGS))
 def test_default_args_equal_the_dataclass_defaults(plugin) -> None:
-    assert config_args.default_args(plugin) == DEFAULT_ARGS[plugin]
+    spec = config_args.IN_TREE_ARGS[plugin]
+    assert config_args.default_args(spec) == DEFAULT_ARGS[plugin]
     # The dataclass defaults in types.py and the readers' defaults must not drift apart.
-    assert config_args.default_args(plugin) == type(DEFAULT_ARGS[plugin])()
+    assert config_args.default_args(spec) == type(DEFAULT_ARGS[plugin])()

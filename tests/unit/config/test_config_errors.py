@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from asched.config.load import load_config
 from asched.errors import ConfigError, InputError
+from tests.configs import CATALOGUE, load_config
+
+#: what an unknown-name error appends: every plugin a profile may name
+INSTALLED = f"(installed plugins: {', '.join(sorted(CATALOGUE.plugins))})"
 
 TYPE_META = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -222,7 +225,7 @@ PROFILES = [
                 "enabled": [{"name": "TaintToleration"}, {"name": "ImageLocality"}, {"name": "Foo"}]
             }
         ),
-        ['profiles[0].plugins.score.enabled[2].name: unknown plugin "Foo"'],
+        [f'profiles[0].plugins.score.enabled[2].name: unknown plugin "Foo" {INSTALLED}'],
         id="unknown plugin",
     ),
     pytest.param(
@@ -269,7 +272,7 @@ PROFILES = [
     ),
     pytest.param(
         plugins(score={"disabled": [{"name": "ImageLocalty"}]}),
-        ['profiles[0].plugins.score.disabled[0].name: unknown plugin "ImageLocalty"'],
+        [f'profiles[0].plugins.score.disabled[0].name: unknown plugin "ImageLocalty" {INSTALLED}'],
         id="typo in a disabled name",
     ),
     pytest.param(
@@ -304,7 +307,7 @@ PROFILES = [
 PLUGIN_CONFIG = [
     pytest.param(
         plugin_config("Foo", {}),
-        ['profiles[0].pluginConfig[0].name: unknown plugin "Foo"'],
+        [f'profiles[0].pluginConfig[0].name: unknown plugin "Foo" {INSTALLED}'],
         id="args for an unknown plugin",
     ),
     pytest.param(
@@ -647,7 +650,7 @@ def test_all_errors_are_reported_at_once() -> None:
         "percentageOfNodesToScore: must be in 0..100, got -5",
         "leaderElection.leaseDuration: must be greater than renewDeadline (5s <= 10s)",
         "profiles[0].bogus: unknown field",
-        'profiles[0].plugins.score.enabled[0].name: unknown plugin "Foo"',
+        f'profiles[0].plugins.score.enabled[0].name: unknown plugin "Foo" {INSTALLED}',
         "profiles[0].plugins.score.enabled[1].weight: must be in 0..100, got 200",
         "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: must be in 1..100, got 0",
         "profiles[1].percentageOfNodesToScore: must be in 0..100, got 300",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from asched.config.load import default_config, load_config_file
 from asched.errors import ConfigError, InputError
+from tests.configs import default_config, load_config_file
 
 VALID_YAML = """\
 apiVersion: kubescheduler.config.k8s.io/v1

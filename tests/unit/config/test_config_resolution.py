@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from asched.config import resolve
-from asched.config.load import load_config
-from asched.config.plugins import CAPABILITIES
+from asched.config import load, resolve
+from asched.config.catalogue import PluginInfo
 from asched.config.types import NodeResourcesFitArgs, PluginRef, PluginSet
 from asched.errors import ConfigError
+from tests.configs import CATALOGUE, load_config
 
 TYPE_META = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -319,16 +321,18 @@ def test_multiple_profiles() -> None:
     assert config.profile("bin-packing") is packing
 
 
-def test_profiles_must_share_one_queue_sort_plugin(monkeypatch) -> None:
-    # Only PrioritySort implements queueSort today; add a second one to exercise the rule.
-    monkeypatch.setitem(CAPABILITIES, "FakeSort", frozenset({"queueSort"}))
+def test_profiles_must_share_one_queue_sort_plugin() -> None:
+    # Only PrioritySort implements queueSort in-tree; add a second one to exercise the rule.
+    fake = PluginInfo("FakeSort", frozenset({"queueSort"}), origin="fake 1.0")
+    catalogue = dataclasses.replace(CATALOGUE, plugins={**CATALOGUE.plugins, "FakeSort": fake})
     other_sort = {"queueSort": {"disabled": [{"name": "*"}], "enabled": [{"name": "FakeSort"}]}}
     with pytest.raises(ConfigError) as caught:
-        load_config(
+        load.load_config(
             {
                 **TYPE_META,
                 "profiles": [{"schedulerName": "a"}, {"schedulerName": "b", "plugins": other_sort}],
-            }
+            },
+            catalogue=catalogue,
         )
     assert [str(e) for e in caught.value.errors] == [
         "profiles[1].plugins.queueSort: all profiles must use the same queueSort plugin: "

@@ -20,14 +20,15 @@ from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.resources import CPU
 from asched.cluster.table import NodeTable
-from asched.config.types import DefaultPreemptionArgs, PluginArgs
+from asched.config.types import DefaultPreemptionArgs
 from asched.framework.algorithm import Algorithm
 from asched.framework.cycle_state import CycleState
-from asched.framework.interface import BoolMask, Handle, ResourceFit
+from asched.framework.interface import BoolMask, ResourceFit
 from asched.framework.plugins.default_preemption import DefaultPreemption
-from asched.framework.registry import REGISTRY
+from asched.framework.registry import installed
 from asched.framework.resource_fit import Check, ResourceNeed, resource_checks
 from asched.framework.runtime import Framework
+from asched.framework.spec import declare
 from asched.framework.status import Status
 from tests.builders import default_profile, make_node, make_pod, profile_with, with_pod_fields
 
@@ -60,17 +61,15 @@ class CpuOnlyFit:
         return Status.unschedulable(*reasons, plugin=STAND_IN) if reasons else Status.success()
 
 
-def _stand_in(args: PluginArgs | None, handle: Handle | None) -> CpuOnlyFit:
-    return CpuOnlyFit()
-
-
 def _framework() -> Framework:
     """The default profile with NodeResourcesFit disabled and CpuOnlyFit in its place."""
     default = default_profile().resolved
     filters = tuple(STAND_IN if n == "NodeResourcesFit" else n for n in default.filter)
     scores = tuple((n, w) for n, w in default.score if n != "NodeResourcesFit")
     profile = profile_with(filter=filters, score=scores, post_filter=default.post_filter)
-    framework = Framework(profile, registry={**REGISTRY, STAND_IN: _stand_in})
+    framework = Framework(
+        profile, registry=installed().adding(declare(CpuOnlyFit, api_version="1.0"))
+    )
     assert "NodeResourcesFit" not in framework.plugins
     return framework
 

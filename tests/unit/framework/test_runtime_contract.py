@@ -1,4 +1,4 @@
-"""The runtime enforces the plugin array contract and the registry matches the config layer."""
+"""The runtime enforces the plugin array contract; the in-tree declarations match the classes."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ import pytest
 from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.config.load import default_config
-from asched.config.plugins import CAPABILITIES
+from asched.config.plugins import DEFAULT_MULTIPOINT
 from asched.config.types import ResolvedPlugins
 from asched.errors import PluginContractError
 from asched.framework.cycle_state import CycleState
-from asched.framework.registry import REGISTRY
+from asched.framework.registry import IN_TREE, in_tree
 from asched.framework.runtime import Framework
+from asched.framework.spec import declare
+from asched.framework.status import Status
+from tests.configs import default_config
 
 METHODS = {
     "preEnqueue": "pre_enqueue",
@@ -27,17 +29,22 @@ METHODS = {
     "preScore": "pre_score",
     "score": "score",
     "reserve": "reserve",
+    "permit": "permit",
     "preBind": "pre_bind",
     "bind": "bind",
+    "postBind": "post_bind",
 }
 
 
-def test_registry_and_capabilities_agree() -> None:
-    assert set(REGISTRY) == set(CAPABILITIES)
-    for name, points in CAPABILITIES.items():
-        plugin = REGISTRY[name](None, None)
-        for point in points:
-            assert hasattr(plugin, METHODS[point]), f"{name} lacks {point}"
+def test_in_tree_declarations_match_the_built_plugins() -> None:
+    registry = in_tree()
+    assert {name for name, _ in DEFAULT_MULTIPOINT} <= set(registry.specs)
+    assert len(registry.specs) == len(IN_TREE)  # no name declared twice
+    for spec in IN_TREE:
+        plugin = spec(None, None)
+        assert plugin.name == spec.name
+        for point in spec.points:
+            assert callable(getattr(plugin, METHODS[point], None)), f"{spec.name} lacks {point}"
 
 
 class BadFilter:
@@ -50,6 +57,9 @@ class BadFilter:
     def filter(self, state, pod, table, rows):
         return self.result
 
+    def explain(self, state, pod, table, row):
+        return Status.unschedulable("bad")
+
 
 class BadScore:
     name = "BadScore"
@@ -58,6 +68,9 @@ class BadScore:
 
     def score(self, state, pod, table, rows):
         return np.array([150, 10], dtype=np.int64)
+
+    def normalize(self, state, scores, taking_part):
+        return scores
 
 
 def two_nodes() -> NodeTable:
@@ -78,7 +91,8 @@ def test_bad_filter_result_is_a_contract_error(result: np.ndarray) -> None:
     profile = dataclasses.replace(
         default_config().profiles[0], resolved=ResolvedPlugins(filter=("BadFilter",))
     )
-    framework = Framework(profile, registry={"BadFilter": lambda args, handle: BadFilter(result)})
+    spec = declare(BadFilter, api_version="1.0", factory=lambda args, handle: BadFilter(result))
+    framework = Framework(profile, registry=in_tree().adding(spec))
     pod = decode_pod(templates.pod("p"))
     with pytest.raises(PluginContractError, match="BadFilter"):
         framework.filter_mask(CycleState(), pod, two_nodes(), slice(0, 2), framework.filter)
@@ -88,7 +102,7 @@ def test_score_out_of_range_is_a_contract_error() -> None:
     profile = dataclasses.replace(
         default_config().profiles[0], resolved=ResolvedPlugins(score=(("BadScore", 1),))
     )
-    framework = Framework(profile, registry={"BadScore": lambda args, handle: BadScore()})
+    framework = Framework(profile, registry=in_tree().adding(declare(BadScore, api_version="1.0")))
     plugin = framework.score[0][0]
     raw = framework.run_score(
         plugin, CycleState(), decode_pod(templates.pod("p")), two_nodes(), slice(0, 2)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
-from asched.config.load import default_config
 from asched.framework.events import ClusterEvent
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
+from tests.configs import default_config
 
 INTERESTS = Framework(default_config().profiles[0]).interests
 FIT = frozenset({"NodeResourcesFit"})

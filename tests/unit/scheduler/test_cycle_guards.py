@@ -21,7 +21,6 @@ from asched import metrics
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.load import load_config
 from asched.framework.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
@@ -29,6 +28,7 @@ from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
+from tests.configs import load_config
 
 PROFILE = "asched"
 SLOTS = 4

@@ -19,13 +19,13 @@ from builders import make_node, make_pod
 from asched import metrics
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.table import NodeTable
-from asched.config.load import default_config
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler import ingest as ingest_module
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from tests.configs import default_config
 
 OURS = "asched"
 

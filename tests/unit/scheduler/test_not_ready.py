@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from asched.api.client import KubeClient
-from asched.config.load import default_config
 from asched.leader import LeaderElector
 from asched.scheduler.app import App, Options, unless_set
+from tests.configs import default_config
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
