@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("asched.scheduler.command", "schedule pods in a cluster"),
     "bench": ("asched.benchmark.command", "run benchmarks (core, workloads)"),
     "tune": ("asched.benchmark.tune_command", "tune percentageOfNodesToScore on a workload"),
+    "plugins": ("asched.plugin.command", "list the in-tree and installed plugins"),
 }
 
 #: subcommand -> the pip extra it needs (:data:`asched.extras.EXTRAS`). Without it the command

@@ -320,8 +320,10 @@ class RestClient:
         labels: Mapping[str, str] | None = None,
         taints: builtins.list[dict[str, Any]] | None = None,
         unschedulable: bool = False,
+        extended: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Create a Ready Node without a kubelet; return it as the status patch left it.
+        ``extended``: extended resources (``nvidia.com/gpu: "8"``) in its allocatable.
 
         The real server ignores ``status`` on create, so the capacity, allocatable and Ready
         condition are written with a merge patch of the ``status`` subresource.
@@ -335,7 +337,7 @@ class RestClient:
             spec["unschedulable"] = True
         node = {"apiVersion": "v1", "kind": "Node", "metadata": metadata, "spec": spec}
         await self.create(nodes_path(), node)
-        resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+        resources = {"cpu": cpu, "memory": memory, "pods": str(pods), **(extended or {})}
         now = now_rfc3339()
         ready = {
             "type": "Ready",

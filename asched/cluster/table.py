@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.budgets import DisruptionBudget
-from asched.cluster.columns import grown, new_column
+from asched.cluster.columns import Rows, grown, new_column
 from asched.cluster.images import ImageIndex
 from asched.cluster.labels import LabelColumns
 from asched.cluster.nominations import Nominations
@@ -356,6 +356,46 @@ class NodeTable:
         self._touch(row)
 
     # ----------------------------------------------------------------- reading
+    def _column_of(
+        self, columns: list[npt.NDArray[np.int64]], resource: str
+    ) -> npt.NDArray[np.int64]:
+        axis = self.axis_index.get(resource)
+        view = np.zeros(self.size, np.int64) if axis is None else columns[axis][: self.size]
+        view.flags.writeable = False
+        return view
+
+    def allocatable_of(self, resource: str) -> npt.NDArray[np.int64]:
+        """``int64[size]``, read-only: each row's allocatable ``resource`` in canonical units
+        (cpu millicores, memory and storage bytes, ``pods`` a count); 0 where unknown."""
+        return self._column_of(self.allocatable, resource)
+
+    def requested_of(self, resource: str) -> npt.NDArray[np.int64]:
+        """``int64[size]``, read-only: what the pods counted on each row request."""
+        return self._column_of(self.requested, resource)
+
+    def free_of(self, resource: str) -> npt.NDArray[np.int64]:
+        """``int64[size]``, read-only: allocatable minus requested."""
+        return self._column_of(self.free, resource)
+
+    def label_codes(self, key: str) -> tuple[npt.NDArray[np.int32], tuple[str, ...]]:
+        """Label ``key`` dictionary-encoded: ``int32[size]`` (read-only) holding each row's
+        index into the returned values, ``-1`` where the node lacks the key. Work per
+        distinct value, then gather: ``parsed[codes]``."""
+        found = self.labels.keys.get(key)
+        if found is None:
+            codes = np.full(self.size, -1, np.int32)
+            return codes, ()
+        codes = found.column[: self.size]
+        codes.flags.writeable = False
+        return codes, tuple(found.values)
+
+    def label_matches(
+        self, key: str, operator: str, values: tuple[str, ...], rows: Rows
+    ) -> npt.NDArray[np.bool_]:
+        """A node-selector requirement (``In``, ``NotIn``, ``Exists``, ``DoesNotExist``,
+        ``Gt``, ``Lt``) over ``rows``: ``bool[len(rows)]``."""
+        return self.labels.requirement(key, operator, values, rows)
+
     def row_of(self, name: str) -> int | None:
         return self.index.get(name)
 

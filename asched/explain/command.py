@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import orjson
-from rich.console import Console
 
-from asched import textfile
+from asched import terminal, textfile
 from asched.cluster.decode import decode_pod
 from asched.cluster.snapshot import load_snapshot, objects_of
 from asched.config.types import Profile, SchedulerConfig
@@ -85,5 +84,5 @@ def run(args: argparse.Namespace) -> int:
             orjson.dumps(evaluation.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n"
         )
     else:
-        render(evaluation, Console(), limit=args.limit)
+        render(evaluation, terminal.console(), limit=args.limit)
     return 0

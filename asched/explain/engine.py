@@ -27,6 +27,7 @@ from asched.config.types import Profile
 from asched.framework import diagnosis
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.plugins.default_preemption import DefaultPreemption
+from asched.framework.registry import Registry
 from asched.framework.result import Evaluation, NodeVerdict, Preemption, Victim
 from asched.framework.runtime import Framework, weighted
 from asched.framework.status import Code, Status
@@ -68,10 +69,16 @@ def evaluate(snapshot: Snapshot, pod: PodInfo, profile: Profile, *, seed: int = 
 
 
 def evaluate_table(
-    table: NodeTable, pod: PodInfo, profile: Profile, *, seed: int = 0
+    table: NodeTable,
+    pod: PodInfo,
+    profile: Profile,
+    *,
+    seed: int = 0,
+    registry: Registry | None = None,
 ) -> Evaluation:
-    """As :func:`evaluate`, over an existing table (rows in table order)."""
-    framework = Framework(profile)
+    """As :func:`evaluate`, over an existing table (rows in table order); ``registry``:
+    the plugins to build the profile from (default: this installation's)."""
+    framework = Framework(profile, registry=registry)
     weights = dict(framework.weights)
     live = [int(r) for r in np.flatnonzero(table.alive[table.rows])]
     names = [table.name_of(r) for r in live]

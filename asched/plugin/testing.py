@@ -1,0 +1,219 @@
+"""The test kit for plugin authors: run a plugin over a small cluster and a pod, the way
+the scheduler runs it, and check its vectorised answers against a per-node definition.
+
+Typical use (pytest)::
+
+    from asched.plugin import testing
+
+    CLUSTER = testing.cluster(
+        testing.node("cheap", labels={"price": "0.10"}),
+        testing.node("dear", labels={"price": "0.90"}),
+    )
+
+    def test_prefers_the_cheaper_node():
+        result = testing.evaluate(PLUGIN, testing.pod("web"), CLUSTER, args={"priceLabel": "price"})
+        assert result.selected == "cheap"
+
+    def test_matches_its_definition():
+        testing.check_score(PLUGIN, testing.pod("web"), CLUSTER, definition, args=...)
+
+:func:`evaluate` builds a profile holding the plugin alone (with PrioritySort and
+DefaultBinder, which every profile needs), reads ``args`` through the plugin's own args
+reader (bad args raise :class:`~asched.errors.ConfigError` with the field paths a user
+would see), and runs PreFilter, Filter, PreScore, Score and NormalizeScore through the
+scheduler's runtime, contract checks included. The answer is ``asched explain``'s
+:class:`~asched.framework.result.Evaluation`: per node, feasible or the rejecting
+plugin and its reasons, and the normalized scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from asched.cluster.decode import decode_pod
+from asched.cluster.records import PodInfo
+from asched.cluster.snapshot import Snapshot, build_snapshot
+from asched.config.load import load_config
+from asched.config.types import Profile
+from asched.explain.engine import evaluate_table, table_of
+from asched.framework.per_node import Node
+from asched.framework.registry import in_tree
+from asched.framework.result import Evaluation
+from asched.framework.spec import PluginSpec
+
+Raw = dict[str, Any]
+
+__all__ = [
+    "check_filter",
+    "check_score",
+    "cluster",
+    "evaluate",
+    "node",
+    "pod",
+    "profile_for",
+]
+
+
+def node(
+    name: str,
+    *,
+    labels: Mapping[str, str] | None = None,
+    cpu: str = "4",
+    memory: str = "16Gi",
+    pods: int = 110,
+    extended: Mapping[str, str | int] | None = None,
+    taints: Sequence[Mapping[str, str]] = (),
+    unschedulable: bool = False,
+) -> Raw:
+    """A Node object (as the API server returns it) with the given allocatable."""
+    allocatable: Raw = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    allocatable.update({key: str(value) for key, value in (extended or {}).items()})
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, **(labels or {})},
+        },
+        "spec": {"unschedulable": unschedulable, "taints": [dict(t) for t in taints]},
+        "status": {"allocatable": allocatable, "capacity": dict(allocatable)},
+    }
+
+
+def pod(
+    name: str,
+    *,
+    namespace: str = "default",
+    labels: Mapping[str, str] | None = None,
+    requests: Mapping[str, str | int] | None = None,
+    node_name: str = "",
+    node_selector: Mapping[str, str] | None = None,
+) -> Raw:
+    """A Pod object with one container requesting ``requests`` (limits equal), bound to
+    ``node_name`` when given (a pod already running there, for :func:`cluster`)."""
+    resources = {key: str(value) for key, value in (requests or {}).items()}
+    spec: Raw = {
+        "containers": [
+            {
+                "name": "main",
+                "image": "app",
+                "resources": {"requests": resources, "limits": resources},
+            }
+        ]
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"uid-{namespace}-{name}",
+            "labels": dict(labels or {}),
+        },
+        "spec": spec,
+        "status": {"phase": "Running" if node_name else "Pending"},
+    }
+
+
+def cluster(*objects: Mapping[str, Any]) -> Snapshot:
+    """A cluster from Node, bound Pod and other objects (as a snapshot file holds them)."""
+    return build_snapshot(objects, "test cluster")
+
+
+def profile_for(
+    plugin: PluginSpec, *, args: Mapping[str, Any] | None = None, weight: int = 1
+) -> Profile:
+    """A profile running ``plugin`` alone (plus PrioritySort and DefaultBinder), its args
+    read as a configuration's ``pluginConfig`` would be (ConfigError on bad args)."""
+    registry = in_tree().adding(plugin)
+    entry: Raw = {"name": plugin.name}
+    if "score" in plugin.points:
+        entry["weight"] = weight
+    document: Raw = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "test",
+                "plugins": {
+                    "multiPoint": {"disabled": [{"name": "*"}], "enabled": [entry]},
+                    "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+                    "bind": {"enabled": [{"name": "DefaultBinder"}]},
+                },
+                "pluginConfig": [] if args is None else [{"name": plugin.name, "args": dict(args)}],
+            }
+        ],
+    }
+    config = load_config(document, catalogue=registry.catalogue, source=f"{plugin.name} test")
+    return config.profiles[0]
+
+
+def evaluate(
+    plugin: PluginSpec,
+    pending: Mapping[str, Any] | PodInfo,
+    nodes: Snapshot,
+    *,
+    args: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Every node's verdict for ``pending`` with ``plugin`` alone (see the module docstring)."""
+    profile = profile_for(plugin, args=args)
+    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
+    registry = in_tree().adding(plugin)
+    return evaluate_table(table_of(nodes), info, profile, registry=registry)
+
+
+def _views(nodes: Snapshot) -> dict[str, Node]:
+    table = table_of(nodes)
+    return {name: Node.at(table, row) for name, row in table.index.items()}
+
+
+def check_filter(
+    plugin: PluginSpec,
+    pending: Mapping[str, Any] | PodInfo,
+    nodes: Snapshot,
+    definition: Callable[[PodInfo, Node], bool],
+    *,
+    args: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Assert that the plugin's Filter passes exactly the nodes ``definition`` accepts;
+    the AssertionError lists every node where they disagree, with the plugin's reasons."""
+    result = evaluate(plugin, pending, nodes, args=args)
+    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
+    wrong = []
+    for name, view in _views(nodes).items():
+        verdict = result.nodes[name]
+        passed = verdict.feasible or verdict.plugin != plugin.name
+        if passed != definition(info, view):
+            reasons = "; ".join(verdict.reasons) or "-"
+            wrong.append(f"{name}: plugin says {'pass' if passed else 'reject'} ({reasons})")
+    assert not wrong, f"{plugin.name} disagrees with its definition on " + ", ".join(wrong)
+    return result
+
+
+def check_score(
+    plugin: PluginSpec,
+    pending: Mapping[str, Any] | PodInfo,
+    nodes: Snapshot,
+    definition: Callable[[PodInfo, Node], int],
+    *,
+    args: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Assert that the plugin's normalized score on every feasible node equals
+    ``definition``'s; the AssertionError lists each node where they differ."""
+    result = evaluate(plugin, pending, nodes, args=args)
+    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
+    wrong = []
+    for name, view in _views(nodes).items():
+        verdict = result.nodes[name]
+        if not verdict.feasible or plugin.name not in verdict.scores:
+            continue
+        want = definition(info, view)
+        if verdict.scores[plugin.name] != want:
+            wrong.append(f"{name}: plugin {verdict.scores[plugin.name]}, definition {want}")
+    assert not wrong, f"{plugin.name} disagrees with its definition on " + ", ".join(wrong)
+    return result
