@@ -464,9 +464,9 @@ def check_range(plugin: ScorePlugin, scores: ScoreArray, taking_part: BoolMask) 
     masked look runs only when some row, taking part or not, is out of range."""
     if not scores.size or (int(scores.min()) >= 0 and int(scores.max()) <= MAX_SCORE):
         return
-    if taking_part.any():
-        low = int(scores.min(where=taking_part, initial=MAX_SCORE))
-        high = int(scores.max(where=taking_part, initial=0))
+    taking = scores[taking_part]
+    if taking.size:
+        low, high = int(taking.min()), int(taking.max())
         if low < 0 or high > MAX_SCORE:
             raise PluginContractError(
                 plugin.name, f"returned scores in [{low}, {high}], expected [0, {MAX_SCORE}]"

@@ -177,6 +177,15 @@ def test_dockerfile_installs_the_scheduler_without_extras() -> None:
     assert "[" not in installs[0]
 
 
+def test_the_plugin_image_ends_as_the_pod_user_and_checks_its_plugins() -> None:
+    dockerfile = (DEPLOY / "Dockerfile.plugins").read_text()
+    uid = container()["securityContext"]["runAsUser"]
+    users = re.findall(r"^USER (\S+)$", dockerfile, re.MULTILINE)
+    assert users[-1].split(":")[0] == str(uid)  # root only while installing
+    # the build fails when a plugin cannot be loaded (`asched plugins` exits 1)
+    assert re.search(r"\basched plugins\s*$", dockerfile, re.MULTILINE)
+
+
 def test_kustomization_renders_every_manifest() -> None:
     rendered = subprocess.run(
         [KUBECTL, "kustomize", str(DEPLOY)], capture_output=True, text=True, check=True, timeout=60

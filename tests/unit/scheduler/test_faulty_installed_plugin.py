@@ -1,0 +1,128 @@
+"""A faulty installed plugin is contained like an in-tree one (issue 12).
+
+``Faulty`` is declared as an out-of-tree plugin would be and enabled in the profile by
+name through the configuration. For a pod labelled ``fault: <kind>`` it raises, answers
+a wrong shape, or scores outside 0..100; the pod gets an Error status naming the plugin
+(reported, retried with backoff) and the next, healthy pod is scheduled by the same
+scheduler.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_cycle_guards import SLOTS, FakeClock, RecordingReporter, pop_with_slot
+
+from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.table import NodeTable
+from asched.config.load import load_config
+from asched.framework.algorithm import Algorithm
+from asched.framework.registry import in_tree
+from asched.framework.runtime import Framework
+from asched.framework.spec import declare
+from asched.framework.status import Status
+from asched.plugin import testing
+from asched.queue.scheduling_queue import SchedulingQueue
+from asched.scheduler.binder import Binder
+from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.ledger import Ledger
+
+PROFILE = "custom"
+
+
+class Faulty:
+    name = "Faulty"
+    row_local = False
+    normalizes = False
+
+    def filter(self, state, pod, nodes, rows):
+        n = len(nodes.alive[rows])
+        if pod.labels.get("fault") == "raise":
+            raise KeyError("price-per-hour")
+        if pod.labels.get("fault") == "shape":
+            return np.ones(n + 1, dtype=np.bool_)
+        return np.ones(n, dtype=np.bool_)
+
+    def explain(self, state, pod, nodes, row):
+        return Status.success()
+
+    def score(self, state, pod, nodes, rows):
+        n = len(nodes.alive[rows])
+        return np.full(n, 250 if pod.labels.get("fault") == "range" else 50, dtype=np.int64)
+
+    def normalize(self, state, scores, taking_part):
+        return scores
+
+
+REGISTRY = in_tree().adding(declare(Faulty, api_version="1.0"))
+
+
+def build() -> tuple[Scheduler, RecordingReporter]:
+    document = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {"schedulerName": PROFILE, "plugins": {"multiPoint": {"enabled": [{"name": "Faulty"}]}}}
+        ],
+    }
+    profile = load_config(document, catalogue=REGISTRY.catalogue).profiles[0]
+    framework = Framework(profile, registry=REGISTRY)
+    table = NodeTable()
+    for name in ("n1", "n2"):
+        table.upsert_node(decode_node(testing.node(name)))
+    clock = FakeClock()
+    reporter = RecordingReporter()
+    scheduler = Scheduler(
+        profiles={PROFILE: ProfileRuntime(framework, Algorithm(framework, table, seed=1))},
+        queue=SchedulingQueue(clock=clock),
+        ledger=Ledger(table),
+        binder_factory=lambda s: Binder(s, max_in_flight=SLOTS),
+        reporter=reporter,  # type: ignore[arg-type]
+        clock=clock,
+    )
+    return scheduler, reporter
+
+
+def pod(name: str, fault: str | None = None):
+    raw = testing.pod(name, labels={"fault": fault} if fault else {}, requests={"cpu": "1"})
+    raw["spec"]["schedulerName"] = PROFILE
+    return decode_pod(raw)
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        pytest.param(
+            "raise",
+            "internal error in Filter of plugin Faulty: KeyError: 'price-per-hour'",
+            id="raises",
+        ),
+        pytest.param(
+            "shape",
+            "plugin 'Faulty' returned a bool mask of shape (3,), expected bool of shape (2,)",
+            id="wrong shape",
+        ),
+        pytest.param(
+            "range",
+            "plugin 'Faulty' returned scores in [250, 250], expected [0, 100]",
+            id="scores out of range",
+        ),
+    ],
+)
+async def test_the_pod_gets_an_error_naming_the_plugin_and_the_next_is_scheduled(
+    fault: str, said: str
+) -> None:
+    scheduler, reporter = build()
+    victim, healthy = pod("victim", fault), pod("healthy")
+    scheduler.queue.add(victim)
+    job = scheduler.schedule_one(await pop_with_slot(scheduler))
+    assert job is None
+    scheduler.binder.release_slot()
+    assert said in reporter.said[victim.key]
+    assert victim.key in reporter.errors
+    assert scheduler.queue.where(victim.key) == "backoff"
+
+    scheduler.queue.add(healthy)
+    job = scheduler.schedule_one(await pop_with_slot(scheduler))
+    assert job is not None  # the same scheduler goes on
+    assert healthy.key not in reporter.said
