@@ -141,13 +141,16 @@ def ssl_context(settings: ExtenderSettings) -> ssl.SSLContext | None:
 class ExtenderClient:
     """POSTs JSON to one extender. Build it anywhere; call and close it inside the loop.
 
+    ``connections`` caps the simultaneous calls (aiohttp's connector limit); a call waiting
+    for a connection spends its ``httpTimeout`` waiting, as Go's client would.
+
     Raises
     ------
     InputError
         From the constructor, when the TLS material cannot be loaded.
     """
 
-    def __init__(self, settings: ExtenderSettings) -> None:
+    def __init__(self, settings: ExtenderSettings, *, connections: int = 100) -> None:
         self.url_prefix = settings.url_prefix
         self.timeout_seconds = settings.http_timeout_seconds
         self._base = settings.url_prefix.rstrip("/")
@@ -155,6 +158,7 @@ class ExtenderClient:
         self._ssl = ssl_context(settings)
         tls = settings.tls_config
         self._server_hostname = (tls.server_name if tls is not None else "") or None
+        self._connections = connections
         self._session: aiohttp.ClientSession | None = None
         if settings.enable_https and self._base.startswith("http://"):
             logger.warning(
@@ -169,7 +173,9 @@ class ExtenderClient:
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else True)
+            connector = aiohttp.TCPConnector(
+                ssl=self._ssl if self._ssl is not None else True, limit=self._connections
+            )
             self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
         return self._session
 

@@ -61,6 +61,9 @@ PodsOnNode = Callable[[str], Mapping[str, RawObject] | None]
 
 #: How much one point of an extender's 0..10 score weighs against a plugin's 0..100.
 SCORE_SCALE: Final = MAX_SCORE // MAX_EXTENDER_PRIORITY
+#: upstream's framework.ExtenderName: what a pod's unschedulable plugins hold when an
+#: extender rejected nodes (no event interests: any cluster event requeues the pod).
+EXTENDER_NAME: Final = "Extender"
 
 
 class ExtenderTransport(Protocol):
@@ -268,8 +271,10 @@ class FilterOutcome:
         The surviving node names, in the last extender's order.
     statuses : dict
         Node name -> Unschedulable or UnschedulableAndUnresolvable status, the
-        extender's text as the reason, tagged with the extender's name. A node an
-        extender dropped without naming it in a failed map has no status (as upstream).
+        extender's text as the reason, tagged with the extender's name (its URL, for
+        explain; the queue's event interests know no such plugin: requeue such a pod
+        on any event, as upstream does for :data:`EXTENDER_NAME`). A node an extender
+        dropped without naming it in a failed map has no status (as upstream).
     skipped : tuple of (str, ExtenderError)
         Ignorable extenders whose call failed, and why.
     """
@@ -277,11 +282,9 @@ class FilterOutcome:
     feasible: tuple[str, ...]
     statuses: Mapping[str, Status]
     skipped: tuple[tuple[str, ExtenderError], ...] = ()
-
-    def filtered_out(self, sent: int) -> bool:
-        """True when the extenders removed any of the ``sent`` nodes (upstream then adds
-        "Extender" to the pod's unschedulable plugins, so any cluster event requeues it)."""
-        return len(self.feasible) != sent
+    #: the extenders removed a node: upstream then adds :data:`EXTENDER_NAME` to the
+    #: pod's unschedulable plugins, so that any cluster event requeues it
+    filtered: bool = False
 
 
 async def run_filters(
@@ -322,7 +325,7 @@ async def run_filters(
             if node not in answer.unresolvable:
                 statuses[node] = Status.unschedulable(reason, plugin=extender.name)
         feasible = answer.feasible
-    return FilterOutcome(feasible, statuses, tuple(skipped))
+    return FilterOutcome(feasible, statuses, tuple(skipped), len(feasible) != len(names))
 
 
 @dataclass(frozen=True, slots=True)

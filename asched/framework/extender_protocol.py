@@ -400,9 +400,8 @@ def parse_preemption_result(
             raise site.error(f"{where}.Pods must be a list, got {_kind(entries)}")
         uids = []
         for index, entry in enumerate(entries or ()):
-            uid = _string(
-                site, _fields(site, entry, f"{where}.Pods[{index}]", ("UID",)).get("UID"), "UID"
-            )
+            here = f"{where}.Pods[{index}]"
+            uid = _string(site, _fields(site, entry, here, ("UID",)).get("UID"), f"{here}.UID")
             if uid not in pods:
                 raise site.error(
                     f"claims to preempt pod UID {_quote(uid)} on node {_quote(str(node))}, "

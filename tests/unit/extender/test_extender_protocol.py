@@ -305,7 +305,7 @@ async def test_unresolvable_wins_over_failed_for_a_node_in_both() -> None:
         "node1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "wrong zone", "http://canned"),
         "node2": (Code.UNSCHEDULABLE, "full", "http://canned"),
     }
-    assert outcome.filtered_out(3)
+    assert outcome.filtered
 
 
 async def test_duplicated_hosts_add_up() -> None:
