@@ -9,6 +9,7 @@ exceptions. Exceptions are for bad input, bugs and infrastructure failures::
     │   ├── DecodeError             a Kubernetes object that cannot be decoded (bad quantity, ...)
     │   └── PluginLoadError         a plugin that cannot be loaded (declaration, API version)
     ├── PluginContractError         a plugin returned an array of the wrong shape, dtype or range
+    ├── ExtenderError               a scheduler extender's call failed or its answer is unusable
     ├── ApiError                    the Kubernetes API answered with an unexpected status
     │   ├── ApiUnavailable          no usable answer: refused, reset, DNS, TLS, timeout, not JSON
     │   ├── WatchExpired            410 Gone on a watch: relist
@@ -97,6 +98,35 @@ class PluginContractError(AschedError):
     def __init__(self, plugin: str, what: str) -> None:
         self.plugin = plugin
         super().__init__(f"plugin {plugin!r} {what}")
+
+
+class ExtenderError(AschedError):
+    """A call to a scheduler extender failed, or its answer cannot be used.
+
+    Raised by :mod:`asched.api.extender` (refused or reset connection, TLS failure, no
+    answer within ``httpTimeout``, a status other than 200, a body that is not JSON) and
+    by :mod:`asched.framework.extender_protocol` (an answer of the wrong shape, a node
+    name that was not sent, the extender's own ``Error`` text). Not retryable by itself:
+    the scheduling attempt fails (or skips the extender when it is ``ignorable``) and
+    the pod is retried with backoff, as upstream does.
+
+    Attributes
+    ----------
+    url : str
+        The full URL that was called (``urlPrefix`` + ``/`` + verb).
+    verb : str
+        The verb called (``filter``, ``prioritize``, ``preempt``, ``bind`` or as
+        configured).
+    detail : str
+        What went wrong, one line; the extender's own ``Error`` text verbatim when that is
+        the cause.
+    """
+
+    def __init__(self, url: str, verb: str, detail: str) -> None:
+        self.url = url
+        self.verb = verb
+        self.detail = detail
+        super().__init__(f"extender {verb} call to {url} failed: {detail}")
 
 
 class ApiError(AschedError):

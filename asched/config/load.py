@@ -15,9 +15,9 @@ by asched), ``percentageOfNodesToScore`` 0..100 (0 = adaptive), ``podInitialBack
 > 0 (1), ``podMaxBackoffSeconds`` >= initial (10), ``enableProfiling`` and
 ``enableContentionProfiling`` (booleans, accepted and ignored), ``delayCacheUntilActive``,
 ``leaderElection`` and ``clientConnection`` (:mod:`~asched.config.component_base`),
-``profiles`` (:mod:`~asched.config.profiles`); ``extenders`` must be empty, as asched
-does not call extenders. Where asched is deliberately stricter than upstream, the module
-doing the check says so in its docstring.
+``profiles`` (:mod:`~asched.config.profiles`) and ``extenders``
+(:mod:`~asched.config.extenders`). Where asched is deliberately stricter than upstream,
+the module doing the check says so in its docstring.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from asched.config.component_base import (
     read_client_connection,
     read_leader_election,
 )
+from asched.config.extenders import read_extenders, with_ignored_resources
 from asched.config.profiles import read_profiles
 from asched.config.schema import Problems, Section, describe, quote
 from asched.config.types import SchedulerConfig
@@ -113,12 +114,11 @@ def load_config(
         top.section("clientConnection", CLIENT_CONNECTION_FIELDS)
     )
     profiles = read_profiles(top, catalogue)
-    if any(True for _ in top.items("extenders")):
-        problems.add("extenders", "extenders are not supported by asched")
+    extenders = read_extenders(top)
     if problems.errors:
         raise ConfigError(problems.errors, source)
     return SchedulerConfig(
-        profiles=profiles,
+        profiles=with_ignored_resources(profiles, extenders),
         parallelism=parallelism,
         percentage_of_nodes_to_score=percentage,
         pod_initial_backoff_seconds=initial,
@@ -126,6 +126,7 @@ def load_config(
         delay_cache_until_active=delay_cache,
         leader_election=leader_election,
         client_connection=client_connection,
+        extenders=extenders,
     )
 
 

@@ -201,6 +201,54 @@ class ClientConnection:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtenderTLSConfig:
+    """An extender's ``tlsConfig``; ``*_data`` are PEM bytes (base64 in the document).
+
+    ``*_data`` take precedence over the matching ``*_file`` (paths), as in client-go.
+    """
+
+    insecure: bool = False
+    server_name: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+    ca_file: str = ""
+    cert_data: bytes = b""
+    key_data: bytes = b""
+    ca_data: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedResource:
+    """An extended resource an extender manages (``managedResources[]``)."""
+
+    name: str
+    #: NodeResourcesFit ignores the resource (upstream's ignoredByScheduler).
+    ignored_by_scheduler: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderConfig:
+    """One entry of ``extenders`` (upstream's ``Extender``); an empty verb means "not offered".
+
+    ``http_timeout_seconds`` is the whole-call deadline in seconds (upstream's default,
+    5 s, when ``httpTimeout`` is unset or zero).
+    """
+
+    url_prefix: str
+    filter_verb: str = ""
+    preempt_verb: str = ""
+    prioritize_verb: str = ""
+    bind_verb: str = ""
+    weight: int = 0
+    enable_https: bool = False
+    tls_config: ExtenderTLSConfig | None = None
+    http_timeout_seconds: float = 5.0
+    node_cache_capable: bool = False
+    managed_resources: tuple[ManagedResource, ...] = ()
+    ignorable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     """The whole configuration; ``parallelism`` is accepted but unused (see docs)."""
 
@@ -213,6 +261,9 @@ class SchedulerConfig:
     delay_cache_until_active: bool = False
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     client_connection: ClientConnection = field(default_factory=ClientConnection)
+    #: Scheduler extenders as written (``build_extenders`` in asched.framework.extender
+    #: puts the ignorable ones last, the order upstream calls them in).
+    extenders: tuple[ExtenderConfig, ...] = ()
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile with this schedulerName, or None."""

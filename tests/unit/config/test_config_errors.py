@@ -109,9 +109,9 @@ TOP_LEVEL = [
         id="delayCacheUntilActive is an integer",
     ),
     pytest.param(
-        doc(extenders=[{"urlPrefix": "http://x"}]),
-        ["extenders: extenders are not supported by asched"],
-        id="extenders",
+        doc(extenders=[{"urlPrefix": "http://x", "prioritizeVerb": "p"}]),
+        ["extenders[0].weight: must be greater than 0 when prioritizeVerb is set, got 0"],
+        id="extenders are validated (tests/unit/config/test_config_extenders.py has the rest)",
     ),
     pytest.param(
         doc(extenders="x"), ["extenders: must be a list, got 'x'"], id="extenders not a list"
@@ -655,7 +655,7 @@ def test_all_errors_are_reported_at_once() -> None:
         "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: must be in 1..100, got 0",
         "profiles[1].percentageOfNodesToScore: must be in 0..100, got 300",
         'profiles[1].schedulerName: duplicate scheduler name "a" (first at profiles[0])',
-        "extenders: extenders are not supported by asched",
+        "extenders[0].urlPrefix: required",
     ]
     assert [str(error) for error in caught.value.errors] == expected
     assert caught.value.source == "scheduler.yaml"

@@ -1,0 +1,464 @@
+"""Scheduler extenders with upstream's semantics (``pkg/scheduler/extender.go`` and its callers).
+
+:class:`Extender` is one configured extender over a transport (the HTTP client of
+:mod:`asched.api.extender`, or anything with the same three methods). Its calls check the
+answer (:mod:`asched.framework.extender_protocol`) and raise
+:class:`~asched.errors.ExtenderError` on any failure. The ``run_*`` functions combine
+several extenders the way kube-scheduler does, and are pure apart from the calls:
+
+* :func:`run_filters` (``findNodesThatPassExtenders``): extenders in order, each seeing
+  the previous one's survivors; stop when none is left; skip an extender not interested
+  in the pod. ``FailedAndUnresolvableNodes`` become UnschedulableAndUnresolvable and
+  ``FailedNodes`` Unschedulable, with the extender's text as the reason (the former wins
+  for a node in both). A failing ignorable extender is skipped (logged); a failing
+  other one fails the attempt: the ExtenderError propagates, and the caller reports it
+  as upstream does, an Error status with the error's text.
+* :func:`run_prioritizers` (the extender half of ``prioritizeNodes``): every interested
+  prioritizer at once; each score becomes ``score * weight * (MAX_SCORE /
+  MAX_EXTENDER_PRIORITY)``, i.e. x10 per weight unit, added to the node's total. A
+  failing prioritizer only loses its scores, ignorable or not (logged), as upstream.
+* :func:`run_preemption` (``callExtenders`` of the preemption evaluator): extenders that
+  support preemption and are interested, in order, each narrowing the victims map; a node
+  answered with no victims is an error, or dropped when the extender is ignorable.
+* :func:`run_bind` (``extendersBinding``): the first interested binder binds instead of
+  the Bind plugins; when it fails and is ignorable the next one (in practice: the Bind
+  plugins) gets the pod.
+
+:func:`build_extenders` orders extenders as upstream's ``buildExtenders``: the
+non-ignorable ones first, then the ignorable ones, each group in configuration order.
+
+Nothing here awaits anything but the extenders: the callers (the scheduling cycle,
+explain) decide where these awaits happen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from asched.cluster.records import PodInfo
+from asched.config.types import ExtenderConfig
+from asched.errors import ExtenderError
+from asched.framework import extender_protocol as protocol
+from asched.framework.extender_protocol import (
+    MAX_EXTENDER_PRIORITY,
+    FilterAnswer,
+    NodeVictims,
+    RawObject,
+)
+from asched.framework.interface import MAX_SCORE
+from asched.framework.status import Status
+
+logger = logging.getLogger(__name__)
+
+#: A node's JSON object by name (called only for extenders that are not nodeCacheCapable).
+NodeObjects = Callable[[str], RawObject]
+#: The pods on a node, by UID, as JSON; None when the cluster has no such node.
+PodsOnNode = Callable[[str], Mapping[str, RawObject] | None]
+
+#: How much one point of an extender's 0..10 score weighs against a plugin's 0..100.
+SCORE_SCALE: Final = MAX_SCORE // MAX_EXTENDER_PRIORITY
+#: upstream's framework.ExtenderName: what a pod's unschedulable plugins hold when an
+#: extender rejected nodes (no event interests: any cluster event requeues the pod).
+EXTENDER_NAME: Final = "Extender"
+
+
+class ExtenderTransport(Protocol):
+    """How an :class:`Extender` reaches its server (:class:`asched.api.extender.ExtenderClient`)."""
+
+    def url(self, verb: str) -> str:
+        """The URL a call of ``verb`` goes to."""
+        ...
+
+    async def post(self, verb: str, body: Any) -> Any:
+        """Send ``body`` as JSON, return the decoded answer; ExtenderError on failure."""
+        ...
+
+    async def close(self) -> None:
+        """Release the connection(s)."""
+        ...
+
+
+class Extender:
+    """One configured extender: its flags, its interest in a pod, and its four calls."""
+
+    def __init__(self, config: ExtenderConfig, transport: ExtenderTransport) -> None:
+        self.config = config
+        self.transport = transport
+        self._managed = frozenset(resource.name for resource in config.managed_resources)
+
+    def __repr__(self) -> str:
+        return f"Extender({self.name!r})"
+
+    @property
+    def name(self) -> str:
+        """The extender's name in messages and score tables: its ``urlPrefix``, as upstream."""
+        return self.config.url_prefix
+
+    @property
+    def weight(self) -> int:
+        return self.config.weight
+
+    @property
+    def is_filter(self) -> bool:
+        return bool(self.config.filter_verb)
+
+    @property
+    def is_prioritizer(self) -> bool:
+        return bool(self.config.prioritize_verb)
+
+    @property
+    def is_binder(self) -> bool:
+        return bool(self.config.bind_verb)
+
+    @property
+    def supports_preemption(self) -> bool:
+        return bool(self.config.preempt_verb)
+
+    @property
+    def is_ignorable(self) -> bool:
+        return self.config.ignorable
+
+    def is_interested(self, pod: PodInfo) -> bool:
+        """True without managedResources, else when a container or init container of the
+        pod names one of them in its requests or limits (even with a zero amount)."""
+        return not self._managed or not self._managed.isdisjoint(pod.resource_names)
+
+    def _site(self, verb: str) -> protocol.CallSite:
+        return protocol.CallSite(self.transport.url(verb), verb)
+
+    def _args(
+        self, pod_json: RawObject, names: Sequence[str], node_objects: NodeObjects
+    ) -> protocol.ExtenderArgs:
+        if self.config.node_cache_capable:
+            return protocol.extender_args(pod_json, names, None)
+        return protocol.extender_args(pod_json, names, [node_objects(name) for name in names])
+
+    async def filter(
+        self, pod_json: RawObject, names: Sequence[str], node_objects: NodeObjects
+    ) -> FilterAnswer:
+        """Filter ``names`` (the nodes that passed the in-tree filters) for ``pod_json``.
+
+        Without a filterVerb every node passes and nothing is sent.
+
+        Raises
+        ------
+        ExtenderError
+            The call failed, the answer is malformed, or the extender answered an Error.
+        """
+        verb = self.config.filter_verb
+        if not verb:
+            return FilterAnswer(tuple(names), {}, {})
+        answer = await self.transport.post(verb, self._args(pod_json, names, node_objects))
+        return protocol.parse_filter_result(
+            self._site(verb),
+            answer,
+            dict.fromkeys(names),
+            node_cache_capable=self.config.node_cache_capable,
+        )
+
+    async def prioritize(
+        self, pod_json: RawObject, names: Sequence[str], node_objects: NodeObjects
+    ) -> dict[str, int]:
+        """This extender's contribution to each node's total score, already scaled.
+
+        ``score * weight * 10`` per answered host (hosts answered twice add up; hosts
+        not answered get nothing). Without a prioritizeVerb every node gets 0.
+
+        Raises
+        ------
+        ExtenderError
+            The call failed or the answer is malformed.
+        """
+        verb = self.config.prioritize_verb
+        if not verb:
+            return dict.fromkeys(names, 0)
+        answer = await self.transport.post(verb, self._args(pod_json, names, node_objects))
+        scores: dict[str, int] = {}
+        factor = self.config.weight * SCORE_SCALE
+        for host, score in protocol.parse_host_priorities(
+            self._site(verb), answer, dict.fromkeys(names)
+        ):
+            scores[host] = scores.get(host, 0) + score * factor
+        return scores
+
+    async def bind(self, pod: PodInfo, node: str) -> Status:
+        """Ask the extender to bind ``pod`` to ``node``: success, or an Error status."""
+        verb = self.config.bind_verb
+        if not verb:
+            # upstream: "unexpected empty bindVerb in extender"; callers check is_binder
+            return Status.error(f"extender {self.name} has no bindVerb", plugin=self.name)
+        body = protocol.binding_args(pod.namespace, pod.name, pod.uid, node)
+        try:
+            protocol.parse_binding_result(self._site(verb), await self.transport.post(verb, body))
+        except ExtenderError as exc:
+            return Status.error(str(exc), plugin=self.name)
+        return Status.success()
+
+    async def process_preemption(
+        self,
+        pod_json: RawObject,
+        victims: Mapping[str, NodeVictims],
+        pods_on_node: PodsOnNode,
+    ) -> dict[str, NodeVictims]:
+        """The victims map as the extender narrows it (a new map; ``victims`` is kept).
+
+        Victims are sent by UID to a nodeCacheCapable extender, else in full; the answer
+        is always by UID and is resolved with ``pods_on_node``.
+
+        Raises
+        ------
+        ExtenderError
+            No preemptVerb, the call failed, or the answer is malformed or names a node
+            or pod the cluster does not have.
+        """
+        verb = self.config.preempt_verb
+        site = self._site(verb)
+        if not verb:
+            raise site.error("preempt verb is not defined but process_preemption was called")
+        body = protocol.preemption_args(
+            pod_json, victims, node_cache_capable=self.config.node_cache_capable
+        )
+        answer = await self.transport.post(verb, body)
+        out: dict[str, NodeVictims] = {}
+        for node, found in protocol.parse_preemption_result(site, answer, pods_on_node).items():
+            pods = pods_on_node(node) or {}
+            out[node] = NodeVictims(
+                tuple(pods[uid] for uid in found.uids), found.num_pdb_violations
+            )
+        return out
+
+    async def close(self) -> None:
+        await self.transport.close()
+
+
+def build_extenders(
+    configs: Sequence[ExtenderConfig],
+    transport: Callable[[ExtenderConfig], ExtenderTransport],
+) -> tuple[Extender, ...]:
+    """One :class:`Extender` per config, non-ignorable ones first (upstream's call order).
+
+    ``transport`` makes each one's transport, e.g. ``asched.api.extender.ExtenderClient``.
+    """
+    ordered = [c for c in configs if not c.ignorable] + [c for c in configs if c.ignorable]
+    return tuple(Extender(config, transport(config)) for config in ordered)
+
+
+def any_filter(extenders: Sequence[Extender]) -> bool:
+    """Whether an extender filters (upstream's ``hasExtenderFilters``).
+
+    With no filtering extender, no prioritizing one and no Score plugin, upstream stops
+    the in-tree filters at the first feasible node.
+    """
+    return any(extender.is_filter for extender in extenders)
+
+
+def any_prioritizer(extenders: Sequence[Extender]) -> bool:
+    """Whether an extender prioritizes (the extender half of upstream's ``hasScoring``)."""
+    return any(extender.is_prioritizer for extender in extenders)
+
+
+@dataclass(frozen=True, slots=True)
+class FilterOutcome:
+    """What the filter extenders left of the nodes, and why the others went.
+
+    Attributes
+    ----------
+    feasible : tuple of str
+        The surviving node names, in the last extender's order.
+    statuses : dict
+        Node name -> Unschedulable or UnschedulableAndUnresolvable status, the
+        extender's text as the reason, tagged with the extender's name (its URL, for
+        explain; the queue's event interests know no such plugin: requeue such a pod
+        on any event, as upstream does for :data:`EXTENDER_NAME`). A node an extender
+        dropped without naming it in a failed map has no status (as upstream).
+    skipped : tuple of (str, ExtenderError)
+        Ignorable extenders whose call failed, and why.
+    """
+
+    feasible: tuple[str, ...]
+    statuses: Mapping[str, Status]
+    skipped: tuple[tuple[str, ExtenderError], ...] = ()
+    #: the extenders removed a node: upstream then adds :data:`EXTENDER_NAME` to the
+    #: pod's unschedulable plugins, so that any cluster event requeues it
+    filtered: bool = False
+
+
+async def run_filters(
+    extenders: Sequence[Extender],
+    pod: PodInfo,
+    pod_json: RawObject,
+    names: Sequence[str],
+    node_objects: NodeObjects,
+) -> FilterOutcome:
+    """Chain the extenders' filters over ``names`` (see the module docstring).
+
+    Raises
+    ------
+    ExtenderError
+        From the first non-ignorable extender whose call failed: the attempt fails.
+    """
+    feasible = tuple(names)
+    statuses: dict[str, Status] = {}
+    skipped: list[tuple[str, ExtenderError]] = []
+    for extender in extenders:
+        if not feasible:
+            break
+        if not extender.is_interested(pod):
+            continue
+        try:
+            answer = await extender.filter(pod_json, feasible, node_objects)
+        except ExtenderError as exc:
+            if not extender.is_ignorable:
+                raise
+            logger.info(
+                "skipping ignorable extender %s for pod %s: %s", extender.name, pod.key, exc
+            )
+            skipped.append((extender.name, exc))
+            continue
+        for node, reason in answer.unresolvable.items():
+            statuses[node] = Status.unresolvable(reason, plugin=extender.name)
+        for node, reason in answer.failed.items():
+            if node not in answer.unresolvable:
+                statuses[node] = Status.unschedulable(reason, plugin=extender.name)
+        feasible = answer.feasible
+    return FilterOutcome(feasible, statuses, tuple(skipped), len(feasible) != len(names))
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderScores:
+    """Each interested prioritizer's scaled contribution per node, in extender order.
+
+    ``failed`` lists the prioritizers whose call failed (they contribute nothing).
+    """
+
+    by_extender: tuple[tuple[str, Mapping[str, int]], ...] = ()
+    failed: tuple[tuple[str, ExtenderError], ...] = ()
+
+    def totals(self) -> dict[str, int]:
+        """Node name -> the sum of every extender's contribution (absent: 0)."""
+        out: dict[str, int] = {}
+        for _, scores in self.by_extender:
+            for node, score in scores.items():
+                out[node] = out.get(node, 0) + score
+        return out
+
+
+async def _prioritize_one(
+    extender: Extender, pod_json: RawObject, names: Sequence[str], node_objects: NodeObjects
+) -> dict[str, int] | ExtenderError:
+    try:
+        return await extender.prioritize(pod_json, names, node_objects)
+    except ExtenderError as exc:
+        return exc
+
+
+async def run_prioritizers(
+    extenders: Sequence[Extender],
+    pod: PodInfo,
+    pod_json: RawObject,
+    names: Sequence[str],
+    node_objects: NodeObjects,
+) -> ExtenderScores:
+    """Every interested prioritizer's scores for ``names``, called concurrently.
+
+    A failed call is logged and leaves that extender out, ignorable or not (upstream
+    lets "k8s/other extenders determine the priorities").
+    """
+    chosen = [e for e in extenders if e.is_prioritizer and e.is_interested(pod)]
+    if not chosen or not names:
+        return ExtenderScores()
+    async with asyncio.TaskGroup() as group:
+        tasks = [
+            group.create_task(_prioritize_one(extender, pod_json, names, node_objects))
+            for extender in chosen
+        ]
+    scores: list[tuple[str, Mapping[str, int]]] = []
+    failed: list[tuple[str, ExtenderError]] = []
+    for extender, task in zip(chosen, tasks, strict=True):
+        result = task.result()
+        if isinstance(result, ExtenderError):
+            logger.info("extender %s gave no scores for pod %s: %s", extender.name, pod.key, result)
+            failed.append((extender.name, result))
+        else:
+            scores.append((extender.name, result))
+    return ExtenderScores(tuple(scores), tuple(failed))
+
+
+async def run_preemption(
+    extenders: Sequence[Extender],
+    pod: PodInfo,
+    pod_json: RawObject,
+    victims: Mapping[str, NodeVictims],
+    pods_on_node: PodsOnNode,
+) -> dict[str, NodeVictims]:
+    """The preemption candidates (node -> victims) once every preempting extender had its say.
+
+    Raises
+    ------
+    ExtenderError
+        From a non-ignorable extender whose call failed or that left a node with no
+        victims (``expected at least one victim pod on node "<name>"``).
+    """
+    current = dict(victims)
+    for extender in extenders:
+        if not current:
+            break
+        if not extender.supports_preemption or not extender.is_interested(pod):
+            continue
+        try:
+            answer = await extender.process_preemption(pod_json, current, pods_on_node)
+        except ExtenderError as exc:
+            if not extender.is_ignorable:
+                raise
+            logger.info(
+                "skipping ignorable extender %s in preemption for pod %s: %s",
+                extender.name,
+                pod.key,
+                exc,
+            )
+            continue
+        kept: dict[str, NodeVictims] = {}
+        for node, found in answer.items():
+            if found.pods:
+                kept[node] = found
+            elif extender.is_ignorable:
+                logger.info(
+                    "ignoring node %s: extender %s reported no victims on it", node, extender.name
+                )
+            else:
+                raise ExtenderError(
+                    extender.transport.url(extender.config.preempt_verb),
+                    extender.config.preempt_verb,
+                    f'expected at least one victim pod on node "{node}"',
+                )
+        current = kept
+    return current
+
+
+async def run_bind(extenders: Sequence[Extender], pod: PodInfo, node: str) -> Status | None:
+    """Let the first interested binder bind ``pod`` to ``node``.
+
+    Returns
+    -------
+    Status or None
+        The binder's outcome (success, or an Error status with the call's message);
+        None when no extender bound the pod and the Bind plugins must.
+    """
+    for extender in extenders:
+        if not extender.is_binder or not extender.is_interested(pod):
+            continue
+        status = await extender.bind(pod, node)
+        if not status.ok and extender.is_ignorable:
+            logger.info(
+                "skipping ignorable extender %s in bind for pod %s: %s",
+                extender.name,
+                pod.key,
+                status.message,
+            )
+            continue
+        return status
+    return None
