@@ -61,6 +61,16 @@ class EnqueueExtensions(Protocol):
     def events(self) -> frozenset[ClusterEvent]: ...
 
 
+@runtime_checkable
+class QueueingHints(Protocol):
+    """A plugin's queueing hint (upstream's QueueingHintFn): for an event it declared,
+    whether it may make a pod this plugin rejected schedulable. False leaves the pod
+    parked; a plugin without a hint, or a hint that raises, moves it."""
+
+    def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
+        """``changed``: the new NodeInfo of a node event, the PodInfo of a pod event."""
+
+
 class PreFilterPlugin(Plugin, Protocol):
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         """Prepare per-pod state; Skip means this plugin's Filter does not run."""

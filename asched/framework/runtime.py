@@ -55,6 +55,7 @@ from asched.framework.interface import (
     PreFilterOutcome,
     PreFilterPlugin,
     PreScorePlugin,
+    QueueingHints,
     QueueSortPlugin,
     ReservePlugin,
     ResourceFit,
@@ -102,6 +103,12 @@ class Framework:
             name: plugin.events
             for name, plugin in self.plugins.items()
             if isinstance(plugin, EnqueueExtensions)
+        }
+        #: plugin name -> its queueing hint (declared with its events)
+        self.hints: dict[str, Callable[[ClusterEvent, PodInfo, object], bool]] = {
+            name: plugin.queueing_hint
+            for name, plugin in self.plugins.items()
+            if isinstance(plugin, QueueingHints)
         }
         #: Filter plugins that answer only on the rows still in play (the per-node form)
         self._candidate_filters: dict[str, FiltersCandidates] = {

@@ -28,7 +28,8 @@ postBind       ``post_bind(state, pod, node_name)``
 =============  ==========================================================
 
 Optional declarations: ``events`` (:class:`EnqueueExtensions`: the cluster events that
-may make a pod this plugin rejected schedulable again), ``sign`` (:class:`SignPlugin`:
+may make a pod this plugin rejected schedulable again) with ``queueing_hint``
+(:class:`QueueingHints`: whether one such event's object may help a given pod), ``sign`` (:class:`SignPlugin`:
 the plugin's part of the pod signature, which lets pods of one shape share cached rows),
 ``explain_rows`` (:class:`ExplainsRows`). See docs/plugins.md for the tutorial and
 :mod:`asched.plugin.testing` for the test kit.
@@ -61,6 +62,7 @@ from asched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    QueueingHints,
     QueueSortPlugin,
     ReservePlugin,
     ScoreArray,
@@ -107,6 +109,7 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "QueueSortPlugin",
+    "QueueingHints",
     "ReservePlugin",
     "Rows",
     "ScoreArray",

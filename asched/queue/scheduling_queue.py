@@ -16,7 +16,9 @@ Everything here is synchronous: the caller owns the event loop and wakes the cyc
 ``wakeup`` fires.
 
 A parked pod stays parked until an event one of its rejectors declares
-(:class:`~asched.framework.interface.EnqueueExtensions`, given as ``interests``), the
+(:class:`~asched.framework.interface.EnqueueExtensions`, given as ``interests``) and, when
+that rejector has a queueing hint (:class:`~asched.framework.interface.QueueingHints`,
+given as ``hints``), the hint says the event's object may help it; or until the
 ``max_unschedulable`` flush or an update of the pod itself; an update of its status
 alone (:func:`~asched.queue.updates.pod_updated`), such as the scheduler's own
 PodScheduled write, keeps the newer copy where it is, with its backoff and parking time.
@@ -26,14 +28,15 @@ the pods it moves (a pod no one waits for costs a dict lookup, which lets ingest
 event for every bound pod it sees); unschedulable pods are kept in the order they were
 parked, so the 5-minute flush and :meth:`next_wakeup` look at the oldest only; gated pods
 live apart. A pod that fails goes to backoff instead of parking only when an event one of
-its rejectors declares happened while it was in flight (upstream's queueing hints, at the
-granularity of event types).
+its rejectors declares happened while it was in flight (at the granularity of event types:
+the hints are not asked there, which may only retry a pod sooner).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Final
@@ -45,6 +48,8 @@ from asched.queue.backoff import backoff_seconds
 from asched.queue.queued import QueuedPod
 from asched.queue.updates import pod_updated
 
+logger = logging.getLogger(__name__)
+
 ACTIVE: Final = "active"
 BACKOFF: Final = "backoff"
 UNSCHEDULABLE: Final = "unschedulable"
@@ -53,6 +58,8 @@ IN_FLIGHT: Final = "in-flight"
 DEFAULT_MAX_UNSCHEDULABLE_SECONDS: Final = 300.0
 
 SortKey = Callable[[PodInfo, float], tuple[float, ...]]
+#: ``(event, pod, changed) -> may it help`` (:class:`~asched.framework.interface.QueueingHints`)
+Hint = Callable[[ClusterEvent, PodInfo, object], bool]
 
 
 def priority_sort_key(pod: PodInfo, timestamp: float) -> tuple[float, ...]:
@@ -74,6 +81,7 @@ class SchedulingQueue:
         pre_enqueue: Callable[[PodInfo], Status] | None = None,
         wakeup: Callable[[], None] | None = None,
         interests: Mapping[str, frozenset[ClusterEvent]] | None = None,
+        hints: Mapping[tuple[str, str], Hint] | None = None,
     ) -> None:
         self._clock = clock
         self._sort_key = sort_key
@@ -86,6 +94,8 @@ class SchedulingQueue:
         self._backoff: list[tuple[float, int, int, QueuedPod]] = []
         #: plugin name -> the events that may undo its rejection (the plugins' declarations)
         self._interests: Mapping[str, frozenset[ClusterEvent]] = interests or {}
+        #: (profile, plugin) -> its queueing hint (a plugin's args may differ per profile)
+        self._hints: Mapping[tuple[str, str], Hint] = hints or {}
         #: unschedulable pods, in the order they were parked (oldest first); an OrderedDict
         #: because a plain dict's first item is found past the holes of removed ones
         self._parked: OrderedDict[str, QueuedPod] = OrderedDict()
@@ -322,16 +332,21 @@ class SchedulingQueue:
         )
 
     # ------------------------------------------------------------------ moves
-    def move(self, event: ClusterEvent) -> int:
+    def move(self, event: ClusterEvent, changed: object = None) -> int:
         """Move parked pods that ``event`` may help; return how many moved.
 
-        Costs the pods moved (the index), so it may be called for every watch event."""
+        ``changed``: the object of the event (a node's new NodeInfo, a pod's PodInfo), for
+        the rejecting plugins' queueing hints; None moves every pod waiting for the event.
+        Costs the pods waiting for the event (the index), so it may be called for every
+        watch event."""
         self._event_cycle[event] = self.scheduling_cycle
         waiting = self._waiting.get(event)
         if waiting is None:  # a universal event: every unschedulable pod
             moved = list(self._parked.values())
         elif not waiting:
             return 0
+        elif changed is not None and self._hints:
+            moved = [qp for qp in waiting.values() if self._may_help(qp, event, changed)]
         else:
             moved = list(waiting.values())
         for qp in moved:
@@ -339,6 +354,26 @@ class SchedulingQueue:
             del self._where[qp.key]
             self._push_backoff_or_active(qp)
         return len(moved)
+
+    def _may_help(self, qp: QueuedPod, event: ClusterEvent, changed: object) -> bool:
+        """Whether a plugin that rejected ``qp`` and declared ``event`` says it may help
+        (upstream: any rejector's Queue hint requeues; no hint, or an error, is Queue)."""
+        if not qp.rejected_by:
+            return True
+        profile = qp.pod.scheduler_name
+        for plugin in qp.rejected_by:
+            if event not in self._interests.get(plugin, frozenset()):
+                continue
+            hint = self._hints.get((profile, plugin))
+            if hint is None:
+                return True
+            try:
+                if hint(event, qp.pod, changed):
+                    return True
+            except Exception:  # a plugin's hint must not keep a pod parked
+                logger.exception("queueing hint of %s for %s raised", plugin, qp.key)
+                return True
+        return False
 
     def flush(self) -> None:
         """Backoff expiries to activeQ; pods parked too long back into play."""

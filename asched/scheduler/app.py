@@ -153,6 +153,11 @@ class App:
             wakeup=self._work.set,
             pre_enqueue=first.run_pre_enqueue if first.pre_enqueue else None,
             interests=_interests(p.framework for p in self.profiles.values()),
+            hints={
+                (name, plugin): hint
+                for name, runtime in self.profiles.items()
+                for plugin, hint in runtime.framework.hints.items()
+            },
         )
         self.reporter = Reporter(client, instance=options.identity)
         self.ingest = Ingest(

@@ -188,7 +188,7 @@ class Ingest:
         old = self.table.node_at(row) if row is not None else None
         self.table.upsert_node(node)
         for event in _node_events(old, node):
-            self.queue.move(event)
+            self.queue.move(event, node)
 
     def _node_deleted(self, name: str) -> None:
         self.table.remove_node(name)
@@ -222,7 +222,7 @@ class Ingest:
                 newly = placed is None or placed.row != self.table.row_of(pod.node_name)
                 self.ledger.observe_bound(pod)
                 if newly:  # a pod newly counted on a node, not a status update of one
-                    self.queue.move(ClusterEvent.ASSIGNED_POD_ADD)
+                    self.queue.move(ClusterEvent.ASSIGNED_POD_ADD, pod)
         elif pod.scheduler_name in self.scheduler_names:
             if pod.deleting:
                 self.pending.pop(pod.key, None)
@@ -292,8 +292,9 @@ class Ingest:
 
     def _release(self, key: str) -> None:
         self.ledger.forget(key)
-        if self.table.remove_pod(key) is not None:
-            self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
+        removed = self.table.remove_pod(key)
+        if removed is not None:
+            self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE, removed)
 
 
 def _as_decode_error(kind: str, obj: Mapping[str, Any], exc: Exception) -> DecodeError:

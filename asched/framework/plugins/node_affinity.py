@@ -14,7 +14,7 @@ from typing import Final
 import numpy as np
 
 from asched.cluster.columns import Rows
-from asched.cluster.records import NodeAffinity as Affinity, PodInfo
+from asched.cluster.records import NodeAffinity as Affinity, NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.args import IN_TREE_ARGS
 from asched.config.types import NodeAffinityArgs
@@ -63,6 +63,17 @@ class NodeAffinity:
 
     def __init__(self, args: NodeAffinityArgs) -> None:
         self._added = args.added_affinity
+
+    def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
+        """A new or relabelled node helps only if it now matches everything the Filter
+        asks: the pod's nodeSelector, its required affinity and the added affinity."""
+        if not isinstance(changed, NodeInfo):
+            return True
+        labels, name = changed.labels, changed.name
+        selector = all(labels.get(key) == value for key, value in pod.node_selector.items())
+        required = pod.node_affinity is None or pod.node_affinity.required_matches(name, labels)
+        added = self._added is None or self._added.required_matches(name, labels)
+        return selector and required and added
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         required = pod.node_affinity.required if pod.node_affinity is not None else None

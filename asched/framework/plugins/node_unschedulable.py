@@ -12,7 +12,7 @@ from typing import Final
 import numpy as np
 
 from asched.cluster.columns import Rows, size_of
-from asched.cluster.records import NO_SCHEDULE, PodInfo, Taint, tolerates
+from asched.cluster.records import NO_SCHEDULE, NodeInfo, PodInfo, Taint, tolerates
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
@@ -34,6 +34,12 @@ class NodeUnschedulable:
     def sign(self, pod: PodInfo) -> Hashable:
         """Its answer depends only on whether the pod tolerates the unschedulable taint."""
         return tolerates(pod.tolerations, UNSCHEDULABLE_TAINT)
+
+    def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
+        """A node helps only if it is schedulable, or the pod tolerates it being not."""
+        if not isinstance(changed, NodeInfo):
+            return True
+        return not changed.unschedulable or tolerates(pod.tolerations, UNSCHEDULABLE_TAINT)
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         if tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):

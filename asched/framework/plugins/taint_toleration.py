@@ -15,7 +15,14 @@ from typing import Final
 import numpy as np
 
 from asched.cluster.columns import Rows, size_of
-from asched.cluster.records import NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, PodInfo, tolerates
+from asched.cluster.records import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    NodeInfo,
+    PodInfo,
+    tolerates,
+)
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
@@ -39,6 +46,16 @@ class TaintToleration:
 
     def sign(self, pod: PodInfo) -> Hashable:
         return pod.tolerations
+
+    def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
+        """A new or retainted node helps only if the pod tolerates its hard taints."""
+        if not isinstance(changed, NodeInfo):
+            return True
+        return all(
+            tolerates(pod.tolerations, taint)
+            for taint in changed.taints
+            if taint.effect in HARD_EFFECTS
+        )
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         masks = table.taints.untolerated(pod.tolerations, HARD_EFFECTS)
