@@ -15,23 +15,11 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from asched.config.schema import Section, quote
+from asched.config.types import EXTENSION_POINTS
 
 #: The extension points a plugin can implement (camelCase, as in the YAML), in
 #: upstream's Plugins struct order; ``multiPoint`` is not one of them.
-POINTS: Final = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
+POINTS: Final = tuple(point for point in EXTENSION_POINTS if point != "multiPoint")
 
 ArgsReader = Callable[[Section], object]
 """Reads an opened ``args`` section: returns the typed args, reports problems on the

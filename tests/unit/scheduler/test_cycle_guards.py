@@ -21,7 +21,9 @@ from asched import metrics
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
+from asched.config.types import Profile
 from asched.framework.algorithm import Algorithm
+from asched.framework.registry import Registry
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
@@ -95,22 +97,30 @@ class Stub:
         return self.answer, 0.0
 
 
-def build() -> tuple[Scheduler, Framework, NodeTable, RecordingReporter]:
-    config = load_config(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"schedulerName": PROFILE}],
-        }
-    )
-    framework = Framework(config.profiles[0])
+def build(
+    profile: Profile | None = None, registry: Registry | None = None
+) -> tuple[Scheduler, Framework, NodeTable, RecordingReporter]:
+    """A scheduler over n1 and n2 (4 cpu, 8Gi each) with one profile (default: the
+    defaults, named ``PROFILE``), its plugins built from ``registry`` (default: installed)."""
+    if profile is None:
+        config = load_config(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": PROFILE}],
+            }
+        )
+        profile = config.profiles[0]
+    framework = Framework(profile, registry=registry)
     table = NodeTable()
     for name in ("n1", "n2"):
         table.upsert_node(decode_node(make_node(name, cpu="4", memory="8Gi")))
     clock = FakeClock()
     reporter = RecordingReporter()
     scheduler = Scheduler(
-        profiles={PROFILE: ProfileRuntime(framework, Algorithm(framework, table, seed=1))},
+        profiles={
+            profile.scheduler_name: ProfileRuntime(framework, Algorithm(framework, table, seed=1))
+        },
         queue=SchedulingQueue(clock=clock),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s, max_in_flight=SLOTS),

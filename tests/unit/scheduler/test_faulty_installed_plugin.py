@@ -11,21 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_cycle_guards import SLOTS, FakeClock, RecordingReporter, pop_with_slot
+from test_cycle_guards import RecordingReporter, build, pop_with_slot
 
-from asched.cluster.decode import decode_node, decode_pod
-from asched.cluster.table import NodeTable
+from asched.cluster.decode import decode_pod
 from asched.config.load import load_config
-from asched.framework.algorithm import Algorithm
 from asched.framework.registry import in_tree
-from asched.framework.runtime import Framework
 from asched.framework.spec import declare
 from asched.framework.status import Status
 from asched.plugin import testing
-from asched.queue.scheduling_queue import SchedulingQueue
-from asched.scheduler.binder import Binder
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
-from asched.scheduler.ledger import Ledger
+from asched.scheduler.cycle import Scheduler
 
 PROFILE = "custom"
 
@@ -57,7 +51,7 @@ class Faulty:
 REGISTRY = in_tree().adding(declare(Faulty, api_version="1.0"))
 
 
-def build() -> tuple[Scheduler, RecordingReporter]:
+def build_custom() -> tuple[Scheduler, RecordingReporter]:
     document = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
@@ -66,20 +60,7 @@ def build() -> tuple[Scheduler, RecordingReporter]:
         ],
     }
     profile = load_config(document, catalogue=REGISTRY.catalogue).profiles[0]
-    framework = Framework(profile, registry=REGISTRY)
-    table = NodeTable()
-    for name in ("n1", "n2"):
-        table.upsert_node(decode_node(testing.node(name)))
-    clock = FakeClock()
-    reporter = RecordingReporter()
-    scheduler = Scheduler(
-        profiles={PROFILE: ProfileRuntime(framework, Algorithm(framework, table, seed=1))},
-        queue=SchedulingQueue(clock=clock),
-        ledger=Ledger(table),
-        binder_factory=lambda s: Binder(s, max_in_flight=SLOTS),
-        reporter=reporter,  # type: ignore[arg-type]
-        clock=clock,
-    )
+    scheduler, _, _, reporter = build(profile, REGISTRY)
     return scheduler, reporter
 
 
@@ -112,7 +93,7 @@ def pod(name: str, fault: str | None = None):
 async def test_the_pod_gets_an_error_naming_the_plugin_and_the_next_is_scheduled(
     fault: str, said: str
 ) -> None:
-    scheduler, reporter = build()
+    scheduler, reporter = build_custom()
     victim, healthy = pod("victim", fault), pod("healthy")
     scheduler.queue.add(victim)
     job = scheduler.schedule_one(await pop_with_slot(scheduler))
