@@ -429,7 +429,6 @@ def decode_pod(raw: Raw) -> PodInfo:
         preempted=meta.get("deletionTimestamp") is not None and _preempted(status),
         out_of_range=ctx.out_of_range,
         scheduled_condition=_scheduled_condition(status),
-        resource_names=frozenset(name for c in (*containers, *inits) for name in c.requests),
     )
 
 

@@ -216,9 +216,6 @@ class PodInfo:
     out_of_range: str = ""
     #: ``(status, reason, message)`` of the PodScheduled condition; None when it has none
     scheduled_condition: tuple[str, str, str] | None = None
-    #: every resource named in a container's or init container's requests or limits,
-    #: zero amounts included, overhead not (what an extender's managedResources match)
-    resource_names: frozenset[str] = frozenset()
 
     @property
     def key(self) -> str:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from asched.config.duration import parse_duration
-from asched.config.schema import Section, describe
+from asched.config.duration import read_duration_ns
+from asched.config.schema import Section
 from asched.config.types import ClientConnection, LeaderElection
 
 LEADER_ELECTION_FIELDS: Final = frozenset(
@@ -39,29 +39,13 @@ JITTER_FACTOR: Final = 1.2
 _NS_PER_SECOND: Final = 1_000_000_000
 
 
-def _duration_ns(section: Section, key: str, default_ns: int) -> int:
-    value = section.get(key)
-    if value is None:
-        return default_ns
-    if not isinstance(value, str):
-        section.problems.add(
-            section.at(key), f'must be a duration string like "15s", got {describe(value)}'
-        )
-        return default_ns
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        section.problems.add(section.at(key), str(exc))
-        return default_ns
-
-
 def read_leader_election(section: Section) -> LeaderElection:
     """Read and validate ``leaderElection`` (a Section built with LEADER_ELECTION_FIELDS)."""
     defaults = LeaderElection()
     leader_elect = section.boolean("leaderElect", default=defaults.leader_elect)
-    lease = _duration_ns(section, "leaseDuration", 15 * _NS_PER_SECOND)
-    renew = _duration_ns(section, "renewDeadline", 10 * _NS_PER_SECOND)
-    retry = _duration_ns(section, "retryPeriod", 2 * _NS_PER_SECOND)
+    lease = read_duration_ns(section, "leaseDuration", 15 * _NS_PER_SECOND, example="15s")
+    renew = read_duration_ns(section, "renewDeadline", 10 * _NS_PER_SECOND, example="15s")
+    retry = read_duration_ns(section, "retryPeriod", 2 * _NS_PER_SECOND, example="15s")
     lock = section.string("resourceLock") or defaults.resource_lock
     if lock != "leases":
         section.problems.add(

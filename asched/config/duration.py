@@ -18,7 +18,7 @@ import re
 from fractions import Fraction
 from typing import Final
 
-from asched.config.schema import quote
+from asched.config.schema import Section, describe, quote
 
 _UNIT_NS: Final[dict[str, int]] = {
     "ns": 1,
@@ -67,3 +67,19 @@ def parse_duration(text: str) -> int:
         raise ValueError(f"invalid duration {quote(text)}: too large")
     nanoseconds = int(total)  # int() truncates toward zero
     return -nanoseconds if text.startswith("-") else nanoseconds
+
+
+def read_duration_ns(section: Section, key: str, default_ns: int, *, example: str) -> int:
+    """The duration string at ``key`` in nanoseconds, ``default_ns`` when absent; a
+    non-string or unparsable value is reported (``example`` shows the expected form)."""
+    value = section.get(key)
+    if value is None:
+        return default_ns
+    if not isinstance(value, str):
+        section.report(key, f'must be a duration string like "{example}", got {describe(value)}')
+        return default_ns
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        section.report(key, str(exc))
+        return default_ns

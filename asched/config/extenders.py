@@ -34,9 +34,10 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from asched.cluster.resources import is_extended
-from asched.config.duration import parse_duration
+from asched.config.duration import read_duration_ns
 from asched.config.schema import Problems, Section, describe, is_qualified_name, quote
 from asched.config.types import (
+    DEFAULT_EXTENDER_TIMEOUT_SECONDS,
     ExtenderConfig,
     ExtenderTLSConfig,
     ManagedResource,
@@ -65,43 +66,31 @@ TLS_FIELDS: Final = frozenset(
 )
 MANAGED_RESOURCE_FIELDS: Final = frozenset({"name", "ignoredByScheduler"})
 
-#: upstream's DefaultExtenderTimeout (pkg/scheduler/extender.go), in seconds.
-DEFAULT_HTTP_TIMEOUT_SECONDS: Final = 5.0
 _FIT: Final = "NodeResourcesFit"
 _NS_PER_SECOND: Final = 1_000_000_000
 
 
 def _timeout_seconds(section: Section) -> float:
-    value = section.get("httpTimeout")
-    if value is None:
-        return DEFAULT_HTTP_TIMEOUT_SECONDS
-    if not isinstance(value, str):
-        section.problems.add(
-            section.at("httpTimeout"),
-            f'must be a duration string like "5s", got {describe(value)}',
-        )
-        return DEFAULT_HTTP_TIMEOUT_SECONDS
-    try:
-        nanoseconds = parse_duration(value)
-    except ValueError as exc:
-        section.problems.add(section.at("httpTimeout"), str(exc))
-        return DEFAULT_HTTP_TIMEOUT_SECONDS
+    """``httpTimeout`` in seconds: not negative; unset or 0 is upstream's default."""
+    nanoseconds = read_duration_ns(section, "httpTimeout", 0, example="5s")
     if nanoseconds < 0:
-        section.problems.add(section.at("httpTimeout"), f"must not be negative, got {quote(value)}")
-        return DEFAULT_HTTP_TIMEOUT_SECONDS
-    return nanoseconds / _NS_PER_SECOND if nanoseconds else DEFAULT_HTTP_TIMEOUT_SECONDS
+        section.report(
+            "httpTimeout", f"must not be negative, got {quote(section.get('httpTimeout'))}"
+        )
+        return DEFAULT_EXTENDER_TIMEOUT_SECONDS
+    return nanoseconds / _NS_PER_SECOND if nanoseconds else DEFAULT_EXTENDER_TIMEOUT_SECONDS
 
 
 def _url_prefix(section: Section) -> str:
     url = section.string("urlPrefix")
     if not url:
         if section.get("urlPrefix") in (None, ""):
-            section.problems.add(section.at("urlPrefix"), "required")
+            section.report("urlPrefix", "required")
         return url
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        section.problems.add(
-            section.at("urlPrefix"),
+        section.report(
+            "urlPrefix",
             f'must be an "http://" or "https://" URL with a host, got {quote(url)}',
         )
     return url
@@ -112,13 +101,13 @@ def _pem_data(section: Section, key: str) -> bytes:
     if value is None:
         return b""
     if not isinstance(value, str):
-        section.problems.add(section.at(key), f"must be a base64 string, got {describe(value)}")
+        section.report(key, f"must be a base64 string, got {describe(value)}")
         return b""
     try:
         # Go's base64 decoder skips CR and LF; everything else must be standard base64
         return base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
     except (binascii.Error, ValueError) as exc:
-        section.problems.add(section.at(key), f"must be base64-encoded data ({exc})")
+        section.report(key, f"must be base64-encoded data ({exc})")
         return b""
 
 
@@ -136,15 +125,13 @@ def _read_tls(section: Section) -> ExtenderTLSConfig | None:
         ca_data=_pem_data(section, "caData"),
     )
     if tls.insecure and (tls.ca_file or tls.ca_data):
-        section.problems.add(
-            section.at("insecure"), "cannot be combined with caFile or caData (a CA to verify with)"
-        )
+        section.report("insecure", "cannot be combined with caFile or caData (a CA to verify with)")
     has_cert = bool(tls.cert_file or tls.cert_data)
     has_key = bool(tls.key_file or tls.key_data)
     if has_cert and not has_key:
-        section.problems.add(section.at("keyFile"), "required with a client certificate")
+        section.report("keyFile", "required with a client certificate")
     elif has_key and not has_cert:
-        section.problems.add(section.at("certFile"), "required with a client key")
+        section.report("certFile", "required with a client key")
     return tls
 
 
@@ -186,8 +173,8 @@ def _read_extender(section: Section, seen_resources: dict[str, str]) -> Extender
     prioritize_verb = section.string("prioritizeVerb")
     weight = section.integer("weight", 0)
     if prioritize_verb and weight <= 0:
-        section.problems.add(
-            section.at("weight"),
+        section.report(
+            "weight",
             f"must be greater than 0 when prioritizeVerb is set, got {weight}",
         )
     return ExtenderConfig(

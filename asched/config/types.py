@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from asched.cluster.records import NodeAffinity
 
@@ -200,6 +200,10 @@ class ClientConnection:
     burst: int = 100
 
 
+#: upstream's DefaultExtenderTimeout: an extender call with no ``httpTimeout`` set
+DEFAULT_EXTENDER_TIMEOUT_SECONDS: Final = 5.0
+
+
 @dataclass(frozen=True, slots=True)
 class ExtenderTLSConfig:
     """An extender's ``tlsConfig``; ``*_data`` are PEM bytes (base64 in the document).
@@ -242,7 +246,7 @@ class ExtenderConfig:
     weight: int = 0
     enable_https: bool = False
     tls_config: ExtenderTLSConfig | None = None
-    http_timeout_seconds: float = 5.0
+    http_timeout_seconds: float = DEFAULT_EXTENDER_TIMEOUT_SECONDS
     node_cache_capable: bool = False
     managed_resources: tuple[ManagedResource, ...] = ()
     ignorable: bool = False

@@ -66,6 +66,27 @@ SCORE_SCALE: Final = MAX_SCORE // MAX_EXTENDER_PRIORITY
 EXTENDER_NAME: Final = "Extender"
 
 
+def resource_names(pod_json: RawObject) -> set[str]:
+    """The resources any container or init container of a pod's JSON names in its
+    ``resources.requests`` or ``resources.limits`` (upstream's ``hasManagedResources``
+    input); parts of the wrong type are skipped (the pod was validated by the API)."""
+    spec = pod_json.get("spec")
+    names: set[str] = set()
+    if not isinstance(spec, Mapping):
+        return names
+    for key in ("containers", "initContainers"):
+        containers = spec.get(key)
+        for container in containers if isinstance(containers, list) else ():
+            resources = container.get("resources") if isinstance(container, Mapping) else None
+            if not isinstance(resources, Mapping):
+                continue
+            for part in ("requests", "limits"):
+                amounts = resources.get(part)
+                if isinstance(amounts, Mapping):
+                    names.update(str(name) for name in amounts)
+    return names
+
+
 class ExtenderTransport(Protocol):
     """How an :class:`Extender` reaches its server (:class:`asched.api.extender.ExtenderClient`)."""
 
@@ -122,10 +143,11 @@ class Extender:
     def is_ignorable(self) -> bool:
         return self.config.ignorable
 
-    def is_interested(self, pod: PodInfo) -> bool:
+    def is_interested(self, pod_json: RawObject) -> bool:
         """True without managedResources, else when a container or init container of the
-        pod names one of them in its requests or limits (even with a zero amount)."""
-        return not self._managed or not self._managed.isdisjoint(pod.resource_names)
+        pod names one of them in its requests or limits (even with a zero amount). The
+        pod's JSON is read only here, so decoding pods pays nothing for extenders."""
+        return not self._managed or not self._managed.isdisjoint(resource_names(pod_json))
 
     def _site(self, verb: str) -> protocol.CallSite:
         return protocol.CallSite(self.transport.url(verb), verb)
@@ -307,7 +329,7 @@ async def run_filters(
     for extender in extenders:
         if not feasible:
             break
-        if not extender.is_interested(pod):
+        if not extender.is_interested(pod_json):
             continue
         try:
             answer = await extender.filter(pod_json, feasible, node_objects)
@@ -368,7 +390,7 @@ async def run_prioritizers(
     A failed call is logged and leaves that extender out, ignorable or not (upstream
     lets "k8s/other extenders determine the priorities").
     """
-    chosen = [e for e in extenders if e.is_prioritizer and e.is_interested(pod)]
+    chosen = [e for e in extenders if e.is_prioritizer and e.is_interested(pod_json)]
     if not chosen or not names:
         return ExtenderScores()
     async with asyncio.TaskGroup() as group:
@@ -407,7 +429,7 @@ async def run_preemption(
     for extender in extenders:
         if not current:
             break
-        if not extender.supports_preemption or not extender.is_interested(pod):
+        if not extender.supports_preemption or not extender.is_interested(pod_json):
             continue
         try:
             answer = await extender.process_preemption(pod_json, current, pods_on_node)
@@ -439,7 +461,9 @@ async def run_preemption(
     return current
 
 
-async def run_bind(extenders: Sequence[Extender], pod: PodInfo, node: str) -> Status | None:
+async def run_bind(
+    extenders: Sequence[Extender], pod: PodInfo, pod_json: RawObject, node: str
+) -> Status | None:
     """Let the first interested binder bind ``pod`` to ``node``.
 
     Returns
@@ -449,7 +473,7 @@ async def run_bind(extenders: Sequence[Extender], pod: PodInfo, node: str) -> St
         None when no extender bound the pod and the Bind plugins must.
     """
     for extender in extenders:
-        if not extender.is_binder or not extender.is_interested(pod):
+        if not extender.is_binder or not extender.is_interested(pod_json):
             continue
         status = await extender.bind(pod, node)
         if not status.ok and extender.is_ignorable:

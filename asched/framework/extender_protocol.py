@@ -29,7 +29,6 @@ from typing import Any, Final, TypedDict
 from asched.errors import ExtenderError
 
 #: upstream's MinExtenderPriority / MaxExtenderPriority: the score range of HostPriority.
-MIN_EXTENDER_PRIORITY: Final = 0
 MAX_EXTENDER_PRIORITY: Final = 10
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1

@@ -14,7 +14,7 @@ runtime reuse results across pods of the same shape and recompute only changed r
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Set
+from collections.abc import Callable, Hashable, Mapping, Set
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, runtime_checkable
 
@@ -59,6 +59,10 @@ class EnqueueExtensions(Protocol):
 
     @property
     def events(self) -> frozenset[ClusterEvent]: ...
+
+
+QueueingHint: TypeAlias = "Callable[[ClusterEvent, PodInfo, object], bool]"
+"""``(event, pod, changed) -> may it help`` (:meth:`QueueingHints.queueing_hint`)."""
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ entry point's name is the plugin name, and it points to the plugin's declaration
 is the plugin's factory). For example, in the plugin's ``pyproject.toml``::
 
     [project.entry-points."asched.plugins"]
-    PreferCheaperNodes = "asched_price.plugin:PLUGIN"
+    PreferCheaperNodes = "asched_price_score:PLUGIN"
 
 An entry point that cannot be used does not stop asched: it is recorded as *broken*
 with the reason (the import failed, it is not a declaration, its names disagree, its

@@ -55,6 +55,7 @@ from asched.framework.interface import (
     PreFilterOutcome,
     PreFilterPlugin,
     PreScorePlugin,
+    QueueingHint,
     QueueingHints,
     QueueSortPlugin,
     ReservePlugin,
@@ -105,7 +106,7 @@ class Framework:
             if isinstance(plugin, EnqueueExtensions)
         }
         #: plugin name -> its queueing hint (declared with its events)
-        self.hints: dict[str, Callable[[ClusterEvent, PodInfo, object], bool]] = {
+        self.hints: dict[str, QueueingHint] = {
             name: plugin.queueing_hint
             for name, plugin in self.plugins.items()
             if isinstance(plugin, QueueingHints)

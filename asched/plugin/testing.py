@@ -130,7 +130,6 @@ def profile_for(
 ) -> Profile:
     """A profile running ``plugin`` alone (plus PrioritySort and DefaultBinder), its args
     read as a configuration's ``pluginConfig`` would be (ConfigError on bad args)."""
-    registry = in_tree().adding(plugin)
     entry: Raw = {"name": plugin.name}
     if "score" in plugin.points:
         entry["weight"] = weight
@@ -149,8 +148,24 @@ def profile_for(
             }
         ],
     }
-    config = load_config(document, catalogue=registry.catalogue, source=f"{plugin.name} test")
+    catalogue = in_tree().adding(plugin).catalogue
+    config = load_config(document, catalogue=catalogue, source=f"{plugin.name} test")
     return config.profiles[0]
+
+
+def _run(
+    plugin: PluginSpec,
+    pending: Mapping[str, Any] | PodInfo,
+    nodes: Snapshot,
+    args: Mapping[str, Any] | None,
+) -> tuple[Evaluation, PodInfo, dict[str, Node]]:
+    """The evaluation, the decoded pod, and each node's per-node view (one table)."""
+    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
+    table = table_of(nodes)
+    registry = in_tree().adding(plugin)
+    result = evaluate_table(table, info, profile_for(plugin, args=args), registry=registry)
+    views = {name: Node.at(table, row) for name, row in table.index.items()}
+    return result, info, views
 
 
 def evaluate(
@@ -161,15 +176,8 @@ def evaluate(
     args: Mapping[str, Any] | None = None,
 ) -> Evaluation:
     """Every node's verdict for ``pending`` with ``plugin`` alone (see the module docstring)."""
-    profile = profile_for(plugin, args=args)
-    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
-    registry = in_tree().adding(plugin)
-    return evaluate_table(table_of(nodes), info, profile, registry=registry)
-
-
-def _views(nodes: Snapshot) -> dict[str, Node]:
-    table = table_of(nodes)
-    return {name: Node.at(table, row) for name, row in table.index.items()}
+    result, _, _ = _run(plugin, pending, nodes, args)
+    return result
 
 
 def check_filter(
@@ -182,10 +190,9 @@ def check_filter(
 ) -> Evaluation:
     """Assert that the plugin's Filter passes exactly the nodes ``definition`` accepts;
     the AssertionError lists every node where they disagree, with the plugin's reasons."""
-    result = evaluate(plugin, pending, nodes, args=args)
-    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
+    result, info, views = _run(plugin, pending, nodes, args)
     wrong = []
-    for name, view in _views(nodes).items():
+    for name, view in views.items():
         verdict = result.nodes[name]
         passed = verdict.feasible or verdict.plugin != plugin.name
         if passed != definition(info, view):
@@ -205,10 +212,9 @@ def check_score(
 ) -> Evaluation:
     """Assert that the plugin's normalized score on every feasible node equals
     ``definition``'s; the AssertionError lists each node where they differ."""
-    result = evaluate(plugin, pending, nodes, args=args)
-    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
+    result, info, views = _run(plugin, pending, nodes, args)
     wrong = []
-    for name, view in _views(nodes).items():
+    for name, view in views.items():
         verdict = result.nodes[name]
         if not verdict.feasible or plugin.name not in verdict.scores:
             continue

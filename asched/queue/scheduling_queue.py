@@ -43,6 +43,7 @@ from typing import Final
 
 from asched.cluster.records import PodInfo
 from asched.framework.events import ANY, UNIVERSAL, ClusterEvent
+from asched.framework.interface import QueueingHint
 from asched.framework.status import Code, Status
 from asched.queue.backoff import backoff_seconds
 from asched.queue.queued import QueuedPod
@@ -58,8 +59,6 @@ IN_FLIGHT: Final = "in-flight"
 DEFAULT_MAX_UNSCHEDULABLE_SECONDS: Final = 300.0
 
 SortKey = Callable[[PodInfo, float], tuple[float, ...]]
-#: ``(event, pod, changed) -> may it help`` (:class:`~asched.framework.interface.QueueingHints`)
-Hint = Callable[[ClusterEvent, PodInfo, object], bool]
 
 
 def priority_sort_key(pod: PodInfo, timestamp: float) -> tuple[float, ...]:
@@ -81,7 +80,7 @@ class SchedulingQueue:
         pre_enqueue: Callable[[PodInfo], Status] | None = None,
         wakeup: Callable[[], None] | None = None,
         interests: Mapping[str, frozenset[ClusterEvent]] | None = None,
-        hints: Mapping[tuple[str, str], Hint] | None = None,
+        hints: Mapping[tuple[str, str], QueueingHint] | None = None,
     ) -> None:
         self._clock = clock
         self._sort_key = sort_key
@@ -95,7 +94,7 @@ class SchedulingQueue:
         #: plugin name -> the events that may undo its rejection (the plugins' declarations)
         self._interests: Mapping[str, frozenset[ClusterEvent]] = interests or {}
         #: (profile, plugin) -> its queueing hint (a plugin's args may differ per profile)
-        self._hints: Mapping[tuple[str, str], Hint] = hints or {}
+        self._hints: Mapping[tuple[str, str], QueueingHint] = hints or {}
         #: unschedulable pods, in the order they were parked (oldest first); an OrderedDict
         #: because a plain dict's first item is found past the holes of removed ones
         self._parked: OrderedDict[str, QueuedPod] = OrderedDict()

@@ -9,7 +9,7 @@ goes config -> client -> HTTP -> server -> parser.
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,11 +43,6 @@ class Running:
 
     servers: list[RunningExtender]
     extenders: tuple[Extender, ...]
-
-    def extender(self, index: int) -> Extender:
-        """The extender of the ``index``-th spec."""
-        url = self.servers[index].url
-        return next(e for e in self.extenders if e.name == url)
 
 
 @asynccontextmanager
@@ -88,7 +83,3 @@ def names_sent(server: RunningExtender, verb: str) -> list[list[str]]:
         else:
             out.append([item["metadata"]["name"] for item in call.body["Nodes"]["items"]])
     return out
-
-
-def verbs(servers: Sequence[RunningExtender]) -> list[list[str]]:
-    return [server.verbs_called() for server in servers]

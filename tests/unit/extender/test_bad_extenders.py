@@ -137,12 +137,6 @@ async def test_extender_that_is_down() -> None:
             'NodeNames names node "no-such-node", which was not sent',
             id="nodeCacheCapable: unknown name in NodeNames",
         ),
-        pytest.param(
-            "unknown-node",
-            False,
-            'Nodes names node "no-such-node", which was not sent',
-            id="full nodes: unknown node in Nodes.items",
-        ),
     ],
 )
 async def test_unknown_feasible_node(fault, node_cache_capable, detail) -> None:
@@ -227,9 +221,9 @@ async def test_unknown_scored_host_is_dropped() -> None:
     ],
 )
 async def test_bind(rules, ignorable, expected) -> None:
-    info, _ = pod("web-1", uid="uid-web-1", namespace="shop")
+    info, raw = pod("web-1", uid="uid-web-1", namespace="shop")
     async with started(spec(rules, bind=True, httpTimeout="200ms", ignorable=ignorable)) as running:
-        status = await run_bind(running.extenders, info, "node1")
+        status = await run_bind(running.extenders, info, raw, "node1")
     (call,) = running.servers[0].calls
     assert call.body == {
         "PodName": "web-1",
@@ -246,8 +240,8 @@ async def test_bind(rules, ignorable, expected) -> None:
 
 
 async def test_no_binder_binds_nothing() -> None:
-    info, _ = pod()
+    info, raw = pod()
     uninterested = spec(bind=True, managedResources=[{"name": "example.com/gpu"}])
     async with started(spec(), uninterested) as running:
-        assert await run_bind(running.extenders, info, "node1") is None
+        assert await run_bind(running.extenders, info, raw, "node1") is None
     assert [server.calls for server in running.servers] == [[], []]

@@ -23,8 +23,8 @@ async def test_bind_through_the_api_server(cluster) -> None:
     raw = await cluster.create_pod(scheduler_name="asched-test-extender")
     pod = decode_pod(raw)
     async with started(spec(ExtenderRules(api=api), bind=True)) as running:
-        first = await run_bind(running.extenders, pod, node_name)
-        again = await run_bind(running.extenders, pod, node_name)
+        first = await run_bind(running.extenders, pod, raw, node_name)
+        again = await run_bind(running.extenders, pod, raw, node_name)
     assert first is not None
     assert first.code == Code.SUCCESS
     bound = await cluster.rest.get(f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}")

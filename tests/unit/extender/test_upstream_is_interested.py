@@ -14,7 +14,7 @@ import pytest
 from asched.api.extender import ExtenderClient
 from asched.config.types import ExtenderConfig, ManagedResource
 from asched.framework.extender import Extender
-from tests.builders import container, make_pod, pod_info
+from tests.builders import container, make_pod
 
 
 def extender(*managed: str) -> Extender:
@@ -78,4 +78,4 @@ def extender(*managed: str) -> Extender:
     ],
 )
 def test_is_interested(managed, pod, want) -> None:
-    assert extender(*managed).is_interested(pod_info(pod)) is want
+    assert extender(*managed).is_interested(pod) is want

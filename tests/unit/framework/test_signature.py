@@ -17,6 +17,7 @@ from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.algorithm import Algorithm
+from asched.framework.cycle_state import CycleState
 from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework
 from asched.framework.spec import declare
@@ -108,8 +109,6 @@ def test_batching_follows_the_signatures(extra, misses) -> None:
 def test_a_signature_covers_the_skips_of_the_cycle() -> None:
     framework = framework_with(None)
     pod = decode_pod(testing.pod("p", requests={"cpu": "1"}))
-    from asched.framework.cycle_state import CycleState
-
     plain, skipped = CycleState(), CycleState()
     skipped.skip_filter.add("NodeAffinity")
     assert framework.signature(plain, pod) != framework.signature(skipped, pod)
