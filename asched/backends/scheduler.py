@@ -17,6 +17,7 @@ import copy
 import logging
 import urllib.error
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,13 @@ def scheduler_config(
     percentage_of_nodes_to_score: int | None = None,
     qps: float = 5000.0,
     burst: int = 10000,
+    extenders: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """Return a v1beta1 KubeSchedulerConfiguration with one default profile.
 
     ``qps``/``burst`` are raised far above the defaults (50/100) so the client-side rate limiter
-    is not what a benchmark measures.
+    is not what a benchmark measures. ``extenders`` are v1beta1 ``Extender`` entries, written
+    as given (v1.20's field names are v1's; ``httpTimeout`` is a duration string there too).
     """
     config: dict[str, Any] = {
         "apiVersion": SCHEDULER_CONFIG_API_VERSION,
@@ -52,6 +55,8 @@ def scheduler_config(
     }
     if percentage_of_nodes_to_score is not None:
         config["percentageOfNodesToScore"] = percentage_of_nodes_to_score
+    if extenders:
+        config["extenders"] = [dict(entry) for entry in extenders]
     return config
 
 

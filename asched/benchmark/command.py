@@ -1,6 +1,8 @@
 """``asched bench``: the core decision benchmark (``core``) and scheduler_perf-style workloads
 (``run``; see ``docs/benchmarks.md``). ``binder`` is internal: the bind-ceiling binder that
-``run`` starts as a child process."""
+``run`` starts as a child process. ``extender`` is the benchmark's scheduler extender
+(:mod:`asched.benchmark.hash_extender`), which ``run --extender-latency-ms`` starts, and
+which can be run by hand."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from asched.benchmark import core, run_command
+from asched.benchmark import core, hash_extender, run_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +35,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
             help="(internal) the bind-ceiling binder started by `run`",
             description="asched bench binder: (internal) the bind-ceiling binder that "
             "`asched bench run` starts as a child process.",
+        )
+    )
+    hash_extender.configure(
+        sub.add_parser(
+            "extender",
+            help="the benchmark's scheduler extender (filter + prioritize, added latency)",
+            description="asched bench extender: a scheduler extender (filter and prioritize, "
+            "extender/v1 JSON) answering from a fixed hash rule after --latency-ms; "
+            "GET /stats gives its calls and CPU. `asched bench run --extender-latency-ms` "
+            "starts one.",
         )
     )
     p = sub.add_parser(
@@ -56,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         return run_command.run(args)
     if args.bench_command == "binder":
         return run_command.run_binder(args)
+    if args.bench_command == "extender":
+        return hash_extender.main(args)
     return 2
 
 

@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from asched.benchmark.report import scheduler_label
 from asched.benchmark.results import Phase, RunResult
 
 
@@ -38,9 +39,7 @@ def _steps(phase: Phase) -> tuple[list[float], list[float]]:
 def plot_run(result: RunResult, path: Path) -> None:
     """Write the two-panel figure of one run to ``path`` (PNG)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    pct = result.scheduler.percentage
-    label = f"{result.scheduler.kind} ({'adaptive' if pct == 0 else f'{pct} %'})"
-    series: list[tuple[str, Phase, str]] = [(label, result.measured, "tab:blue")]
+    series: list[tuple[str, Phase, str]] = [(scheduler_label(result), result.measured, "tab:blue")]
     if result.ceiling is not None:
         series.append((f"bind ceiling ({result.ceiling.mode})", result.ceiling, "tab:gray"))
     for name, phase, colour in series:

@@ -127,8 +127,10 @@ def to_json(result: RunResult) -> dict[str, Any]:
             ],
             "rebinds": [{"pod": p, "from": a, "to": b} for p, a, b in inv.rebinds],
             "pods_on_missing_nodes": inv.pods_on_missing_nodes,
+            "pods_on_rejected_nodes": inv.pods_on_rejected_nodes,
             "watch_relists": inv.relists,
         },
+        "extender": result.extender,
         "churn": result.churn,
         "harness_cpu_seconds": result.harness_cpu_seconds,
         "versions": result.versions,
@@ -166,9 +168,7 @@ def summary_table(result: RunResult) -> Table:
     table.add_column("p99", justify="right")
     table.add_column("overall", justify="right")
     table.add_column("latency p50 / p99", justify="right")
-    pct = result.scheduler.percentage
-    label = f"{result.scheduler.kind} ({'adaptive' if pct == 0 else f'{pct} %'})"
-    phases = [(label, result.measured)]
+    phases = [(scheduler_label(result), result.measured)]
     if result.ceiling is not None:
         phases.append((f"bind ceiling ({result.ceiling.mode})", result.ceiling))
     for name, phase in phases:
@@ -189,6 +189,15 @@ def summary_table(result: RunResult) -> Table:
             latency,
         )
     return table
+
+
+def scheduler_label(result: RunResult) -> str:
+    """``asched (adaptive)``, ``kube-scheduler (100 %) + extender 10 ms``."""
+    pct = result.scheduler.percentage
+    label = f"{result.scheduler.kind} ({'adaptive' if pct == 0 else f'{pct} %'})"
+    if result.extender is not None:
+        label += f" + extender {result.extender['latency_ms']:g} ms"
+    return label
 
 
 def details_table(result: RunResult) -> Table:
@@ -236,14 +245,38 @@ def details_table(result: RunResult) -> Table:
             f"{_num(q.fits_more)} more pods of {shape_text(q.largest_shape)} fit "
             f"({_num(q.fits_if_pooled)} if pooled; {_percent(q.fragmentation)} lost)",
         )
+    ext = result.extender
+    if ext is not None:
+        table.add_row("extender", extender_text(ext))
     inv = result.invariants
     table.add_row(
         "invariants",
         "ok"
         if inv.ok
-        else f"{len(inv.overcommitted)} over-committed (node, resource); {len(inv.rebinds)} pods bound twice",
+        else f"{len(inv.overcommitted)} over-committed (node, resource); "
+        f"{len(inv.rebinds)} pods bound twice; "
+        f"{inv.pods_on_rejected_nodes} pods on nodes the extender rejects",
     )
     return table
+
+
+def extender_text(ext: dict[str, Any]) -> str:
+    """The extender's settings and, when measured, its calls and CPU, in one line."""
+    text = (
+        f"{ext['latency_ms']:g} ms per call, rejects 1 in {ext['reject_every']} nodes"
+        if ext["reject_every"]
+        else f"{ext['latency_ms']:g} ms per call, rejects none"
+    )
+    calls = ext.get("measured")
+    if calls:
+        text += (
+            f"; while measuring {calls['calls']['filter']:,} filter + "
+            f"{calls['calls']['prioritize']:,} prioritize calls "
+            f"({_num(calls['names_per_call'], '{:.0f}')} names each, "
+            f"at most {calls['max_in_flight']} in flight), "
+            f"{_num(calls['cpu_ms_per_call'], '{:.3f}')} ms CPU per call"
+        )
+    return text
 
 
 def shape_text(shape: dict[str, int]) -> str:

@@ -101,10 +101,12 @@ class Invariants:
     rebinds: list[tuple[str, str, str]] = field(default_factory=list)
     pods_on_missing_nodes: int = 0
     relists: int = 0
+    #: init and measured pods bound to a node the benchmark extender's filter rejects
+    pods_on_rejected_nodes: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.overcommitted and not self.rebinds
+        return not self.overcommitted and not self.rebinds and not self.pods_on_rejected_nodes
 
 
 @dataclass(slots=True, kw_only=True)
@@ -127,6 +129,8 @@ class RunResult:
     git: dict[str, Any] = field(default_factory=dict)
     started_at: str = ""
     wall_seconds: float = 0.0
+    #: the benchmark extender's settings and calls (None: the run had none)
+    extender: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:

@@ -43,6 +43,20 @@ def percentage(text: str) -> int:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -67,7 +81,8 @@ def epilog() -> str:
         "examples:\n"
         "  asched bench run tiny\n"
         "  asched bench run scheduling-basic-500n --plot basic-500.png --json basic-500.json\n"
-        "  asched bench run my-workload.yaml --backend kube-apiserver --scheduler kube-scheduler\n\n"
+        "  asched bench run my-workload.yaml --backend kube-apiserver --scheduler kube-scheduler\n"
+        "  asched bench run scheduling-basic-5000n-10000p --sim-tls --extender-latency-ms 10\n\n"
         "The workload format is in docs/workloads.md, the figures in docs/benchmarks.md.\n"
         "exit status: 0 when every measured pod was bound and the invariants hold,\n"
         "1 otherwise, 2 for bad input."
@@ -136,6 +151,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--profile", choices=PROFILERS, help="profile asched while measuring (py-spy or cProfile)"
     )
     who.add_argument("--profile-out", type=Path, help="where the profile goes")
+    ext = parser.add_argument_group("extender")
+    ext.add_argument(
+        "--extender-latency-ms",
+        type=non_negative_float,
+        metavar="MS",
+        help="start the benchmark extender (`asched bench extender`: filter + prioritize, "
+        "nodeCacheCapable) with MS milliseconds of latency per call, and configure the "
+        "scheduler to call it",
+    )
+    ext.add_argument(
+        "--extender-reject-every",
+        type=non_negative_int,
+        default=10,
+        metavar="N",
+        help="its filter rejects nodes whose name's CRC-32 is 0 modulo N (10; 0: none)",
+    )
+    ext.add_argument(
+        "--extender-tls",
+        action="store_true",
+        help="serve it over HTTPS (a throw-away CA, given to the scheduler as tlsConfig.caData)",
+    )
     extra = parser.add_argument_group("what else")
     extra.add_argument(
         "--ceiling",
@@ -174,8 +210,18 @@ def configure_binder(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``asched bench run``."""
     from asched.benchmark import plot, report, runner, workload
+    from asched.benchmark.extender_child import ExtenderOptions
 
     loaded = workload.load_workload_file(workload.resolve(args.workload))
+    extender = (
+        ExtenderOptions(
+            latency_ms=args.extender_latency_ms,
+            reject_every=args.extender_reject_every,
+            tls=args.extender_tls,
+        )
+        if args.extender_latency_ms is not None
+        else None
+    )
     options = runner.RunOptions(
         workload=loaded,
         backend=args.backend,
@@ -198,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         stall=args.stall,
         workdir=args.workdir,
+        extender=extender,
     )
     try:
         result = runner.run(options)

@@ -18,6 +18,7 @@ existing cluster the objects we created are deleted at the end (``keep`` to skip
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -35,6 +36,7 @@ from asched.backends.process import Child
 from asched.backends.rest import RestClient
 from asched.benchmark import ceiling, loadgen, objects, procstat, quality, report
 from asched.benchmark.backend import Backend, BackendName
+from asched.benchmark.extender_child import ExtenderChild, ExtenderOptions, call_figures
 from asched.benchmark.loadgen import CreateStats
 from asched.benchmark.observe import PHASE_LABEL, Observer
 from asched.benchmark.progress import Display
@@ -92,6 +94,7 @@ class RunOptions:
     stall: float = 120.0
     workdir: Path | None = None
     progress: bool | None = None
+    extender: ExtenderOptions | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +110,7 @@ class RunOptions:
             "quality": self.quality,
             "replay_order": self.replay_order,
             "profiler": self.profiler,
+            "extender": self.extender.to_json() if self.extender is not None else None,
         }
 
 
@@ -123,9 +127,10 @@ def run(options: RunOptions) -> RunResult:
     backend = Backend(
         name, kubeconfig=options.kubeconfig, snapshot=options.snapshot, tls=options.sim_tls
     )
-    with backend:
+    extender = ExtenderChild(options.extender, workdir) if options.extender is not None else None
+    with backend, extender or contextlib.nullcontext():
         try:
-            result = uvloop.run(_Run(options, backend, workdir).main())
+            result = uvloop.run(_Run(options, backend, workdir, extender).main())
         except BaseExceptionGroup as group:
             # The observer's TaskGroup wraps whatever a phase raised: unwrap a lone error.
             if len(group.exceptions) == 1 and isinstance(group.exceptions[0], AschedError):
@@ -142,22 +147,32 @@ def run(options: RunOptions) -> RunResult:
 class _Run:
     """The phases of one run (see the module docstring). Owns the processes it starts."""
 
-    def __init__(self, options: RunOptions, backend: Backend, workdir: Path) -> None:
+    def __init__(
+        self,
+        options: RunOptions,
+        backend: Backend,
+        workdir: Path,
+        extender: ExtenderChild | None = None,
+    ) -> None:
         self.options = options
         self.workload = options.workload
         self.backend = backend
         self.workdir = workdir
+        self.extender = extender
+        self.extender_calls: dict[str, Any] = {}
         self.display = Display(enabled=options.progress)
         self.scheduler: SchedulerUnderTest = self._make_scheduler()
 
     def _make_scheduler(self) -> SchedulerUnderTest:
         opts = self.options
+        extenders = [self.extender.entry()] if self.extender is not None else []
         if opts.scheduler == "kube-scheduler":
             return KubeSchedulerProcess(
                 self.backend.kubeconfig,
                 self.workdir,
                 percentage=opts.percentage,
                 json_only=self.backend.name == "sim",
+                extenders=extenders,
             )
         return AschedProcess(
             self.backend.kubeconfig,
@@ -167,6 +182,7 @@ class _Run:
             seed=opts.seed,
             profiler=opts.profiler,
             profile_out=opts.profile_out,
+            extenders=extenders,
         )
 
     # ------------------------------------------------------------------ main
@@ -205,7 +221,9 @@ class _Run:
             quality.replay,
             self.observer,
             profile,
-            evaluate=self.options.quality,
+            # The replay scores with the in-tree plugins only: with an extender its
+            # regret would measure the extender's priorities, so only the invariants run.
+            evaluate=self.options.quality and self.extender is None,
             order=self.options.replay_order,
         )
         result = RunResult(
@@ -221,12 +239,14 @@ class _Run:
                 rebinds=list(self.observer.rebinds),
                 pods_on_missing_nodes=replayed.pods_on_missing_nodes,
                 relists=self.observer.relists,
+                pods_on_rejected_nodes=self._pods_on_rejected_nodes(),
             ),
             churn=churn,
             init=init,
             versions=await self._versions(),
             machine=report.machine(),
             git=report.git_revision(),
+            extender=self._extender_json(),
         )
         return result
 
@@ -311,6 +331,8 @@ class _Run:
         pids = dict(self.backend.pids())
         if self.scheduler.pid is not None:
             pids["scheduler"] = self.scheduler.pid
+        if self.extender is not None and self.extender.pid is not None:
+            pids["extender"] = self.extender.pid
         return pids
 
     async def _measure(self) -> tuple[Phase, dict[str, int]]:
@@ -321,6 +343,7 @@ class _Run:
             "measured pods (scheduled)", total, lambda: observer.bound["measured"]
         )
         pids = self._pids()
+        calls_before = await self.extender.stats() if self.extender is not None else None
         before = _cpu_now(pids)
         self.scheduler.measuring()
         origin = observer.mark("measure-start")
@@ -349,6 +372,10 @@ class _Run:
         )
         end = observer.mark("measure-end")
         after = _cpu_now(pids)
+        if self.extender is not None and calls_before is not None:
+            self.extender_calls = call_figures(
+                calls_before, await self.extender.stats(), observer.bound["measured"]
+            )
         self.display.finish(task)
         create = await _finish(creating)
         if churning is not None:
@@ -464,6 +491,29 @@ class _Run:
         phase.mode = mode
         phase.cpu = {name: procstat.delta(before[name], after[name]) for name in before}
         return phase
+
+    # ------------------------------------------------------------------ extender
+    def _pods_on_rejected_nodes(self) -> int:
+        """Init and measured pods bound to a node the extender's filter rejects."""
+        if self.extender is None:
+            return 0
+        rule = self.extender.rule
+        return sum(
+            1
+            for record in self.observer.pods.values()
+            if record.node and record.phase in ("init", "measured") and rule.rejects(record.node)
+        )
+
+    def _extender_json(self) -> dict[str, Any] | None:
+        """The extender's settings, where it listened, and its calls while measuring."""
+        if self.extender is None:
+            return None
+        return {
+            **self.extender.options.to_json(),
+            "url": self.extender.url,
+            "log": str(self.extender.log),
+            "measured": self.extender_calls or None,
+        }
 
     # ------------------------------------------------------------------ the rest
     async def _versions(self) -> dict[str, str]:

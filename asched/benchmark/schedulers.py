@@ -3,8 +3,9 @@ genuine kube-scheduler v1.20.2, configured the same way.
 
 Both get one profile named :data:`SCHEDULER_NAME` (the pods ask for it, so nothing else in
 an existing cluster picks them up), no leader election, ``percentageOfNodesToScore`` as
-asked (0 = each scheduler's adaptive default) and client QPS/burst 5000 (scheduler_perf's
-setting; asched accepts and ignores it, it has no client-side rate limiter).
+asked (0 = each scheduler's adaptive default), client QPS/burst 5000 (scheduler_perf's
+setting; asched accepts and ignores it, it has no client-side rate limiter) and the same
+``extenders`` entries, if any (the field names are the same in v1 and v1beta1).
 
 Profiling asched (``--profile``): ``py-spy`` samples the running process from outside
 (``py-spy record --nonblocking --format raw``, from the start of measuring to its end);
@@ -20,6 +21,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
@@ -61,9 +63,16 @@ class SchedulerUnderTest(Protocol):
     def stop(self) -> int | None: ...
 
 
-def asched_config(percentage: int, scheduler_name: str = SCHEDULER_NAME) -> dict[str, Any]:
-    """The KubeSchedulerConfiguration (v1) asched runs with in benchmarks."""
-    return {
+def asched_config(
+    percentage: int,
+    scheduler_name: str = SCHEDULER_NAME,
+    extenders: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The KubeSchedulerConfiguration (v1) asched runs with in benchmarks.
+
+    ``extenders`` are ``extenders[]`` entries, written as given (none: no such key).
+    """
+    config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "leaderElection": {"leaderElect": False},
@@ -71,6 +80,9 @@ def asched_config(percentage: int, scheduler_name: str = SCHEDULER_NAME) -> dict
         "clientConnection": {"qps": CLIENT_QPS, "burst": CLIENT_BURST},
         "profiles": [{"schedulerName": scheduler_name}],
     }
+    if extenders:
+        config["extenders"] = [dict(entry) for entry in extenders]
+    return config
 
 
 class AschedProcess:
@@ -89,8 +101,10 @@ class AschedProcess:
         profiler: Profiler | None = None,
         profile_out: Path | None = None,
         log_level: str = "WARNING",
+        extenders: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.kubeconfig = kubeconfig
+        self.extenders = extenders
         self.workdir = workdir
         self.percentage = percentage
         self.max_inflight_binds = max_inflight_binds
@@ -109,7 +123,7 @@ class AschedProcess:
 
     def start(self) -> None:
         """Write the configuration (validated first) and start the process."""
-        document = asched_config(self.percentage)
+        document = asched_config(self.percentage, extenders=self.extenders)
         load_config(document, catalogue=installed().catalogue, source="benchmark configuration")
         self.config_path.write_text(yaml.safe_dump(document, sort_keys=False))
         argv = [sys.executable]
@@ -206,12 +220,19 @@ class KubeSchedulerProcess:
     kind = "kube-scheduler"
 
     def __init__(
-        self, kubeconfig: Path, workdir: Path, *, percentage: int, json_only: bool = False
+        self,
+        kubeconfig: Path,
+        workdir: Path,
+        *,
+        percentage: int,
+        json_only: bool = False,
+        extenders: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.kubeconfig = kubeconfig
         self.workdir = workdir
         self.percentage = percentage
         self.json_only = json_only
+        self.extenders = extenders
         self._scheduler: KubeScheduler | None = None
         self.log = workdir / "kube-scheduler.log"
 
@@ -228,6 +249,7 @@ class KubeSchedulerProcess:
             percentage_of_nodes_to_score=self.percentage,
             qps=CLIENT_QPS,
             burst=CLIENT_BURST,
+            extenders=self.extenders,
         )
         if self.json_only:  # the simulator speaks JSON only; protobuf is client-go's default
             config["clientConnection"]["contentType"] = "application/json"
