@@ -97,8 +97,11 @@ def _load_client_cert(context: ssl.SSLContext, tls: TLSSettings, where: str) -> 
             key_path.write_bytes(key or Path(tls.key_file).read_bytes())
             context.load_cert_chain(cert_path, key_path)
     except (OSError, ssl.SSLError, ValueError) as exc:
+        files = ", ".join(f for f in (tls.cert_file, tls.key_file) if f)
+        source = f" ({files})" if files else ""
         raise InputError(
-            f"{where}: tlsConfig: cannot load the client certificate and key: {_one_line(exc)}"
+            f"{where}: tlsConfig{source}: cannot load the client certificate and key: "
+            f"{_one_line(exc)}"
         ) from None
 
 
@@ -121,7 +124,7 @@ def ssl_context(settings: ExtenderSettings) -> ssl.SSLContext | None:
             field = "caData"
             context = ssl.create_default_context(cadata=tls.ca_data.decode("ascii", "replace"))
         elif tls is not None and tls.ca_file:
-            field = "caFile"
+            field = f"caFile ({tls.ca_file})"
             context = ssl.create_default_context(cafile=tls.ca_file)
         else:
             field = ""

@@ -55,6 +55,14 @@ class Decision:
     _failures: dict[int, Status] | None = None
     #: rows that fail only once the pods nominated there are counted, and why
     nominated_failures: dict[int, Status] = field(default_factory=dict)
+    #: rows an extender rejected, and why (counted where no in-tree plugin rejected)
+    extender_failures: dict[int, Status] = field(default_factory=dict)
+    #: the rows to choose among (bool, ``(table.size,)``) while undecided, else None
+    candidates: npt.NDArray[np.bool_] | None = None
+    #: the pod class's cached row-local answers the decision read
+    entry: ClassEntry | None = None
+    #: the candidates are the pod's nominated node alone (upstream's shortcut)
+    nominated_only: bool = False
 
     @property
     def scheduled(self) -> bool:
@@ -72,6 +80,8 @@ class Decision:
                 )
                 for row, status in self.nominated_failures.items():
                     self._failures.setdefault(row, status)
+            for row, status in self.extender_failures.items():
+                self._failures.setdefault(row, status)
         return self._failures
 
     def statuses(self) -> dict[int, Status]:
@@ -126,8 +136,13 @@ class Algorithm:
         percentage: int = 0,
         seed: int | None = None,
         cache_entries: int = 8,
+        extender_filters: bool = False,
+        extender_scores: bool = False,
     ) -> None:
         self.framework = framework
+        #: some extender filters / prioritizes: upstream then samples as if scoring
+        self.extender_filters = extender_filters
+        self.extender_scores = extender_scores
         self.table = table
         self.percentage = percentage
         self.rng = np.random.default_rng(seed)
@@ -137,6 +152,21 @@ class Algorithm:
     # ------------------------------------------------------------------ public
     def schedule(self, pod: PodInfo) -> Decision:
         """Find the node for ``pod``; see the module docstring."""
+        decision = self.candidates(pod)
+        if decision.status.ok and decision.candidates is not None:
+            self.choose(decision, decision.candidates)
+        return decision
+
+    def candidates(self, pod: PodInfo, *, nominated: bool = True, sample: bool = True) -> Decision:
+        """The first half of :meth:`schedule`: PreFilter, PreScore, the Filters and the
+        sampling, without choosing.
+
+        On success ``decision.candidates`` holds the rows to choose among (bool, shape
+        ``(table.size,)``) and ``decision.feasible`` their number; when none is left the
+        status is Unschedulable. ``nominated=False`` skips upstream's nominated-node
+        shortcut (the pod's nominated node alone when it fits); ``sample=False`` keeps
+        every feasible row and leaves the rotating start index where it is.
+        """
         table = self.table
         state = CycleState()
         if table.n_nodes == 0:
@@ -158,37 +188,60 @@ class Algorithm:
         if allowed is not None:
             feasible = feasible & allowed
         nominated_failures: dict[int, Status] = {}
+        nominated_only = False
         if len(table.nominations):
             feasible = self._with_nominated(state, pod, feasible, nominated_failures)
-            nominated = table.row_of(table.nominations.node_of(pod.key) or pod.nominated_node_name)
-            if nominated is not None and feasible[nominated]:
+            row = table.row_of(table.nominations.node_of(pod.key) or pod.nominated_node_name)
+            if nominated and row is not None and feasible[row]:
                 # upstream tries the nominated node first and takes it when it fits
                 only = np.zeros_like(feasible)
-                only[nominated] = True
+                only[row] = True
                 feasible = only
-        wanted = self._wanted()
-        sample = self.sampler.sample(table, feasible, wanted)
+                nominated_only = True
+        if sample:
+            found = self.sampler.sample(table, feasible, self._wanted())
+            mask, count, examined = found.mask, found.count, found.examined
+        else:
+            mask, count, examined = feasible, int(np.count_nonzero(feasible)), table.n_nodes
         decision = Decision(
             pod,
             Status.success(),
             state=state,
             pre_filter=outcome,
             _algorithm=self,
-            feasible=sample.count,
-            examined=sample.examined,
+            feasible=count,
+            examined=examined,
             nominated_failures=nominated_failures,
+            candidates=mask,
+            entry=entry,
+            nominated_only=nominated_only,
         )
-        if sample.count == 0:
+        if count == 0:
             decision.status = Status.unschedulable(plugin="")
-            return decision
-        if sample.count == 1:
-            row = int(np.flatnonzero(sample.mask)[0])
-        else:
-            totals = self.totals(state, pod, entry, sample.mask)
-            row, _ = selection.select_host(totals, sample.mask, self.rng)
-        decision.row = row
-        decision.node = table.name_of(row)
+            decision.candidates = None
         return decision
+
+    def choose(
+        self,
+        decision: Decision,
+        mask: npt.NDArray[np.bool_],
+        extra: npt.NDArray[np.int64] | None = None,
+    ) -> None:
+        """Choose among the rows of ``mask`` (at least one) for a :meth:`candidates`
+        decision: the only one, else the best weighted total (normalized over ``mask``,
+        plus ``extra`` per row when given: the extenders' scores), ties broken at random.
+        Sets ``decision.row`` and ``decision.node``."""
+        assert decision.entry is not None
+        count = int(np.count_nonzero(mask))
+        if count == 1:
+            row = int(np.flatnonzero(mask)[0])
+        else:
+            totals = self.totals(decision.state, decision.pod, decision.entry, mask)
+            if extra is not None:
+                totals += extra
+            row, _ = selection.select_host(totals, mask, self.rng)
+        decision.row = row
+        decision.node = self.table.name_of(row)
 
     def totals(
         self,
@@ -338,7 +391,7 @@ class Algorithm:
     # ------------------------------------------------------------------ cache
     def _wanted(self) -> int:
         n_all = self.table.n_nodes
-        if not self.framework.score:
+        if not self.framework.score and not self.extender_filters and not self.extender_scores:
             return 1
         pct = self.framework.profile.percentage_of_nodes_to_score
         return selection.num_feasible_nodes_to_find(n_all, self.percentage if pct is None else pct)

@@ -405,6 +405,10 @@ class SchedulingQueue:
             counts[place] += 1
         return counts
 
+    def deleted_in_flight(self, key: str) -> bool:
+        """Whether ``key`` was deleted while being scheduled or bound."""
+        return key in self._deleted_in_flight
+
     def where(self, key: str) -> str | None:
         """Which queue holds ``key`` (``in-flight`` while being scheduled or bound)."""
         if key in self._in_flight:

@@ -20,19 +20,27 @@ import gc
 import logging
 import socket
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from asched import metrics
 from asched.api.client import KubeClient
+from asched.api.extender import ExtenderClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import SchedulerConfig
 from asched.errors import RETRYABLE, DecodeError
 from asched.framework.algorithm import Algorithm
-from asched.framework.events import ClusterEvent
+from asched.framework.events import ANY, ClusterEvent
+from asched.framework.extender import (
+    EXTENDER_NAME,
+    Extender,
+    any_filter,
+    any_prioritizer,
+    build_extenders,
+)
 from asched.framework.runtime import Framework
 from asched.health import HealthState
 from asched.leader import LeaderElector
@@ -43,6 +51,7 @@ from asched.scheduler.evictions import Evictions
 from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
 
 logger = logging.getLogger(__name__)
@@ -112,9 +121,12 @@ def _observe_bound(job: BindJob, now: float) -> None:
     metrics.observe_scheduled(job.framework.name, job.qp.attempts, now - first)
 
 
-def _interests(frameworks: Iterable[Framework]) -> dict[str, frozenset[ClusterEvent]]:
-    """Every profile's plugins' declared events (a plugin's are the same in each profile)."""
-    merged: dict[str, frozenset[ClusterEvent]] = {}
+def _interests(
+    frameworks: Iterable[Framework], *, extenders: bool = False
+) -> dict[str, frozenset[ClusterEvent]]:
+    """Every profile's plugins' declared events (a plugin's are the same in each profile);
+    with extenders, any event may help a pod they rejected (as upstream registers them)."""
+    merged: dict[str, frozenset[ClusterEvent]] = {EXTENDER_NAME: ANY} if extenders else {}
     for framework in frameworks:
         for name, events in framework.interests.items():
             merged[name] = merged.get(name, frozenset()) | events
@@ -124,7 +136,15 @@ def _interests(frameworks: Iterable[Framework]) -> dict[str, frozenset[ClusterEv
 class App:
     """One scheduler process. Build with :meth:`create` inside the running loop."""
 
-    def __init__(self, config: SchedulerConfig, client: KubeClient, options: Options) -> None:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        client: KubeClient,
+        options: Options,
+        *,
+        extenders: Sequence[Extender] | None = None,
+    ) -> None:
+        """``extenders``: the configured ones already built (default: built here)."""
         loop = asyncio.get_running_loop()
         self.config = config
         self.client = client
@@ -134,6 +154,12 @@ class App:
         self._work = asyncio.Event()
         self._events: list[WatchEvent | Relisted] = []
         handle = ApiHandle(client)
+        self.extenders = (
+            tuple(extenders)
+            if extenders is not None
+            else build_extenders(config.extenders, ExtenderClient)
+        )
+        self.raw = RawObjects(nodes=any(not e.config.node_cache_capable for e in self.extenders))
         self.profiles: dict[str, ProfileRuntime] = {}
         for profile in config.profiles:
             framework = Framework(profile, handle=handle)
@@ -142,6 +168,8 @@ class App:
                 self.table,
                 percentage=config.percentage_of_nodes_to_score,
                 seed=options.seed,
+                extender_filters=any_filter(self.extenders),
+                extender_scores=any_prioritizer(self.extenders),
             )
             framework.observe = _extension_point_observer(profile.scheduler_name)
             self.profiles[profile.scheduler_name] = ProfileRuntime(framework, algorithm)
@@ -152,7 +180,9 @@ class App:
             max_backoff=float(config.pod_max_backoff_seconds),
             wakeup=self._work.set,
             pre_enqueue=first.run_pre_enqueue if first.pre_enqueue else None,
-            interests=_interests(p.framework for p in self.profiles.values()),
+            interests=_interests(
+                (p.framework for p in self.profiles.values()), extenders=bool(self.extenders)
+            ),
             hints={
                 (name, plugin): hint
                 for name, runtime in self.profiles.items()
@@ -167,6 +197,7 @@ class App:
             self.profiles,
             on_bad_pod=self._report_bad_pod,
             on_pod_gone=self.reporter.forget,
+            raw=self.raw if self.extenders else None,
         )
         self.scheduler = Scheduler(
             profiles=self.profiles,
@@ -180,6 +211,8 @@ class App:
             evictions_factory=lambda s: Evictions(
                 client, self.reporter, s.waiting, on_failed=s.preemption_failed
             ),
+            extenders=self.extenders,
+            raw=self.raw,
         )
         self.reflectors = [
             Reflector(client, kind, path, self._sink, watch_timeout=options.watch_timeout)
@@ -247,8 +280,10 @@ class App:
             job = self.scheduler.schedule_one(qp)
             if job is None:
                 binder.release_slot()
-            else:
+            elif isinstance(job, BindJob):
                 binder.start(job)  # the binding task owns the slot from here on
+            else:
+                binder.consult(job)  # so does the task asking the extenders
             await asyncio.sleep(0)  # let watchers and binding tasks run
 
     async def wait_synced(self) -> None:
@@ -337,6 +372,8 @@ class App:
             # a lost lease is not held, and a cancelled run (a killed process) keeps it
             if ended and elector is not None and elector.is_leader:
                 await elector.release()
+            for extender in self.extenders:
+                await extender.close()
 
     async def _become_active(
         self, elector: LeaderElector | None, health: HealthState | None

@@ -1,6 +1,9 @@
 """The binding cycle: concurrent tasks, bounded in number, one per assumed pod.
 
-WaitOnPermit -> PreBind -> Bind -> PostBind (section 17.2). Every task is owned by the
+WaitOnPermit -> PreBind -> Bind (a binding extender first, when one is interested) ->
+PostBind (section 17.2). A pod whose extenders are consulted gets its task earlier: it
+awaits the extenders, concludes (decides, assumes, reserves, permits: synchronous), and
+goes on as a binding task (:mod:`asched.scheduler.consult`). Every task is owned by the
 binder's TaskGroup, never raises out of it (failures become a Status and go through the
 scheduler's single rollback), and on cancellation (shutdown, leadership lost) rolls its
 pod back before re-raising: unreserve, forget, and no API call left half-done counted.
@@ -13,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from asched.cluster.records import PodInfo
 from asched.framework.cycle_state import CycleState
@@ -22,6 +26,9 @@ from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.framework.waiting import WaitingPod
 from asched.queue.queued import QueuedPod
+
+if TYPE_CHECKING:
+    from asched.scheduler.consult import Consultation
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +44,8 @@ class BindJob:
     state: CycleState
     waiting: WaitingPod | None = None
     started: float = 0.0
+    #: the binding extenders' turn: their Status, or None when none bound the pod
+    extender_bind: Callable[[], Awaitable[Status | None]] | None = None
 
 
 class Outcomes(Protocol):
@@ -45,6 +54,12 @@ class Outcomes(Protocol):
     def bound(self, job: BindJob) -> None: ...
 
     def rollback(self, job: BindJob, status: Status) -> None: ...
+
+    async def ask(self, consultation: Consultation) -> None: ...
+
+    def conclude(self, consultation: Consultation) -> BindJob | Consultation | None: ...
+
+    def abandon(self, consultation: Consultation, status: Status) -> None: ...
 
 
 class Binder:
@@ -59,6 +74,8 @@ class Binder:
         self._stop = asyncio.Event()
         self.running = asyncio.Event()
         self.started = 0
+        #: consultations in flight (each holds a slot)
+        self.consulting = 0
         self.succeeded = 0
         self.failed = 0
 
@@ -87,6 +104,43 @@ class Binder:
         self.in_flight[job.pod.key] = job
         self.started += 1
         self._group.create_task(self._bind(job), name=f"bind {job.pod.key}")
+
+    def consult(self, consultation: Consultation) -> None:
+        """Hand a pod whose extenders must be asked to a task; it owns a slot, and goes on
+        binding the pod when the conclusion is a bind job."""
+        if self._group is None:
+            raise RuntimeError("the binder is not running")
+        self.consulting += 1
+        key = consultation.qp.key
+        self._group.create_task(self._consult(consultation), name=f"extenders {key}")
+
+    async def _consult(self, consultation: Consultation) -> None:
+        job: BindJob | None = None
+        try:
+            while True:
+                await self.outcomes.ask(consultation)
+                concluded = self.outcomes.conclude(consultation)
+                if concluded is None or isinstance(concluded, BindJob):
+                    job = concluded
+                    break
+                consultation = concluded  # decided again: another round of calls
+        except asyncio.CancelledError:
+            self.outcomes.abandon(consultation, Status.error("cancelled (shutdown)"))
+            self.slots.release()
+            raise
+        except Exception as exc:  # a bug: the pod goes back, the scheduler stays up
+            logger.exception("consulting extenders for %s failed", consultation.qp.key)
+            self.outcomes.abandon(consultation, Status.error(f"extenders: {exc}"))
+            self.slots.release()
+            return
+        finally:
+            self.consulting -= 1
+        if job is None:
+            self.slots.release()
+            return
+        self.in_flight[job.pod.key] = job
+        self.started += 1
+        await self._bind(job)
 
     async def _bind(self, job: BindJob) -> None:
         try:
@@ -118,4 +172,8 @@ class Binder:
         status = await job.framework.run_pre_bind(job.state, job.pod, job.node)
         if not status.ok:
             return status
+        if job.extender_bind is not None:
+            bound = await job.extender_bind()
+            if bound is not None:
+                return bound
         return await job.framework.run_bind(job.state, job.pod, job.node)

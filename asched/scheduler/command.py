@@ -15,8 +15,10 @@ from typing import Final
 
 from asched import health
 from asched.api.client import KubeClient
+from asched.api.extender import ExtenderClient
 from asched.api.kubeconfig import resolve_kubeconfig
 from asched.errors import LeadershipLost
+from asched.framework.extender import build_extenders
 from asched.framework.registry import configuration
 from asched.health import HealthState, leader_watchdog
 from asched.leader import LeaderElector
@@ -95,6 +97,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
     config = configuration(args.config)
+    extenders = build_extenders(config.extenders, ExtenderClient)  # TLS material read now
     source = resolve_kubeconfig(args.kubeconfig, config.client_connection.kubeconfig or None)
     where = "the in-cluster service account" if source.path is None else str(source.path)
     logger.info("kubeconfig: %s (from %s)", where, source.origin)
@@ -110,7 +113,7 @@ async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
         return 0
     try:
         options = Options(max_in_flight_binds=args.max_inflight_binds, seed=args.seed)
-        app = App(config, client, options)
+        app = App(config, client, options, extenders=extenders)
         stop.app = app
         if stop.event.is_set():
             app.stop()

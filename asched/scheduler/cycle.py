@@ -27,15 +27,18 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+import numpy as np
+
 from asched import metrics
 from asched.cluster.records import PodInfo
-from asched.framework import contain, diagnosis
+from asched.framework import contain, diagnosis, extender
 from asched.framework.algorithm import Algorithm, Decision
 from asched.framework.events import ClusterEvent
+from asched.framework.extender import Extender
 from asched.framework.interface import PostFilterResult
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
@@ -43,9 +46,12 @@ from asched.framework.waiting import WaitingPod, WaitingPods
 from asched.metrics import AttemptResult
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import IN_FLIGHT, SchedulingQueue
+from asched.scheduler import consult
 from asched.scheduler.binder import Binder, BindJob
+from asched.scheduler.consult import Consultation
 from asched.scheduler.evictions import Evictions
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
 
 logger = logging.getLogger(__name__)
@@ -86,8 +92,16 @@ class Scheduler:
         on_attempt: Callable[[AttemptResult, str, float], None] | None = None,
         on_bound: Callable[[BindJob, float], None] | None = None,
         evictions_factory: Callable[[Scheduler], Evictions] | None = None,
+        extenders: Sequence[Extender] = (),
+        raw: RawObjects | None = None,
     ) -> None:
         self.profiles = profiles
+        #: the configured extenders, in upstream's call order
+        self.extenders = tuple(extenders)
+        self._binders = tuple(e for e in self.extenders if e.is_binder)
+        self._extender_names = frozenset(e.name for e in self.extenders)
+        #: the JSON extenders are sent (filled by the ingest)
+        self.raw = raw if raw is not None else RawObjects(nodes=False)
         self.queue = queue
         self.ledger = ledger
         self.reporter = reporter
@@ -100,13 +114,14 @@ class Scheduler:
         self._on_bound = on_bound
 
     # ------------------------------------------------------------------ cycle
-    def schedule_one(self, qp: QueuedPod) -> BindJob | None:
-        """One synchronous cycle for a popped pod: the job to hand to a binding task, or
+    def schedule_one(self, qp: QueuedPod) -> BindJob | Consultation | None:
+        """One synchronous cycle for a popped pod: the job to hand to a binding task, the
+        consultation to hand to an extender task (:mod:`asched.scheduler.consult`), or
         None when the pod went back to the queue (or away).
 
-        The caller holds a binder slot for the cycle: it gives the slot to the binding
-        task with the job, or releases it on None (one owner, see ``App.schedule_loop``).
-        Never raises (see the module docstring)."""
+        The caller holds a binder slot for the cycle: it gives the slot to the task with
+        the job or the consultation, or releases it on None (one owner, see
+        ``App.schedule_loop``). Never raises (see the module docstring)."""
         try:
             return self._schedule_one(qp)
         except Exception as exc:
@@ -129,33 +144,74 @@ class Scheduler:
         if requeued and self.reporter is not None:
             self.reporter.unschedulable(qp.pod, status.message, error=True)
 
-    def _schedule_one(self, qp: QueuedPod) -> BindJob | None:
+    def _schedule_one(self, qp: QueuedPod) -> BindJob | Consultation | None:
         pod = qp.pod
         profile = self.profiles.get(pod.scheduler_name)
         if profile is None or pod.deleting:
             self.queue.done(pod.key)
             return None
-        start = self.clock()
         self.stats.attempts += 1
-        decided = contain.guarded(pod, "decide", partial(profile.algorithm.schedule, pod))
+        return self._decide(qp, profile, self.clock())
+
+    def _decide(
+        self,
+        qp: QueuedPod,
+        profile: ProfileRuntime,
+        start: float,
+        *,
+        rounds: int = 1,
+        nominated: bool = True,
+    ) -> BindJob | Consultation | None:
+        """The in-tree decision; for a pod an extender wants to see, the consultation to
+        run instead of choosing (see :mod:`asched.scheduler.consult`)."""
+        pod = qp.pod
+        algorithm = profile.algorithm
+        decided = contain.guarded(
+            pod, "decide", partial(algorithm.candidates, pod, nominated=nominated)
+        )
         decision = Decision(pod, decided) if isinstance(decided, Status) else decided
-        if decision.node is None:
+        if decision.candidates is None:
             self._failed(qp, profile, decision)
-            self._attempt(
-                "unschedulable" if decision.status.code != Code.ERROR else "error", profile, start
-            )
+            self._attempt(_result(decision.status), profile, start)
             return None
+        if self.extenders:
+            pod_json = self.raw.pod(pod)
+            if consult.interested(self.extenders, pod_json):
+                table = self.ledger.table
+                order = table.order()
+                names = tuple(table.name_of(int(r)) for r in order[decision.candidates[order]])
+                return Consultation(
+                    qp, profile, pod_json, names, decision.nominated_only, start, rounds
+                )
+        candidates = decision.candidates
+        chosen = contain.guarded(pod, "decide", partial(algorithm.choose, decision, candidates))
+        if isinstance(chosen, Status):
+            self._failed(qp, profile, Decision(pod, chosen))
+            self._attempt("error", profile, start)
+            return None
+        return self._assume(qp, profile, decision, start)
+
+    def _assume(
+        self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision, start: float
+    ) -> BindJob | None:
+        """Assume, Reserve and Permit the chosen node: the bind job, or None (rolled back)."""
+        pod = qp.pod
         node = decision.node
+        assert node is not None
         framework = profile.framework
         self.ledger.assume(pod, node)
         job = BindJob(qp, pod, node, framework, decision.state, started=start)
+        if self._binders:
+            job.extender_bind = partial(
+                extender.run_bind, self._binders, pod, self.raw.pod(pod), node
+            )
         status = framework.run_reserve(job.state, pod, node)
         waits: dict[str, float] = {}
         if status.ok:
             status, waits = framework.run_permit(job.state, pod, node)
         if not status.ok:
             self.rollback(job, status)
-            self._attempt("unschedulable" if status.code != Code.ERROR else "error", profile, start)
+            self._attempt(_result(status), profile, start)
             return None
         if waits:
             job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
@@ -173,12 +229,101 @@ class Scheduler:
         self._attempt("scheduled", profile, start)
         return job
 
+    # ------------------------------------------------------------------ extenders
+    async def ask(self, consultation: Consultation) -> None:
+        """The extender calls of a consultation (in its task, outside the cycle)."""
+        await consult.ask(self.extenders, consultation, self.raw.node)
+
+    def conclude(self, consultation: Consultation) -> BindJob | Consultation | None:
+        """The extenders answered: decide against the current table (synchronous, see
+        :mod:`asched.scheduler.consult`). Never raises."""
+        qp = consultation.qp
+        try:
+            return self._conclude(consultation)
+        except Exception as exc:
+            status = contain.failed(qp.pod, "extenders", exc)
+            self.stats.errors += 1
+            self._recover(qp, status)
+            return None
+
+    def abandon(self, consultation: Consultation, status: Status) -> None:
+        """A consultation that cannot finish (shutdown, a bug): the pod goes back."""
+        qp = consultation.qp
+        if self.queue.where(qp.key) == IN_FLIGHT:
+            self.queue.requeue(qp, status)
+
+    def _conclude(self, consultation: Consultation) -> BindJob | Consultation | None:
+        qp, profile, start = consultation.qp, consultation.profile, consultation.started
+        pod = qp.pod
+        if self.queue.deleted_in_flight(pod.key):
+            self.queue.done(pod.key)  # deleted meanwhile: nothing to bind
+            return None
+        if consultation.error is not None:
+            status = Status.error(str(consultation.error), plugin=extender.EXTENDER_NAME)
+            self._failed(qp, profile, Decision(pod, status))
+            self._attempt("error", profile, start)
+            return None
+        outcome = consultation.outcome
+        assert outcome is not None
+        table = self.ledger.table
+        accepted = np.zeros(table.size, dtype=np.bool_)
+        rows = [row for name in outcome.feasible if (row := table.row_of(name)) is not None]
+        accepted[rows] = True
+        decision = profile.algorithm.candidates(pod, nominated=False, sample=False)
+        if decision.pre_filter is None or not decision.pre_filter.status.ok:
+            self._failed(qp, profile, decision)  # the cluster changed that much meanwhile
+            self._attempt(_result(decision.status), profile, start)
+            return None
+        if decision.candidates is not None:
+            mask = decision.candidates & accepted
+            if mask.any():
+                extra = None
+                if consultation.scores is not None and consultation.scores.by_extender:
+                    extra = np.zeros(table.size, dtype=np.int64)
+                    for name, score in consultation.scores.totals().items():
+                        row = table.row_of(name)
+                        if row is not None:
+                            extra[row] += score
+                profile.algorithm.choose(decision, mask, extra)
+                return self._assume(qp, profile, decision, start)
+        again = bool(rows) or (consultation.nominated_only and not outcome.feasible)
+        if again and consultation.rounds < consult.MAX_ROUNDS:
+            # what the extenders accepted no longer fits (or upstream's nominated-node
+            # shortcut failed): decide again, with a new consultation
+            return self._decide(
+                qp,
+                profile,
+                start,
+                rounds=consultation.rounds + 1,
+                nominated=not consultation.nominated_only,
+            )
+        for name, status in outcome.statuses.items():
+            row = table.row_of(name)
+            if row is not None:
+                decision.extender_failures[row] = status
+        decision.status = Status.unschedulable(plugin="")
+        decision.candidates = None
+        self._failed(qp, profile, decision, extender_filtered=outcome.filtered)
+        self._attempt("unschedulable", profile, start)
+        return None
+
     def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
         if self._on_attempt is not None:
             self._on_attempt(result, profile.framework.name, self.clock() - start)
 
-    def _failed(self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision) -> None:
-        """No node: record who rejected it, requeue, and tell the pod why (cold path)."""
+    def _failed(
+        self,
+        qp: QueuedPod,
+        profile: ProfileRuntime,
+        decision: Decision,
+        *,
+        extender_filtered: bool = False,
+    ) -> None:
+        """No node: record who rejected it, requeue, and tell the pod why (cold path).
+
+        ``extender_filtered``: an extender removed nodes; upstream then counts
+        :data:`~asched.framework.extender.EXTENDER_NAME` among the rejectors, so that any
+        cluster event requeues the pod."""
         diagnosed = contain.guarded(
             qp.pod, "diagnose", partial(self._diagnose, qp, profile, decision)
         )
@@ -186,6 +331,8 @@ class Scheduler:
             status, nominated, rejectors = diagnosed, None, frozenset[str]()
         else:
             status, nominated, rejectors = diagnosed
+        if extender_filtered:
+            rejectors = (rejectors - self._extender_names) | {extender.EXTENDER_NAME}
         if status.code == Code.ERROR:
             self.stats.errors += 1
         else:
@@ -299,3 +446,8 @@ class Scheduler:
                 self.reporter.unschedulable(job.pod, message, error=error)
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)  # what it held may help others
         logger.debug("rolled back %s from %s: %s", job.pod.key, job.node, status.message)
+
+
+def _result(status: Status) -> AttemptResult:
+    """How a failed attempt counts: an error, or unschedulable."""
+    return "error" if status.code == Code.ERROR else "unschedulable"

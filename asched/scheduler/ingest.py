@@ -33,6 +33,7 @@ from asched.errors import DecodeError
 from asched.framework.events import ClusterEvent
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.raw import RawObjects
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class Ingest:
         *,
         on_bad_pod: Callable[[Mapping[str, Any], DecodeError], None] | None = None,
         on_pod_gone: Callable[[str], None] | None = None,
+        raw: RawObjects | None = None,
     ) -> None:
         self.table = table
         self.ledger = ledger
@@ -66,6 +68,8 @@ class Ingest:
         #: called with the key of a pod that is deleted, or that someone else bound while
         #: it was pending here (what was remembered of it for reports can go)
         self.on_pod_gone = on_pod_gone
+        #: the JSON scheduler extenders are sent (None: no extender is configured)
+        self.raw = raw
         #: pending pods of ours that did not decode: key -> the error last reported
         self.undecodable: dict[str, str] = {}
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
@@ -187,11 +191,15 @@ class Ingest:
         row = self.table.row_of(node.name)
         old = self.table.node_at(row) if row is not None else None
         self.table.upsert_node(node)
+        if self.raw is not None and self.raw.keep_nodes:
+            self.raw.nodes[node.name] = obj
         for event in _node_events(old, node):
             self.queue.move(event, node)
 
     def _node_deleted(self, name: str) -> None:
         self.table.remove_node(name)
+        if self.raw is not None:
+            self.raw.nodes.pop(name, None)
 
     # ------------------------------------------------------------------ pods
     def _pod(self, kind: str, obj: Mapping[str, Any]) -> None:
@@ -212,7 +220,7 @@ class Ingest:
             # (a pod already assumed may still send a late pending event: ignored)
             self.table.nominations.observed(pod)  # e.g. after a restart
         if pod.node_name:
-            if self.pending.pop(pod.key, None) is not None and self.on_pod_gone is not None:
+            if self._unpend(pod.key) is not None and self.on_pod_gone is not None:
                 self.on_pod_gone(pod.key)
             self.queue.delete(pod.key)
             if pod.phase in TERMINAL_PHASES:
@@ -225,15 +233,23 @@ class Ingest:
                     self.queue.move(ClusterEvent.ASSIGNED_POD_ADD, pod)
         elif pod.scheduler_name in self.scheduler_names:
             if pod.deleting:
-                self.pending.pop(pod.key, None)
+                self._unpend(pod.key)
                 self.queue.delete(pod.key)
             else:
                 known = pod.key in self.pending
                 self.pending[pod.key] = pod
+                if self.raw is not None:
+                    self.raw.pods[pod.key] = obj
                 if known:
                     self.queue.update(pod)
                 else:
                     self.queue.add(pod)
+
+    def _unpend(self, key: str) -> PodInfo | None:
+        """``key`` is no longer a pending pod of ours: forget it (and its JSON)."""
+        if self.raw is not None:
+            self.raw.pods.pop(key, None)
+        return self.pending.pop(key, None)
 
     def _bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
         """A pod that does not decode: counted and logged; if it is a pending pod of ours
@@ -247,7 +263,7 @@ class Ingest:
         if not ours:
             logger.warning("ignoring pod: %s", error)
             return
-        self.pending.pop(key, None)
+        self._unpend(key)
         self.queue.delete(key)
         message = str(error)
         if self.undecodable.get(key) == message:
@@ -277,7 +293,7 @@ class Ingest:
             return False
         self.ledger.confirm(key)
         self.queue.move(ClusterEvent.ASSIGNED_POD_ADD)  # e.g. what a required affinity waits for
-        self.pending.pop(key, None)
+        self._unpend(key)
         self.queue.delete(key)
         return True
 
@@ -286,7 +302,7 @@ class Ingest:
         if self.on_pod_gone is not None:
             self.on_pod_gone(key)
         self.table.nominations.forget(key)
-        self.pending.pop(key, None)
+        self._unpend(key)
         self.queue.delete(key)
         self._release(key)
 

@@ -114,12 +114,14 @@ def test_health_port_in_use(tmp_path: Path) -> None:
     assert "in use" in result.stderr
 
 
-def test_extenders_are_refused_until_the_cycle_calls_them(tmp_path: Path) -> None:
+def test_an_extender_ca_that_cannot_be_read_is_one_line(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
+    missing = tmp_path / "no-such-ca.pem"
     config.write_text(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "extenders: [{urlPrefix: 'http://127.0.0.1:1/ext', filterVerb: filter}]\n"
+        "extenders: [{urlPrefix: 'https://127.0.0.1:1/ext', filterVerb: filter,"
+        f" enableHTTPS: true, tlsConfig: {{caFile: '{missing}'}}}}]\n"
     )
     result = asched_run(tmp_path, "--config", str(config))
-    assert_one_line_error(result, f"{config}: extenders[0] (http://127.0.0.1:1/ext): ")
-    assert "does not call them yet" in result.stderr
+    assert_one_line_error(result, "")
+    assert str(missing) in result.stderr

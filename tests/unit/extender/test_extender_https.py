@@ -230,12 +230,14 @@ async def test_client_certificate(mutual_tls: Path, client_tls: str, works: bool
         ),
         pytest.param(
             ExtenderTLSConfig(ca_file="/nonexistent/ca.pem"),
-            "extender https://ext.example: tlsConfig.caFile: cannot load the CA: FileNotFoundError:",
+            "extender https://ext.example: tlsConfig.caFile (/nonexistent/ca.pem): cannot load the CA: "
+            "FileNotFoundError:",
             id="caFile that does not exist",
         ),
         pytest.param(
             ExtenderTLSConfig(cert_file="/nonexistent/tls.crt", key_file="/nonexistent/tls.key"),
-            "extender https://ext.example: tlsConfig: cannot load the client certificate and key: FileNotFoundError:",
+            "extender https://ext.example: tlsConfig (/nonexistent/tls.crt, /nonexistent/tls.key): "
+            "cannot load the client certificate and key: FileNotFoundError:",
             id="client certificate file that does not exist",
         ),
     ],

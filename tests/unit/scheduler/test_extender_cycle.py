@@ -1,0 +1,283 @@
+"""The extender half of an attempt: decided in the cycle, asked outside it, concluded
+against the table as it is then (asched.scheduler.consult).
+
+Each test drives the three steps by hand: ``schedule_one`` (the in-tree half, returning a
+Consultation), ``ask`` (the real HTTP calls to a test extender), then ``conclude``, and
+changes the table in between where the case needs it, as other pods would while the
+calls are in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from builders import make_node, make_pod
+
+from asched.benchmark.extender_server import ExtenderRules
+from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.framework.algorithm import Algorithm
+from asched.framework.events import ANY, ClusterEvent
+from asched.framework.extender import EXTENDER_NAME, any_filter, any_prioritizer
+from asched.framework.runtime import Framework
+from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
+from asched.scheduler.binder import Binder, BindJob
+from asched.scheduler.consult import Consultation
+from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.ledger import Ledger
+from asched.scheduler.raw import RawObjects
+from tests.configs import load_config
+from tests.unit.extender._support import Spec, names_sent, spec, started
+from tests.unit.scheduler.test_cycle_guards import FakeClock, RecordingReporter
+
+PROFILE = "asched"
+NODES = ("n1", "n2", "n3", "n4")
+GPU = "example.com/gpu"
+
+
+@dataclass
+class Rig:
+    scheduler: Scheduler
+    table: NodeTable
+    reporter: RecordingReporter
+    servers: list[Any]
+
+    def add(
+        self, name: str, *, nominated: str = "", extra: dict[str, str] | None = None
+    ) -> PodInfo:
+        raw = make_pod(name, requests=[{"cpu": "1", "memory": "1Gi", **(extra or {})}])
+        raw["spec"]["schedulerName"] = PROFILE
+        if nominated:
+            raw["status"] = {"nominatedNodeName": nominated}
+        pod = decode_pod(raw)
+        self.scheduler.raw.pods[pod.key] = raw
+        self.scheduler.queue.add(pod)
+        return pod
+
+    def pop(self) -> Any:
+        qp = self.scheduler.queue.pop()
+        assert qp is not None
+        return qp
+
+    def fill(self, node: str) -> None:
+        """Another pod takes all of ``node``'s cpu (as one assumed meanwhile would)."""
+        other = decode_pod(make_pod(f"filler-{node}", cpu="4", memory="1Gi"))
+        self.scheduler.ledger.assume(other, node)
+
+    async def consult(self, consultation: Consultation) -> BindJob | Consultation | None:
+        await self.scheduler.ask(consultation)
+        return self.scheduler.conclude(consultation)
+
+
+@asynccontextmanager
+async def rig(*specs: Spec) -> AsyncIterator[Rig]:
+    """A scheduler over n1..n4 (4 cpu, 8Gi each: identical, so the in-tree scores tie)
+    with the test extenders of ``specs``."""
+    async with started(*specs) as running:
+        entries = [
+            server.entry(**s.fields) for server, s in zip(running.servers, specs, strict=True)
+        ]
+        config = load_config(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": PROFILE}],
+                "extenders": entries,  # managedResources' ignoredByScheduler reach the fit
+            }
+        )
+        framework = Framework(config.profiles[0])
+        table = NodeTable()
+        for name in NODES:
+            table.upsert_node(decode_node(make_node(name, cpu="4", memory="8Gi")))
+        algorithm = Algorithm(
+            framework,
+            table,
+            seed=1,
+            extender_filters=any_filter(running.extenders),
+            extender_scores=any_prioritizer(running.extenders),
+        )
+        clock = FakeClock()
+        reporter = RecordingReporter()
+        scheduler = Scheduler(
+            profiles={PROFILE: ProfileRuntime(framework, algorithm)},
+            queue=SchedulingQueue(clock=clock, interests={EXTENDER_NAME: ANY}),
+            ledger=Ledger(table),
+            binder_factory=lambda s: Binder(s),
+            reporter=reporter,  # type: ignore[arg-type]
+            clock=clock,
+            extenders=running.extenders,
+            raw=RawObjects(nodes=True),
+        )
+        for name in NODES:
+            scheduler.raw.nodes[name] = make_node(name, cpu="4", memory="8Gi")
+        yield Rig(scheduler, table, reporter, running.servers)
+
+
+async def test_nothing_changed_is_upstreams_answer() -> None:
+    """n1 is refused; the in-tree scores tie on n2..n4, so the extender's 10 x weight 1 x 10
+    = 100 points on n3 decide."""
+    rules = ExtenderRules(fail=frozenset({"n1"}), scores={"n3": 10})
+    async with rig(spec(rules, nodeCacheCapable=True)) as r:
+        pod = r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        assert r.table.pods.get(pod.key) is None  # nothing assumed while the calls are out
+        job = await r.consult(consultation)
+        assert isinstance(job, BindJob)
+        assert job.node == "n3"
+        assert r.scheduler.ledger.node_of(pod.key) == "n3"
+        [server] = r.servers
+        assert names_sent(server, "filter") == [list(NODES)]
+        assert names_sent(server, "prioritize") == [["n2", "n3", "n4"]]
+
+
+@pytest.mark.parametrize(
+    ("prefer", "filled", "expected"),
+    [
+        # n3 preferred by the extender but full by the time it answered: n4, the other
+        # node it accepted, still fits
+        pytest.param("n3", "n3", "n4", id="preferred node filled meanwhile"),
+        # a node the extender did not prefer filled: the preferred one still holds
+        pytest.param("n3", "n4", "n3", id="other accepted node filled meanwhile"),
+    ],
+)
+async def test_rows_changed_meanwhile_are_filtered_again(
+    prefer: str, filled: str, expected: str
+) -> None:
+    rules = ExtenderRules(passes=frozenset({"n3", "n4"}), scores={prefer: 10})
+    async with rig(spec(rules)) as r:
+        pod = r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        r.fill(filled)
+        job = await r.consult(consultation)
+        assert isinstance(job, BindJob)
+        assert job.node == expected
+        # no over-commit: every node holds at most its 4 cpu (in millicores)
+        for row in range(len(NODES)):
+            assert r.table.free_of("cpu")[row] >= 0
+        assert r.scheduler.ledger.node_of(pod.key) == expected
+
+
+async def test_a_choice_that_no_longer_holds_is_decided_again() -> None:
+    """The extender accepts n3 alone; n3 fills up meanwhile. The pod is decided again: the
+    second consultation is sent n1, n2, n4 (n3 now fails in-tree), all refused, and the
+    FitError counts both kinds of reason: 0/4 = 1 Insufficient cpu + 3 refused."""
+    rules = ExtenderRules(passes=frozenset({"n3"}), fail_reason="not on the list")
+    async with rig(spec(rules)) as r:
+        pod = r.add("p")
+        first = r.scheduler.schedule_one(r.pop())
+        assert isinstance(first, Consultation)
+        r.fill("n3")
+        second = await r.consult(first)
+        assert isinstance(second, Consultation)
+        assert second.rounds == 2
+        assert await r.consult(second) is None
+        [server] = r.servers
+        assert names_sent(server, "filter") == [list(NODES), ["n1", "n2", "n4"]]
+        message = r.reporter.said[pod.key]
+        assert message == (
+            "0/4 nodes are available: 1 Insufficient cpu, 3 not on the list. "
+            # preemption sees the extender's refusals as Unschedulable, as upstream; the
+            # filler on n3 has the pod's own priority, so it is no victim
+            "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
+        )
+        # parked; the extender's refusals make any cluster event move it (upstream
+        # registers extenders for every event)
+        assert r.scheduler.queue.where(pod.key) == UNSCHEDULABLE
+        assert r.scheduler.queue.move(ClusterEvent.NODE_LABEL) == 1
+        assert r.scheduler.ledger.node_of(pod.key) is None
+
+
+async def test_rounds_are_bounded() -> None:
+    """Each round, every node the extender accepted fills up before its answer, and a new
+    node appears (but after the last): the pod is decided 3 times (MAX_ROUNDS), then
+    reported with the reasons of the last decision: 4 + 2 nodes, all full by then."""
+    async with rig(spec(ExtenderRules())) as r:
+        pod = r.add("p")
+        consultation: Any = r.scheduler.schedule_one(r.pop())
+        rounds = 0
+        while isinstance(consultation, Consultation):
+            rounds += 1
+            for name in consultation.names:
+                r.fill(name)
+            if rounds < 3:
+                new = f"m{rounds}"
+                r.table.upsert_node(decode_node(make_node(new, cpu="4", memory="8Gi")))
+            consultation = await r.consult(consultation)
+        assert consultation is None
+        assert rounds == 3
+        [server] = r.servers
+        assert names_sent(server, "filter") == [list(NODES), ["m1"], ["m2"]]
+        assert r.reporter.said[pod.key].startswith("0/6 nodes are available: 6 Insufficient cpu.")
+        assert r.scheduler.ledger.node_of(pod.key) is None
+
+
+async def test_a_failing_extender_fails_the_attempt_unless_ignorable() -> None:
+    down = ExtenderRules(faults={"filter": "status-500"})
+    async with rig(spec(down)) as r:
+        pod = r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        assert await r.consult(consultation) is None
+        assert pod.key in r.reporter.errors
+        assert r.servers[0].url in r.reporter.said[pod.key]
+        assert r.scheduler.queue.where(pod.key) == BACKOFF
+        assert r.scheduler.stats.errors == 1
+    async with rig(spec(down, ignorable=True)) as r:
+        r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        job = await r.consult(consultation)
+        assert isinstance(job, BindJob)  # the ignorable extender was skipped
+
+
+async def test_a_pod_deleted_while_its_extenders_are_asked_is_dropped() -> None:
+    async with rig(spec(ExtenderRules())) as r:
+        pod = r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        r.scheduler.queue.delete(pod.key)
+        assert await r.consult(consultation) is None
+        assert r.scheduler.ledger.node_of(pod.key) is None
+        assert r.scheduler.queue.where(pod.key) is None
+        assert pod.key not in r.reporter.said
+
+
+async def test_a_refused_nominated_node_means_every_node_is_evaluated() -> None:
+    """Upstream tries the nominated node alone first; when the extenders refuse it, it
+    evaluates every node (with the extenders again)."""
+    rules = ExtenderRules(fail=frozenset({"n2"}), scores={"n4": 10})
+    async with rig(spec(rules)) as r:
+        pod = r.add("p", nominated="n2")
+        assert pod.nominated_node_name == "n2"
+        r.table.nominations.observed(pod)
+        first = r.scheduler.schedule_one(r.pop())
+        assert isinstance(first, Consultation)
+        assert first.nominated_only
+        second = await r.consult(first)
+        assert isinstance(second, Consultation)
+        job = await r.consult(second)
+        assert isinstance(job, BindJob)
+        assert job.node == "n4"
+        [server] = r.servers
+        assert names_sent(server, "filter") == [["n2"], list(NODES)]
+
+
+async def test_a_pod_no_extender_is_interested_in_is_decided_in_the_cycle() -> None:
+    managed = [{"name": GPU, "ignoredByScheduler": True}]
+    async with rig(spec(ExtenderRules(), managedResources=managed)) as r:
+        r.add("plain")
+        job = r.scheduler.schedule_one(r.pop())
+        assert isinstance(job, BindJob)
+        gpu = r.add("gpu", extra={GPU: "1"})
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        assert consultation.qp.key == gpu.key
+        assert r.scheduler.queue.where(gpu.key) == IN_FLIGHT
+        assert [c.verb for c in r.servers[0].calls] == []
