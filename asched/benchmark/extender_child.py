@@ -10,7 +10,8 @@ HTTPS, the CA as ``tlsConfig.caData``. Both schedulers run on this host (kube-sc
 not in a pod), so a loopback URL reaches the extender from either.
 
 :func:`call_figures` turns two readings of the extender's ``/stats`` (before and after a
-phase) into the calls it answered and its CPU per call, in milliseconds.
+phase) into the calls it answered and its CPU per call, in milliseconds;
+:func:`pods_on_rejected_nodes` counts the pods a scheduler placed against the extender.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import ssl
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -27,6 +29,7 @@ import orjson
 
 from asched.backends.process import Child
 from asched.benchmark.hash_extender import FILTER_VERB, PRIORITIZE_VERB, HashRule
+from asched.benchmark.observe import PodRecord
 
 #: ``reject_every`` of ``asched bench run``: about one node in ten fails the filter.
 DEFAULT_REJECT_EVERY: Final = 10
@@ -184,6 +187,19 @@ class ExtenderChild:
             response.raise_for_status()
             stats: dict[str, Any] = orjson.loads(await response.read())
             return stats
+
+
+def pods_on_rejected_nodes(rule: HashRule, records: Iterable[PodRecord]) -> int:
+    """How many init and measured pods the watch saw bound to a node ``rule`` rejects.
+
+    Ceiling pods are left out: the trivial binder places them round-robin, on purpose
+    without asking anything.
+    """
+    return sum(
+        1
+        for record in records
+        if record.node and record.phase in ("init", "measured") and rule.rejects(record.node)
+    )
 
 
 def call_figures(before: dict[str, Any], after: dict[str, Any], pods: int) -> dict[str, Any]:

@@ -36,7 +36,12 @@ from asched.backends.process import Child
 from asched.backends.rest import RestClient
 from asched.benchmark import ceiling, loadgen, objects, procstat, quality, report
 from asched.benchmark.backend import Backend, BackendName
-from asched.benchmark.extender_child import ExtenderChild, ExtenderOptions, call_figures
+from asched.benchmark.extender_child import (
+    ExtenderChild,
+    ExtenderOptions,
+    call_figures,
+    pods_on_rejected_nodes,
+)
 from asched.benchmark.loadgen import CreateStats
 from asched.benchmark.observe import PHASE_LABEL, Observer
 from asched.benchmark.progress import Display
@@ -497,12 +502,7 @@ class _Run:
         """Init and measured pods bound to a node the extender's filter rejects."""
         if self.extender is None:
             return 0
-        rule = self.extender.rule
-        return sum(
-            1
-            for record in self.observer.pods.values()
-            if record.node and record.phase in ("init", "measured") and rule.rejects(record.node)
-        )
+        return pods_on_rejected_nodes(self.extender.rule, self.observer.pods.values())
 
     def _extender_json(self) -> dict[str, Any] | None:
         """The extender's settings, where it listened, and its calls while measuring."""

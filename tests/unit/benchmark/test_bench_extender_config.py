@@ -1,4 +1,5 @@
-"""`asched bench run --extender-latency-ms`: the extenders[] entry both schedulers get.
+"""`asched bench run --extender-latency-ms`: the extenders[] entry both schedulers get, and
+the invariant it adds (no pod on a node the extender rejects).
 
 asched reads ``kubescheduler.config.k8s.io/v1``, kube-scheduler v1.20.2 reads ``v1beta1``;
 both get the same entry (v1.20's ``Extender`` has v1's field names, ``httpTimeout`` a
@@ -15,7 +16,10 @@ from typing import Any
 import pytest
 
 from asched.backends.scheduler import scheduler_config
-from asched.benchmark.extender_child import extender_entry
+from asched.benchmark.extender_child import extender_entry, pods_on_rejected_nodes
+from asched.benchmark.hash_extender import HashRule
+from asched.benchmark.observe import PodRecord
+from asched.benchmark.results import Invariants
 from asched.benchmark.schedulers import SCHEDULER_NAME, asched_config
 from tests.configs import load_config
 
@@ -115,3 +119,35 @@ def test_kube_scheduler_v1beta1_config_holds_the_same_entry() -> None:
 )
 def test_no_extender_no_extenders_key(document: dict[str, Any]) -> None:
     assert "extenders" not in document
+
+
+# node-5 fails crc32 % 10 (tests/unit/benchmark/test_bench_hash_rule.py); node-0 passes.
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        pytest.param(
+            [PodRecord("m/a", "measured", 0.0, 1.0, "node-5")], 1, id="measured-on-rejected"
+        ),
+        pytest.param([PodRecord("i/a", "init", 0.0, 1.0, "node-5")], 1, id="init-on-rejected"),
+        pytest.param([PodRecord("m/a", "measured", 0.0, 1.0, "node-0")], 0, id="on-accepted"),
+        pytest.param([PodRecord("m/a", "measured", 0.0)], 0, id="not-bound"),
+        # the bind ceiling places its pods round-robin without asking: not a violation
+        pytest.param([PodRecord("c/a", "ceiling", 0.0, 1.0, "node-5")], 0, id="ceiling-pod"),
+        pytest.param(
+            [
+                PodRecord("m/a", "measured", 0.0, 1.0, "node-5"),
+                PodRecord("m/b", "measured", 0.0, 1.0, "node-6"),
+                PodRecord("m/c", "measured", 0.0, 1.0, "node-0"),
+            ],
+            2,
+            id="two-of-three",
+        ),
+    ],
+)
+def test_pods_on_rejected_nodes(records: list[PodRecord], expected: int) -> None:
+    assert pods_on_rejected_nodes(HashRule(10), records) == expected
+
+
+def test_a_pod_on_a_rejected_node_breaks_the_invariants() -> None:
+    assert Invariants().ok
+    assert not Invariants(pods_on_rejected_nodes=1).ok
