@@ -151,6 +151,7 @@ def plot(groups: dict[Key, Group], path: Path) -> None:
     for offset, scheduler in ((-width / 2, "asched"), (width / 2, "kube-scheduler")):
         heights: list[float] = []
         notes: list[str] = []
+        pods: set[int] = set()
         for latency in latencies:
             found = [
                 (len(g.runs), w, g)
@@ -163,10 +164,13 @@ def plot(groups: dict[Key, Group], path: Path) -> None:
                 continue
             # Prefer the workload with the most measured pods (the main series).
             group = max(found, key=lambda item: item[2].runs[0]["workload"]["measured_pods"])[2]
+            pods.add(group.runs[0]["workload"]["measured_pods"])
             heights.append(group.average() or 0.0)
             notes.append(f"{group.average() or 0:,.0f}")
         positions = [i + offset for i in range(len(latencies))]
-        bars = axes.bar(positions, heights, width=width, label=scheduler)
+        sizes = ", ".join(f"{n:,}" for n in sorted(pods))
+        label = f"{scheduler} ({sizes} measured pods)" if pods else scheduler
+        bars = axes.bar(positions, heights, width=width, label=label)
         for bar, note in zip(bars, notes, strict=True):
             axes.annotate(
                 note,
