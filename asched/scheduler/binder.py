@@ -28,7 +28,7 @@ from asched.framework.waiting import WaitingPod
 from asched.queue.queued import QueuedPod
 
 if TYPE_CHECKING:
-    from asched.scheduler.consult import Consultation
+    from asched.scheduler.consult import Pending
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +55,11 @@ class Outcomes(Protocol):
 
     def rollback(self, job: BindJob, status: Status) -> None: ...
 
-    async def ask(self, consultation: Consultation) -> None: ...
+    async def ask(self, pending: Pending) -> None: ...
 
-    def conclude(self, consultation: Consultation) -> BindJob | Consultation | None: ...
+    def conclude(self, pending: Pending) -> BindJob | Pending | None: ...
 
-    def abandon(self, consultation: Consultation, status: Status) -> None: ...
+    def abandon(self, pending: Pending, status: Status) -> None: ...
 
 
 class Binder:
@@ -105,7 +105,7 @@ class Binder:
         self.started += 1
         self._group.create_task(self._bind(job), name=f"bind {job.pod.key}")
 
-    def consult(self, consultation: Consultation) -> None:
+    def consult(self, consultation: Pending) -> None:
         """Hand a pod whose extenders must be asked to a task; it owns a slot, and goes on
         binding the pod when the conclusion is a bind job."""
         if self._group is None:
@@ -114,7 +114,7 @@ class Binder:
         key = consultation.qp.key
         self._group.create_task(self._consult(consultation), name=f"extenders {key}")
 
-    async def _consult(self, consultation: Consultation) -> None:
+    async def _consult(self, consultation: Pending) -> None:
         job: BindJob | None = None
         try:
             while True:

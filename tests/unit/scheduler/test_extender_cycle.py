@@ -27,7 +27,7 @@ from asched.framework.extender import EXTENDER_NAME, any_filter, any_prioritizer
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.consult import Consultation
+from asched.scheduler.consult import Consultation, Preemption
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
@@ -281,3 +281,70 @@ async def test_a_pod_no_extender_is_interested_in_is_decided_in_the_cycle() -> N
         assert consultation.qp.key == gpu.key
         assert r.scheduler.queue.where(gpu.key) == IN_FLIGHT
         assert [c.verb for c in r.servers[0].calls] == []
+
+
+@pytest.mark.parametrize(
+    "cache_capable",
+    [pytest.param(True, id="victims by UID"), pytest.param(False, id="victims as objects")],
+)
+async def test_preempting_extenders_narrow_the_candidates(cache_capable: bool) -> None:
+    """Every node is full of one priority-0 pod (4 cpu); a priority-100 pod needs 1 cpu, so
+    each node is a candidate with one victim. The extender's preempt verb keeps only the
+    nodes its filter rules pass (n3, n4): the nomination is one of those, made once the
+    extender answered, outside the cycle."""
+    rules = ExtenderRules(passes=frozenset({"n3", "n4"}))
+    fields = {"preempt": True, "filterVerb": "", "prioritizeVerb": ""}
+    async with rig(spec(rules, nodeCacheCapable=cache_capable, **fields)) as r:
+        for name in NODES:
+            raw = make_pod(f"victim-{name}", cpu="4", memory="1Gi", priority=0)
+            raw["metadata"]["uid"] = f"uid-{name}"
+            r.table.add_pod(decode_pod(raw), name)
+        raw = make_pod("important", cpu="1", memory="1Gi", priority=100)
+        raw["spec"]["schedulerName"] = PROFILE
+        pod = decode_pod(raw)
+        r.scheduler.raw.pods[pod.key] = raw
+        r.scheduler.queue.add(pod)
+        preemption = r.scheduler.schedule_one(r.pop())
+        assert isinstance(preemption, Preemption)  # no nomination before the answer
+        assert not r.table.nominations.node_of(pod.key)
+        assert sorted(r.table.name_of(c.row) for c in preemption.candidates) == list(NODES)
+        assert await r.consult(preemption) is None
+        nominated = r.table.nominations.node_of(pod.key)
+        assert nominated in {"n3", "n4"}
+        [call] = r.servers[0].calls_of("preempt")
+        if cache_capable:
+            sent = call.body["NodeNameToMetaVictims"]
+            assert sent["n1"] == {"Pods": [{"UID": "uid-n1"}], "NumPDBViolations": 0}
+        else:
+            [victim] = call.body["NodeNameToVictims"]["n1"]["Pods"]
+            assert victim["metadata"] == {
+                "name": "victim-n1",
+                "namespace": "default",
+                "uid": "uid-n1",
+            }
+        assert r.scheduler.queue.where(pod.key) in {BACKOFF, UNSCHEDULABLE}
+        assert r.reporter.said[pod.key].startswith("0/4 nodes are available: 4 Insufficient cpu.")
+
+
+async def test_victims_gone_meanwhile_leave_no_candidate() -> None:
+    """The extender keeps n3 alone; its victim is deleted before the answer arrives: the
+    candidate no longer holds, and the pod is told upstream's 'no candidate' message."""
+    rules = ExtenderRules(passes=frozenset({"n3"}))
+    fields = {"preempt": True, "filterVerb": "", "prioritizeVerb": "", "nodeCacheCapable": True}
+    async with rig(spec(rules, **fields)) as r:
+        for name in NODES:
+            raw = make_pod(f"victim-{name}", cpu="4", memory="1Gi", priority=0)
+            raw["metadata"]["uid"] = f"uid-{name}"
+            r.table.add_pod(decode_pod(raw), name)
+        raw = make_pod("important", cpu="1", memory="1Gi", priority=100)
+        raw["spec"]["schedulerName"] = PROFILE
+        pod = decode_pod(raw)
+        r.scheduler.raw.pods[pod.key] = raw
+        r.scheduler.queue.add(pod)
+        preemption = r.scheduler.schedule_one(r.pop())
+        assert isinstance(preemption, Preemption)
+        await r.scheduler.ask(preemption)
+        r.table.remove_pod("default/victim-n3")
+        assert r.scheduler.conclude(preemption) is None
+        assert not r.table.nominations.node_of(pod.key)
+        assert r.reporter.said[pod.key].endswith("preemption: no candidate node for preemption")
