@@ -181,7 +181,8 @@ class Scheduler:
             if consult.interested(self.extenders, pod_json):
                 table = self.ledger.table
                 order = table.order()
-                names = tuple(table.name_of(int(r)) for r in order[decision.candidates[order]])
+                rows = order[decision.candidates[order]].tolist()  # live rows, in node order
+                names = tuple(str(table.names[r]) for r in rows)
                 return Consultation(
                     qp, profile, pod_json, names, decision.nominated_only, start, rounds
                 )

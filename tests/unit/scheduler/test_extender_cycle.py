@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from builders import make_node, make_pod
 
+from asched import metrics
 from asched.benchmark.extender_server import ExtenderRules
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
@@ -348,3 +349,23 @@ async def test_victims_gone_meanwhile_leave_no_candidate() -> None:
         assert r.scheduler.conclude(preemption) is None
         assert not r.table.nominations.node_of(pod.key)
         assert r.reporter.said[pod.key].endswith("preemption: no candidate node for preemption")
+
+
+async def test_every_call_is_timed_by_extender_verb_and_result() -> None:
+    """An ignorable extender whose filter fails (skipped) and whose prioritize answers:
+    one error sample for filter, one ok sample for prioritize (the URL is per test)."""
+    async with rig(spec(ExtenderRules(faults={"filter": "status-500"}), ignorable=True)) as r:
+        url = r.servers[0].url
+
+        def count(verb: str, result: str) -> float:
+            labels = {"extender": url, "verb": verb, "result": result}
+            name = "asched_extender_request_duration_seconds_count"
+            return metrics.REGISTRY.get_sample_value(name, labels) or 0.0
+
+        r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        await r.consult(consultation)
+        assert count("filter", "error") == 1
+        assert count("filter", "ok") == 0
+        assert count("prioritize", "ok") == 1  # the filter was skipped: all 4 nodes scored
