@@ -28,7 +28,7 @@ from typing import Final
 from asched.config.catalogue import Catalogue
 from asched.config.load import default_config, load_config_file
 from asched.config.types import SchedulerConfig
-from asched.errors import InputError, PluginLoadError
+from asched.errors import PluginLoadError
 from asched.framework.plugins import (
     default_binder,
     default_preemption,
@@ -150,15 +150,6 @@ def in_tree() -> Registry:
 
 def configuration(path: str | None) -> SchedulerConfig:
     """The KubeSchedulerConfiguration at ``path`` (the defaults when None), read against
-    the plugins of this installation.
-
-    Extenders are read and validated, but the scheduling cycle does not call them yet: a
-    configuration with extenders is refused here, rather than run without them."""
+    the plugins of this installation."""
     catalogue = installed().catalogue
-    config = load_config_file(path, catalogue=catalogue) if path else default_config(catalogue)
-    if config.extenders:
-        raise InputError(
-            f"{path}: extenders[0] ({config.extenders[0].url_prefix}): this build of asched "
-            "validates extenders but does not call them yet; remove them to run"
-        )
-    return config
+    return load_config_file(path, catalogue=catalogue) if path else default_config(catalogue)

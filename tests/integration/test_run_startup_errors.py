@@ -112,14 +112,3 @@ def test_health_port_in_use(tmp_path: Path) -> None:
         )
     assert_one_line_error(result, f"127.0.0.1:{port}: cannot serve the health endpoints: ")
     assert "in use" in result.stderr
-
-
-def test_extenders_are_refused_until_the_cycle_calls_them(tmp_path: Path) -> None:
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-        "extenders: [{urlPrefix: 'http://127.0.0.1:1/ext', filterVerb: filter}]\n"
-    )
-    result = asched_run(tmp_path, "--config", str(config))
-    assert_one_line_error(result, f"{config}: extenders[0] (http://127.0.0.1:1/ext): ")
-    assert "does not call them yet" in result.stderr
