@@ -9,6 +9,12 @@ and the differential tests hold the two equal.
 An Error (a PreFilter's, or a PreScore's when some node is feasible) ends the
 evaluation as it ends upstream's cycle: no node is selected, the nodes that passed the
 filters carry the Error, and the message is the error's.
+
+It runs in two synchronous halves, so that scheduler extenders can be awaited between
+them (:mod:`asched.explain.extenders`): :func:`filter_nodes` (PreFilter, PreScore, every
+Filter) and :func:`score_nodes` (Score over the nodes still feasible, the extenders'
+columns, the choice or the FitError and preemption). :func:`evaluate_table` runs both
+with nothing in between.
 """
 
 from __future__ import annotations
