@@ -284,6 +284,21 @@ async def test_a_pod_no_extender_is_interested_in_is_decided_in_the_cycle() -> N
         assert [c.verb for c in r.servers[0].calls] == []
 
 
+def _full_nodes_and_an_important_pod(r: Rig) -> PodInfo:
+    """Every node full of one priority-0 pod of 4 cpu (uid ``uid-<node>``), and a pending
+    priority-100 pod asking 1 cpu."""
+    for name in NODES:
+        raw = make_pod(f"victim-{name}", cpu="4", memory="1Gi", priority=0)
+        raw["metadata"]["uid"] = f"uid-{name}"
+        r.table.add_pod(decode_pod(raw), name)
+    raw = make_pod("important", cpu="1", memory="1Gi", priority=100)
+    raw["spec"]["schedulerName"] = PROFILE
+    pod = decode_pod(raw)
+    r.scheduler.raw.pods[pod.key] = raw
+    r.scheduler.queue.add(pod)
+    return pod
+
+
 @pytest.mark.parametrize(
     "cache_capable",
     [pytest.param(True, id="victims by UID"), pytest.param(False, id="victims as objects")],
@@ -296,15 +311,7 @@ async def test_preempting_extenders_narrow_the_candidates(cache_capable: bool) -
     rules = ExtenderRules(passes=frozenset({"n3", "n4"}))
     fields = {"preempt": True, "filterVerb": "", "prioritizeVerb": ""}
     async with rig(spec(rules, nodeCacheCapable=cache_capable, **fields)) as r:
-        for name in NODES:
-            raw = make_pod(f"victim-{name}", cpu="4", memory="1Gi", priority=0)
-            raw["metadata"]["uid"] = f"uid-{name}"
-            r.table.add_pod(decode_pod(raw), name)
-        raw = make_pod("important", cpu="1", memory="1Gi", priority=100)
-        raw["spec"]["schedulerName"] = PROFILE
-        pod = decode_pod(raw)
-        r.scheduler.raw.pods[pod.key] = raw
-        r.scheduler.queue.add(pod)
+        pod = _full_nodes_and_an_important_pod(r)
         preemption = r.scheduler.schedule_one(r.pop())
         assert isinstance(preemption, Preemption)  # no nomination before the answer
         assert not r.table.nominations.node_of(pod.key)
@@ -333,15 +340,7 @@ async def test_victims_gone_meanwhile_leave_no_candidate() -> None:
     rules = ExtenderRules(passes=frozenset({"n3"}))
     fields = {"preempt": True, "filterVerb": "", "prioritizeVerb": "", "nodeCacheCapable": True}
     async with rig(spec(rules, **fields)) as r:
-        for name in NODES:
-            raw = make_pod(f"victim-{name}", cpu="4", memory="1Gi", priority=0)
-            raw["metadata"]["uid"] = f"uid-{name}"
-            r.table.add_pod(decode_pod(raw), name)
-        raw = make_pod("important", cpu="1", memory="1Gi", priority=100)
-        raw["spec"]["schedulerName"] = PROFILE
-        pod = decode_pod(raw)
-        r.scheduler.raw.pods[pod.key] = raw
-        r.scheduler.queue.add(pod)
+        pod = _full_nodes_and_an_important_pod(r)
         preemption = r.scheduler.schedule_one(r.pop())
         assert isinstance(preemption, Preemption)
         await r.scheduler.ask(preemption)
