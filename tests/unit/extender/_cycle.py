@@ -31,7 +31,7 @@ from asched.cluster.table import NodeTable
 from asched.config.load import load_config
 from asched.framework.algorithm import Algorithm
 from asched.framework.events import ANY
-from asched.framework.extender import EXTENDER_NAME, any_filter, any_prioritizer
+from asched.framework.extender import EXTENDER_NAME, Extender, any_filter, any_prioritizer
 from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
@@ -176,6 +176,37 @@ class Rig:
         return Attempt(pod, outcome, consultations, decided)
 
 
+def build_scheduler(
+    framework: Framework,
+    table: NodeTable,
+    extenders: Sequence[Extender],
+    raw_nodes: Mapping[str, Any],
+) -> tuple[Scheduler, RecordingReporter]:
+    """A Scheduler of one profile (:data:`PROFILE`) over ``table`` with ``extenders``, the
+    queue's extender interest as the App registers it, fake time and a recording reporter."""
+    algorithm = Algorithm(
+        framework,
+        table,
+        seed=1,
+        extender_filters=any_filter(extenders),
+        extender_scores=any_prioritizer(extenders),
+    )
+    clock = FakeClock()
+    reporter = RecordingReporter()
+    scheduler = Scheduler(
+        profiles={PROFILE: ProfileRuntime(framework, algorithm)},
+        queue=SchedulingQueue(clock=clock, interests={EXTENDER_NAME: ANY}),
+        ledger=Ledger(table),
+        binder_factory=lambda s: Binder(s),
+        reporter=reporter,  # type: ignore[arg-type]
+        clock=clock,
+        extenders=extenders,
+        raw=RawObjects(nodes=True),
+    )
+    scheduler.raw.nodes.update(raw_nodes)
+    return scheduler, reporter
+
+
 @asynccontextmanager
 async def scheduler_with(
     specs: Sequence[Spec], names: Sequence[str], plugin_scores: Mapping[str, int] | None
@@ -193,26 +224,7 @@ async def scheduler_with(
         raw_nodes = {name: make_node(name) for name in names}
         for node in raw_nodes.values():
             table.upsert_node(decode_node(node))
-        algorithm = Algorithm(
-            framework,
-            table,
-            seed=1,
-            extender_filters=any_filter(running.extenders),
-            extender_scores=any_prioritizer(running.extenders),
-        )
-        clock = FakeClock()
-        reporter = RecordingReporter()
-        scheduler = Scheduler(
-            profiles={PROFILE: ProfileRuntime(framework, algorithm)},
-            queue=SchedulingQueue(clock=clock, interests={EXTENDER_NAME: ANY}),
-            ledger=Ledger(table),
-            binder_factory=lambda s: Binder(s),
-            reporter=reporter,  # type: ignore[arg-type]
-            clock=clock,
-            extenders=running.extenders,
-            raw=RawObjects(nodes=True),
-        )
-        scheduler.raw.nodes.update(raw_nodes)
+        scheduler, reporter = build_scheduler(framework, table, running.extenders, raw_nodes)
         yield Rig(scheduler, reporter, running.servers)
 
 

@@ -22,21 +22,17 @@ from asched.benchmark.extender_server import ExtenderRules
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm
-from asched.framework.events import ANY, ClusterEvent
-from asched.framework.extender import EXTENDER_NAME, any_filter, any_prioritizer
+from asched.framework.events import ClusterEvent
 from asched.framework.runtime import Framework
-from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
-from asched.scheduler.binder import Binder, BindJob
+from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE
+from asched.scheduler.binder import BindJob
 from asched.scheduler.consult import Consultation, Preemption
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
-from asched.scheduler.ledger import Ledger
-from asched.scheduler.raw import RawObjects
+from asched.scheduler.cycle import Scheduler
 from tests.configs import load_config
+from tests.unit.extender._cycle import PROFILE, build_scheduler
 from tests.unit.extender._support import Spec, names_sent, spec, started
-from tests.unit.scheduler.test_cycle_guards import FakeClock, RecordingReporter
+from tests.unit.scheduler.test_cycle_guards import RecordingReporter
 
-PROFILE = "asched"
 NODES = ("n1", "n2", "n3", "n4")
 GPU = "example.com/gpu"
 
@@ -95,27 +91,8 @@ async def rig(*specs: Spec) -> AsyncIterator[Rig]:
         table = NodeTable()
         for name in NODES:
             table.upsert_node(decode_node(make_node(name, cpu="4", memory="8Gi")))
-        algorithm = Algorithm(
-            framework,
-            table,
-            seed=1,
-            extender_filters=any_filter(running.extenders),
-            extender_scores=any_prioritizer(running.extenders),
-        )
-        clock = FakeClock()
-        reporter = RecordingReporter()
-        scheduler = Scheduler(
-            profiles={PROFILE: ProfileRuntime(framework, algorithm)},
-            queue=SchedulingQueue(clock=clock, interests={EXTENDER_NAME: ANY}),
-            ledger=Ledger(table),
-            binder_factory=lambda s: Binder(s),
-            reporter=reporter,  # type: ignore[arg-type]
-            clock=clock,
-            extenders=running.extenders,
-            raw=RawObjects(nodes=True),
-        )
-        for name in NODES:
-            scheduler.raw.nodes[name] = make_node(name, cpu="4", memory="8Gi")
+        raw_nodes = {name: make_node(name, cpu="4", memory="8Gi") for name in NODES}
+        scheduler, reporter = build_scheduler(framework, table, running.extenders, raw_nodes)
         yield Rig(scheduler, table, reporter, running.servers)
 
 
