@@ -294,6 +294,7 @@ class Scheduler:
                         if row is not None:
                             extra[row] += score
                 profile.algorithm.choose(decision, mask, extra)
+                decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
                 return self._assume(qp, profile, decision, start)
         again = bool(rows) or (consultation.nominated_only and not outcome.feasible)
         if again and consultation.rounds < consult.MAX_ROUNDS:
