@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from asched.api.client import KubeClient
+from asched.api.objects import ChangeType
 from asched.errors import RETRYABLE, WatchExpired
 
 logger = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ class WatchEvent:
     """One ADDED / MODIFIED / DELETED event for ``kind`` (a resource name like ``pods``)."""
 
     kind: str
-    type: str
+    type: ChangeType
     obj: dict[str, Any]
 
 

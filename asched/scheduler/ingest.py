@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from asched import metrics
+from asched.api.objects import ChangeType
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod, object_context
@@ -112,7 +113,10 @@ class Ingest:
                 self._budget(event.type, event.obj)
 
     def _contained(
-        self, kind: str, obj: Mapping[str, Any], apply: Callable[[str, Mapping[str, Any]], None]
+        self,
+        kind: str,
+        obj: Mapping[str, Any],
+        apply: Callable[[ChangeType, Mapping[str, Any]], None],
     ) -> None:
         """One object of a relist, applied on its own: a bug on it skips it, not the rest."""
         try:
@@ -150,7 +154,7 @@ class Ingest:
             if kind is not None:
                 self.table.workloads.replace(kind, event.objects)
 
-    def _namespace(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _namespace(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """Namespace labels, for the namespace selectors of pod affinity terms."""
         name = _key(obj)
         if kind == "DELETED":
@@ -159,14 +163,14 @@ class Ingest:
         labels = (obj.get("metadata") or {}).get("labels") or {}
         self.table.namespace_labels[name] = {k: v for k, v in labels.items() if isinstance(v, str)}
 
-    def _budget(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _budget(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """PodDisruptionBudgets, for preemption's choice of victims."""
         if kind == "DELETED":
             self.table.budgets.pop(_key(obj), None)
         else:
             self.table.budgets[_key(obj)] = decode_budget(obj)
 
-    def _workload(self, resource: str, kind: str, obj: Mapping[str, Any]) -> None:
+    def _workload(self, resource: str, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """Services, controllers and sets, for PodTopologySpread's default constraints."""
         workload = KIND_OF_RESOURCE.get(resource)
         if workload is None:
@@ -177,7 +181,7 @@ class Ingest:
             self.table.workloads.upsert(workload, obj)
 
     # ------------------------------------------------------------------ nodes
-    def _node(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _node(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         if kind == "DELETED":
             self._node_deleted(_key(obj))
             return
@@ -202,7 +206,7 @@ class Ingest:
             self.raw.nodes.pop(name, None)
 
     # ------------------------------------------------------------------ pods
-    def _pod(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _pod(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         if kind == "DELETED":
             self._pod_deleted(_key(obj))
             return
