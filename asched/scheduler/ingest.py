@@ -27,6 +27,7 @@ from asched.api.objects import ChangeType
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod, object_context
+from asched.cluster.names import PodKey
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.cluster.workloads import KIND_OF_RESOURCE
@@ -47,6 +48,10 @@ def _key(obj: Mapping[str, Any]) -> str:
     return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
+def _pod_key(obj: Mapping[str, Any]) -> PodKey:
+    return PodKey(_key(obj))
+
+
 class Ingest:
     """Applies events; see the module docstring."""
 
@@ -58,7 +63,7 @@ class Ingest:
         scheduler_names: Collection[str],
         *,
         on_bad_pod: Callable[[Mapping[str, Any], DecodeError], None] | None = None,
-        on_pod_gone: Callable[[str], None] | None = None,
+        on_pod_gone: Callable[[PodKey], None] | None = None,
         raw: RawObjects | None = None,
     ) -> None:
         self.table = table
@@ -72,9 +77,9 @@ class Ingest:
         #: the JSON scheduler extenders are sent (None: no extender is configured)
         self.raw = raw
         #: pending pods of ours that did not decode: key -> the error last reported
-        self.undecodable: dict[str, str] = {}
+        self.undecodable: dict[PodKey, str] = {}
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
-        self.pending: dict[str, PodInfo] = {}
+        self.pending: dict[PodKey, PodInfo] = {}
         self.events_applied = 0
         self.decode_errors = 0
 
@@ -137,7 +142,7 @@ class Ingest:
         elif event.kind == "pods":
             known = set(self.table.pods) | set(self.pending) | set(self.undecodable)
             for key in known - present:
-                self._pod_deleted(key)
+                self._pod_deleted(PodKey(key))
             for obj in event.objects:
                 self._contained(event.kind, obj, self._pod)
         else:
@@ -208,7 +213,7 @@ class Ingest:
     # ------------------------------------------------------------------ pods
     def _pod(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         if kind == "DELETED":
-            self._pod_deleted(_key(obj))
+            self._pod_deleted(_pod_key(obj))
             return
         if self._confirms_assumption(obj):
             return
@@ -249,7 +254,7 @@ class Ingest:
                 else:
                     self.queue.add(pod)
 
-    def _unpend(self, key: str) -> PodInfo | None:
+    def _unpend(self, key: PodKey) -> PodInfo | None:
         """``key`` is no longer a pending pod of ours: forget it (and its JSON)."""
         if self.raw is not None:
             self.raw.pods.pop(key, None)
@@ -260,7 +265,7 @@ class Ingest:
         it leaves the queue and is reported once per distinct error."""
         self.decode_errors += 1
         metrics.count_undecodable("pods")
-        key = _key(obj)
+        key = _pod_key(obj)
         spec = obj.get("spec")
         spec = spec if isinstance(spec, Mapping) else {}
         ours = spec.get("schedulerName") in self.scheduler_names and not spec.get("nodeName")
@@ -284,7 +289,7 @@ class Ingest:
         cannot have changed since it was decoded pending; this is the most frequent pod event
         when scheduling fast.
         """
-        key = _key(obj)
+        key = _pod_key(obj)
         node = self.ledger.node_of(key)
         if node is None:
             return False
@@ -301,7 +306,7 @@ class Ingest:
         self.queue.delete(key)
         return True
 
-    def _pod_deleted(self, key: str) -> None:
+    def _pod_deleted(self, key: PodKey) -> None:
         self.undecodable.pop(key, None)
         if self.on_pod_gone is not None:
             self.on_pod_gone(key)
@@ -310,7 +315,7 @@ class Ingest:
         self.queue.delete(key)
         self._release(key)
 
-    def _release(self, key: str) -> None:
+    def _release(self, key: PodKey) -> None:
         self.ledger.forget(key)
         removed = self.table.remove_pod(key)
         if removed is not None:
