@@ -175,6 +175,12 @@ class PodStatusJSON(TypedDict, total=False):
     conditions: list[PodConditionJSON]
 
 
+class PodStatusPatchJSON(TypedDict):
+    """The body of a strategic-merge patch of ``.../pods/{name}/status``."""
+
+    status: PodStatusJSON
+
+
 class PodJSON(TypedDict, total=False):
     """A Pod."""
 

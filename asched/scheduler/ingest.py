@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from asched import metrics
-from asched.api.objects import ChangeType
+from asched.api.objects import ChangeType, KubeObject, NodeJSON, PodJSON
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod, object_context
@@ -40,6 +40,8 @@ from asched.scheduler.raw import RawObjects
 logger = logging.getLogger(__name__)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+_Object = TypeVar("_Object", bound=KubeObject)
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -101,10 +103,10 @@ class Ingest:
     def _apply(self, event: WatchEvent | Relisted) -> None:
         if isinstance(event, Relisted):
             self._relist(event)
-        elif event.kind == "nodes":
-            self._node(event.type, event.obj)
+        elif event.kind == "nodes":  # the resource names the shape (unchecked: decoding checks)
+            self._node(event.type, cast("NodeJSON", event.obj))
         elif event.kind == "pods":
-            self._pod(event.type, event.obj)
+            self._pod(event.type, cast("PodJSON", event.obj))
         else:
             store = self.objects.setdefault(event.kind, {})
             if event.type == "DELETED":
@@ -120,8 +122,8 @@ class Ingest:
     def _contained(
         self,
         kind: str,
-        obj: Mapping[str, Any],
-        apply: Callable[[ChangeType, Mapping[str, Any]], None],
+        obj: _Object,
+        apply: Callable[[ChangeType, _Object], None],
     ) -> None:
         """One object of a relist, applied on its own: a bug on it skips it, not the rest."""
         try:
@@ -137,14 +139,14 @@ class Ingest:
         if event.kind == "nodes":
             for name in [n for n in self.table.index if n not in present]:
                 self._node_deleted(name)
-            for obj in event.objects:
-                self._contained(event.kind, obj, self._node)
+            for node in cast("list[NodeJSON]", event.objects):
+                self._contained(event.kind, node, self._node)
         elif event.kind == "pods":
             known = set(self.table.pods) | set(self.pending) | set(self.undecodable)
             for key in known - present:
                 self._pod_deleted(PodKey(key))
-            for obj in event.objects:
-                self._contained(event.kind, obj, self._pod)
+            for pod in cast("list[PodJSON]", event.objects):
+                self._contained(event.kind, pod, self._pod)
         else:
             self.objects[event.kind] = {_key(obj): obj for obj in event.objects}
             if event.kind == "namespaces":
@@ -186,7 +188,7 @@ class Ingest:
             self.table.workloads.upsert(workload, obj)
 
     # ------------------------------------------------------------------ nodes
-    def _node(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
+    def _node(self, kind: ChangeType, obj: NodeJSON) -> None:
         if kind == "DELETED":
             self._node_deleted(_key(obj))
             return
@@ -211,7 +213,7 @@ class Ingest:
             self.raw.nodes.pop(name, None)
 
     # ------------------------------------------------------------------ pods
-    def _pod(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
+    def _pod(self, kind: ChangeType, obj: PodJSON) -> None:
         if kind == "DELETED":
             self._pod_deleted(_pod_key(obj))
             return
@@ -260,7 +262,7 @@ class Ingest:
             self.raw.pods.pop(key, None)
         return self.pending.pop(key, None)
 
-    def _bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
+    def _bad_pod(self, obj: PodJSON, error: DecodeError) -> None:
         """A pod that does not decode: counted and logged; if it is a pending pod of ours
         it leaves the queue and is reported once per distinct error."""
         self.decode_errors += 1
@@ -282,7 +284,7 @@ class Ingest:
         if self.on_bad_pod is not None:
             self.on_bad_pod(obj, error)
 
-    def _confirms_assumption(self, obj: Mapping[str, Any]) -> bool:
+    def _confirms_assumption(self, obj: PodJSON) -> bool:
         """The watch echoing our own binding: confirm it without decoding the pod.
 
         The assumed copy already counts the pod on that node, and a bound pod's requests

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from asched.api.client import KubeClient
+from asched.api.objects import CoreEventJSON, EventJSON, ObjectReferenceJSON
 from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
 from asched.scheduler.status_patch import (
@@ -312,7 +313,7 @@ class Reporter:
         self, pod: PodInfo, name: str, reason: str, note: str, kind: str
     ) -> bool | None:
         """Create the event; returns whether it is a core/v1 event, None on failure."""
-        regarding = {
+        regarding: ObjectReferenceJSON = {
             "apiVersion": "v1",
             "kind": "Pod",
             "name": pod.name,
@@ -321,7 +322,7 @@ class Reporter:
         if pod.uid:
             regarding["uid"] = pod.uid
         if not self._core_events:
-            body: dict[str, Any] = {
+            body: EventJSON = {
                 "apiVersion": "events.k8s.io/v1",
                 "kind": "Event",
                 "metadata": {"name": name, "namespace": pod.namespace},
@@ -343,7 +344,7 @@ class Reporter:
                 return None
             self._core_events = True  # an old server without events.k8s.io/v1
         stamp = rfc3339()
-        body = {
+        core: CoreEventJSON = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": pod.namespace},
@@ -358,7 +359,7 @@ class Reporter:
             "reportingComponent": COMPONENT,
             "reportingInstance": self.instance,
         }
-        response = await self.client.create(f"/api/v1/namespaces/{pod.namespace}/events", body)
+        response = await self.client.create(f"/api/v1/namespaces/{pod.namespace}/events", core)
         return True if response.ok else None
 
     async def _update_series(self, pod: PodInfo, series: _Series) -> None:
