@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
 from asched.framework.cycle_state import CycleState
 from asched.framework.runtime import Framework
@@ -39,7 +40,7 @@ class BindJob:
 
     qp: QueuedPod
     pod: PodInfo
-    node: str
+    node: NodeName
     framework: Framework
     state: CycleState
     waiting: WaitingPod | None = None
@@ -69,7 +70,7 @@ class Binder:
         self.outcomes = outcomes
         self.max_in_flight = max_in_flight
         self.slots = asyncio.Semaphore(max_in_flight)
-        self.in_flight: dict[str, BindJob] = {}
+        self.in_flight: dict[PodKey, BindJob] = {}
         self._group: asyncio.TaskGroup | None = None
         self._stop = asyncio.Event()
         self.running = asyncio.Event()

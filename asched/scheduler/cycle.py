@@ -34,6 +34,7 @@ from functools import partial
 import numpy as np
 
 from asched import metrics
+from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
 from asched.framework import contain, diagnosis, extender
 from asched.framework.algorithm import Algorithm, Decision
@@ -434,7 +435,7 @@ class Scheduler:
         for key in result.cleared:
             table.nominations.supersede(key)
             if self.reporter is not None:
-                self.reporter.forget_nomination(key)
+                self.reporter.forget_nomination(PodKey(key))  # (a plugin's str)
         if node:
             metrics.observe_preemption_victims(len(result.victims))
             logger.info(
