@@ -84,6 +84,19 @@ FRAMEWORK_EXTENSION_POINT_DURATION: Final = Histogram(
     buckets=exponential_buckets(0.0001, 2, 12),
     registry=REGISTRY,
 )
+EXTENDER_REQUEST_DURATION: Final = Histogram(
+    "asched_extender_request_duration_seconds",
+    "Latency of the calls to scheduler extenders, by extender (urlPrefix), verb and result"
+    " ('ok' or 'error'); the cycle does not wait for them (docs/extenders.md).",
+    ["extender", "verb", "result"],
+    buckets=exponential_buckets(0.0005, 2, 14),
+    registry=REGISTRY,
+)
+EXTENDERS_INFLIGHT: Final = Gauge(
+    "asched_extender_consultations_inflight",
+    "Pods whose extenders are being asked (each holds a binding slot).",
+    registry=REGISTRY,
+)
 BINDS_INFLIGHT: Final = Gauge(
     "asched_binds_inflight",
     "Number of binding cycles in flight (upstream: scheduler_goroutines{operation='binding'}).",

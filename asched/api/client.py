@@ -32,7 +32,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 from urllib.parse import quote
 
 import aiohttp
@@ -40,6 +40,7 @@ import orjson
 from kubernetes_asyncio import client as k8s_client, config as k8s_config
 
 from asched.api import kubeconfig as kubeconfig_check
+from asched.api.objects import BindingJSON, KubeObject, PodStatusPatchJSON, WatchEventJSON
 from asched.errors import ApiError, ApiUnavailable, InputError, WatchExpired
 
 logger = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ class _NotJson(Exception):
     """A body (or watch line) that is not what the API serves; mapped to ApiUnavailable."""
 
 
-def _watch_event(buffer: bytearray, start: int, end: int, what: str) -> dict[str, Any] | None:
+def _watch_event(buffer: bytearray, start: int, end: int, what: str) -> WatchEventJSON | None:
     """The watch event in ``buffer[start:end]`` (None for a blank line); ERROR raises.
 
     Raises ``_NotJson`` for a line that is not a JSON watch event.
@@ -100,7 +101,8 @@ def _watch_event(buffer: bytearray, start: int, end: int, what: str) -> dict[str
             status = event.get("object") or {}
             code = int(status.get("code", 500))
         else:
-            return event
+            # the one point where a watch line is taken for the shape the API serves
+            return cast("WatchEventJSON", event)
     except (TypeError, ValueError, AttributeError) as exc:  # JSONDecodeError is a ValueError
         raise _NotJson(f"watch event is not JSON ({exc})") from None
     raise api_error(code, status, f"watch {what}")
@@ -280,12 +282,12 @@ class KubeClient:
 
     async def list_all(
         self, path: str, *, page_size: int = 500, params: Mapping[str, str | int] | None = None
-    ) -> tuple[list[dict[str, Any]], str]:
+    ) -> tuple[list[KubeObject], str]:
         """Every item of a collection, paginated; returns (items, list resourceVersion).
 
         Python's cyclic GC is paused while big pages are parsed (it dominates otherwise).
         """
-        items: list[dict[str, Any]] = []
+        items: list[KubeObject] = []
         query: dict[str, str | int] = dict(params or {})
         query["limit"] = page_size
         resource_version = ""
@@ -312,7 +314,7 @@ class KubeClient:
         resource_version: str,
         timeout_seconds: int = 300,
         params: Mapping[str, str | int] | None = None,
-    ) -> AsyncIterator[dict[str, Any]]:
+    ) -> AsyncIterator[WatchEventJSON]:
         """Raw watch events (``{"type", "object"}``) from ``resource_version``.
 
         A 410 (HTTP status or ERROR event) raises WatchExpired; any other ERROR event or
@@ -364,7 +366,7 @@ class KubeClient:
     # ------------------------------------------------------------------ pods
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> Response:
         """POST the pod's Binding: 201 bound, 404 pod gone, 409 already assigned."""
-        body = {
+        body: BindingJSON = {
             "apiVersion": "v1",
             "kind": "Binding",
             "metadata": {"name": name, "namespace": namespace, "uid": uid}
@@ -377,7 +379,7 @@ class KubeClient:
         )
 
     async def patch_pod_status(
-        self, namespace: str, name: str, patch: Mapping[str, Any]
+        self, namespace: str, name: str, patch: PodStatusPatchJSON
     ) -> Response:
         """Strategic-merge the pod's status (conditions merge by type)."""
         return await self.request(

@@ -16,9 +16,10 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from asched.api.client import KubeClient
+from asched.api.objects import ChangeType, KubeObject
 from asched.errors import RETRYABLE, WatchExpired
 
 logger = logging.getLogger(__name__)
@@ -32,8 +33,8 @@ class WatchEvent:
     """One ADDED / MODIFIED / DELETED event for ``kind`` (a resource name like ``pods``)."""
 
     kind: str
-    type: str
-    obj: dict[str, Any]
+    type: ChangeType
+    obj: KubeObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class Relisted:
     """The complete current set of ``kind`` objects after a (re)list."""
 
     kind: str
-    objects: list[dict[str, Any]]
+    objects: list[KubeObject]
 
 
 Sink = Callable[[WatchEvent | Relisted], None]

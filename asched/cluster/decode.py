@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from asched.api.objects import NodeJSON, PodJSON
 from asched.cluster import bounds, quantity
 from asched.cluster.affinity import decode_pod_affinity
 from asched.cluster.labelsyntax import valid_label_key, valid_label_value
@@ -38,6 +39,8 @@ from asched.errors import DecodeError
 
 NODE_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
+#: JSON of any shape (the decoders' parameters name the shape they expect, and accept any
+#: mapping: every field is checked here, whatever its declared type)
 Raw = Mapping[str, Any]
 
 
@@ -121,7 +124,7 @@ class _Ctx:
         return out
 
 
-def decode_node(raw: Raw) -> NodeInfo:
+def decode_node(raw: NodeJSON | Raw) -> NodeInfo:
     """Decode a Node. Allocatable falls back to capacity, as the API server defaults it."""
     ctx = _Ctx("Node", raw)
     meta = ctx.mapping(raw.get("metadata"), "metadata")
@@ -291,7 +294,7 @@ def _host_ports(ctx: _Ctx, raw: Raw, path: str, *, host_network: bool) -> list[H
     return out
 
 
-def decode_pod(raw: Raw) -> PodInfo:
+def decode_pod(raw: PodJSON | Raw) -> PodInfo:
     """Decode a Pod into a :class:`PodInfo`, computing its effective requests."""
     ctx = _Ctx("Pod", raw)
     if not isinstance(raw, Mapping):

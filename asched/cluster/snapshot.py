@@ -2,7 +2,8 @@
 
 A snapshot file is what ``kubectl get nodes,pods,... -A -o yaml`` prints (a ``kind:
 List`` with ``items``), or a multi-document YAML stream, or the JSON equivalents. Nodes
-and bound pods are decoded; unbound pods are ignored; Namespaces, Services,
+and bound pods are decoded, and each Node object is also kept as written (what a
+scheduler extender that is not ``nodeCacheCapable`` is sent); unbound pods are ignored; Namespaces, Services,
 ReplicaSets, StatefulSets, ReplicationControllers and PodDisruptionBudgets are kept raw
 for the plugins that read them. Other kinds are ignored.
 """
@@ -31,11 +32,15 @@ KEPT_RAW_KINDS = (
 
 @dataclass(slots=True)
 class Snapshot:
-    """Nodes in the order they were listed, the pods bound to them, and raw extras."""
+    """Nodes in the order they were listed, the pods bound to them, and raw extras.
+
+    ``raw_nodes`` holds each Node object as the file gave it, by node name.
+    """
 
     nodes: list[NodeInfo] = field(default_factory=list)
     pods: list[PodInfo] = field(default_factory=list)
     extras: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
+    raw_nodes: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def objects_of(text: str, source: str) -> list[Mapping[str, Any]]:
@@ -66,7 +71,9 @@ def build_snapshot(objects: Iterable[Mapping[str, Any]], source: str = "") -> Sn
         kind = obj.get("kind")
         try:
             if kind == "Node":
-                snapshot.nodes.append(decode_node(obj))
+                node = decode_node(obj)
+                snapshot.nodes.append(node)
+                snapshot.raw_nodes[node.name] = obj
             elif kind == "Pod":
                 pod = decode_pod(obj)
                 if pod.node_name:

@@ -42,6 +42,7 @@ from asched.cluster.budgets import DisruptionBudget
 from asched.cluster.columns import Rows, grown, new_column
 from asched.cluster.images import ImageIndex
 from asched.cluster.labels import LabelColumns
+from asched.cluster.names import NodeName
 from asched.cluster.nominations import Nominations
 from asched.cluster.pods import PodColumns
 from asched.cluster.ports import PortColumns
@@ -101,8 +102,11 @@ class NodeTable:
         self.taints = TaintColumns(cap)
         self.ports = PortColumns(cap)
         self.images = ImageIndex()
-        self.names: list[str | None] = [None] * cap
+        #: row -> node name (None: a free row)
+        self.names: list[NodeName | None] = [None] * cap
         self.nodes: list[NodeInfo | None] = [None] * cap
+        #: node name -> row; keyed by ``str`` so that any name (a pod's ``spec.nodeName``,
+        #: an extender's answer) is looked up as it comes (see :mod:`asched.cluster.names`)
         self.index: dict[str, int] = {}
         self._free_rows: list[int] = []
         self.pods: dict[str, PlacedPod] = {}
@@ -220,7 +224,7 @@ class NodeTable:
             row = self.size
             self.size += 1
         self.index[node.name] = row
-        self.names[row] = node.name
+        self.names[row] = NodeName(node.name)
         self.alive[row] = True
         self._write_node(row, node, None)
         self._structural()

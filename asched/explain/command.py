@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Mapping
 from typing import Any, Final
@@ -10,11 +11,13 @@ from typing import Any, Final
 import orjson
 
 from asched import terminal, textfile
+from asched.api.extender import ExtenderClient
 from asched.cluster.decode import decode_pod
 from asched.cluster.snapshot import load_snapshot, objects_of
 from asched.config.types import Profile, SchedulerConfig
 from asched.errors import DecodeError, InputError
-from asched.explain.engine import evaluate
+from asched.explain.engine import evaluate, table_of
+from asched.explain.extenders import explain_with_extenders
 from asched.explain.render import render
 from asched.framework.registry import configuration
 
@@ -26,6 +29,8 @@ example:
 
 It runs the same filters and scores as `asched run` (and PostFilter preemption when no
 node fits) against the snapshot, changes nothing, and prints the nodes' verdicts and scores.
+Every node is evaluated (no sampling). The configuration's extenders are called too (filter
+and prioritize, sent every node that passed the in-tree filters); --no-extenders skips them.
 
 exit status: 0 when explained (placeable or not); 2 for bad input (one line naming the
 file, object and field).
@@ -42,6 +47,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--scheduler-name", help="the profile to use (default: the pod's schedulerName)"
+    )
+    parser.add_argument(
+        "--no-extenders",
+        action="store_true",
+        help="do not call the configuration's extenders (the in-tree answer only)",
     )
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.add_argument("--seed", type=int, default=0, help="tie-break seed (default 0)")
@@ -78,7 +88,21 @@ def run(args: argparse.Namespace) -> int:
     except DecodeError as exc:
         raise DecodeError(f"{args.pod}: {exc.obj}", exc.path, exc.message) from None
     profile = choose_profile(config, args.scheduler_name, pod.scheduler_name)
-    evaluation = evaluate(snapshot, pod, profile, seed=args.seed)
+    if config.extenders and not args.no_extenders:
+        evaluation = asyncio.run(
+            explain_with_extenders(
+                config.extenders,
+                ExtenderClient,
+                table_of(snapshot),
+                pod,
+                raw_pod,
+                profile,
+                snapshot.raw_nodes.__getitem__,
+                seed=args.seed,
+            )
+        )
+    else:
+        evaluation = evaluate(snapshot, pod, profile, seed=args.seed)
     if args.output == "json":
         sys.stdout.write(
             orjson.dumps(evaluation.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n"

@@ -9,11 +9,19 @@ and the differential tests hold the two equal.
 An Error (a PreFilter's, or a PreScore's when some node is feasible) ends the
 evaluation as it ends upstream's cycle: no node is selected, the nodes that passed the
 filters carry the Error, and the message is the error's.
+
+It runs in two synchronous halves, so that scheduler extenders can be awaited between
+them (:mod:`asched.explain.extenders`): :func:`filter_nodes` (PreFilter, PreScore, every
+Filter) and :func:`score_nodes` (Score over the nodes still feasible, the extenders'
+columns, the choice or the FitError and preemption). :func:`evaluate_table` runs both
+with nothing in between.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -78,6 +86,86 @@ def evaluate_table(
 ) -> Evaluation:
     """As :func:`evaluate`, over an existing table (rows in table order); ``registry``:
     the plugins to build the profile from (default: this installation's)."""
+    filtered = filter_nodes(table, pod, profile, registry=registry)
+    if isinstance(filtered, Evaluation):
+        return filtered
+    return score_nodes(filtered, seed=seed)
+
+
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    """Where the in-tree filters left an evaluation: what the extenders and scoring need.
+
+    ``live``/``names``: the live rows in table order and their node names; ``failures``:
+    row -> the first failing in-tree Filter's status; ``feasible``: ``bool[table.size]``,
+    the rows that passed every in-tree filter; ``pre_score``: PreScore's status (it ran
+    before the filters, as the live cycle runs it; an Error counts only if a node is left
+    once every filter, the extenders' included, has had its say).
+    """
+
+    table: NodeTable
+    pod: PodInfo
+    profile: Profile
+    framework: Framework
+    state: CycleState
+    live: list[int]
+    names: list[str]
+    failures: dict[int, Status]
+    feasible: npt.NDArray[np.bool_]
+    pre_score: Status
+    #: node name -> row, for the live rows
+    rows: Mapping[str, int]
+
+    def feasible_names(self) -> list[str]:
+        """The names of the nodes that passed the in-tree filters, in table order."""
+        return [name for row, name in zip(self.live, self.names, strict=True) if self.feasible[row]]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A score column from outside the profile's plugins (an extender's prioritize).
+
+    ``scores``: node name -> score on the plugins' scale (before ``weight``); a node it
+    does not name scores 0. The column adds ``weight * score`` to each node's total.
+    """
+
+    name: str
+    weight: int
+    scores: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Rejections:
+    """Nodes that passed the in-tree filters and a later filter (an extender) removed.
+
+    ``statuses``: node name -> its Unschedulable or UnschedulableAndUnresolvable status,
+    tagged with the rejecting filter's name; they count in the FitError message and
+    preemption sees them, as in upstream's diagnosis. ``dropped``: node name -> the name
+    of the filter that left it out of its answer without a reason (upstream records no
+    status for such a node: it counts nowhere).
+    """
+
+    statuses: Mapping[str, Status] = field(default_factory=dict)
+    dropped: Mapping[str, str] = field(default_factory=dict)
+
+
+#: The reason shown for a node an extender left out of its answer without naming it.
+DROPPED_REASON: Final = "left out of the extender's answer without a reason"
+
+
+def filter_nodes(
+    table: NodeTable,
+    pod: PodInfo,
+    profile: Profile,
+    *,
+    registry: Registry | None = None,
+) -> Filtered | Evaluation:
+    """PreFilter, PreScore and every Filter over every live row (no sampling).
+
+    Returns the :class:`Evaluation` when that already ends it (no node at all, or a
+    PreFilter rejection or Error: upstream calls no extender then), else
+    :class:`Filtered` for :func:`score_nodes`.
+    """
     framework = Framework(profile, registry=registry)
     weights = dict(framework.weights)
     live = [int(r) for r in np.flatnonzero(table.alive[table.rows])]
@@ -115,16 +203,55 @@ def evaluate_table(
     feasible = table.alive[table.rows].copy()
     if failures:
         feasible[np.fromiter(failures.keys(), dtype=np.intp)] = False
+    rows = dict(zip(names, live, strict=True))
+    return Filtered(
+        table, pod, profile, framework, state, live, names, failures, feasible, pre_score, rows
+    )
+
+
+def ended_by_error(filtered: Filtered, error: Status, rejections: Rejections) -> Evaluation:
+    """The evaluation an Error ends (a PreScore's, an extender's): no node is selected,
+    the nodes still feasible carry the Error, and the message is the error's.
+
+    ``rejections``: the nodes a later filter (an extender) already removed keep their
+    verdicts."""
+    verdicts = _rejected_verdicts(filtered, rejections)
+    failed = _verdict(error)
+    ended = {
+        name: verdicts.get(row, failed)
+        for row, name in zip(filtered.live, filtered.names, strict=True)
+    }
+    weights = dict(filtered.framework.weights)
+    return Evaluation(
+        filtered.pod.key, filtered.profile.scheduler_name, ended, weights, None, (), error.message
+    )
+
+
+def score_nodes(
+    filtered: Filtered,
+    *,
+    seed: int = 0,
+    rejections: Rejections | None = None,
+    columns: Sequence[Column] = (),
+) -> Evaluation:
+    """Score the nodes left after ``rejections``, and choose (or say why no node fits).
+
+    Every plugin's Score and NormalizeScore run over the rows left (``SCORED_ROWS``), as
+    upstream scores only the nodes its extenders kept; ``columns`` add their weighted
+    scores to the totals. ``seed`` breaks ties among the best totals.
+    """
+    rejections = rejections or Rejections()
+    table, pod, framework, state = filtered.table, filtered.pod, filtered.framework, filtered.state
+    profile_name = filtered.profile.scheduler_name
+    weights = dict(framework.weights)
+    rejected = _rejected_verdicts(filtered, rejections)
+    feasible = filtered.feasible.copy()
+    for row in rejected:
+        feasible[row] = False
+    pre_score = filtered.pre_score
     if pre_score.code == Code.ERROR and feasible.any():
         # Upstream's PreScore runs only with feasible nodes, and its Error ends the cycle.
-        error = _verdict(pre_score)
-        ended = {
-            name: error if feasible[row] else _verdict(failures[row])
-            for row, name in zip(live, names, strict=True)
-        }
-        return Evaluation(
-            pod.key, profile.scheduler_name, ended, weights, None, (), pre_score.message
-        )
+        return ended_by_error(filtered, pre_score, rejections)
 
     state.write(SCORED_ROWS, feasible)
     per_plugin: dict[str, npt.NDArray[np.int64]] = {}
@@ -136,30 +263,53 @@ def evaluate_table(
         scores = framework.normalized(plugin, state, raw, feasible)
         per_plugin[plugin.name] = scores
         total += weighted(scores, weight)
+    for column in columns:
+        weights[column.name] = column.weight
+        for name, score in column.scores.items():
+            row = filtered.rows[name]
+            if feasible[row]:
+                total[row] += column.weight * score
 
     verdicts: dict[str, NodeVerdict] = {}
-    for row, name in zip(live, names, strict=True):
-        failure = failures.get(row)
-        if failure is not None:
-            verdicts[name] = _verdict(failure)
-        else:
-            node_scores = {plugin: int(values[row]) for plugin, values in per_plugin.items()}
-            verdicts[name] = NodeVerdict(feasible=True, scores=node_scores, total=int(total[row]))
+    for row, name in zip(filtered.live, filtered.names, strict=True):
+        verdict = rejected.get(row)
+        if verdict is not None:
+            verdicts[name] = verdict
+            continue
+        node_scores = {plugin: int(values[row]) for plugin, values in per_plugin.items()}
+        node_scores.update((column.name, column.scores.get(name, 0)) for column in columns)
+        verdicts[name] = NodeVerdict(feasible=True, scores=node_scores, total=int(total[row]))
 
-    feasible_rows = [row for row in live if feasible[row]]
+    feasible_rows = [row for row in filtered.live if feasible[row]]
     if not feasible_rows:
-        reasons = [reason for status in failures.values() for reason in status.reasons]
-        preemption = _preemption(table, pod, framework, failures)
+        statuses = dict(filtered.failures)
+        statuses.update(
+            (filtered.rows[name], status) for name, status in rejections.statuses.items()
+        )
+        reasons = [reason for status in statuses.values() for reason in status.reasons]
+        preemption = _preemption(table, pod, framework, statuses)
         message = diagnosis.fit_error_message(
-            n_all, reasons, post_filter_message=_suffix(preemption)
+            len(filtered.live), reasons, post_filter_message=_suffix(preemption)
         )
-        return Evaluation(
-            pod.key, profile.scheduler_name, verdicts, weights, None, (), message, preemption
-        )
+        return Evaluation(pod.key, profile_name, verdicts, weights, None, (), message, preemption)
     best = max(int(total[row]) for row in feasible_rows)
     top = tuple(table.name_of(row) for row in feasible_rows if int(total[row]) == best)
     selected = top[int(np.random.default_rng(seed).integers(len(top)))]
-    return Evaluation(pod.key, profile.scheduler_name, verdicts, weights, selected, top, None)
+    return Evaluation(pod.key, profile_name, verdicts, weights, selected, top, None)
+
+
+def _rejected_verdicts(filtered: Filtered, rejections: Rejections) -> dict[int, NodeVerdict]:
+    """Row -> verdict of every node that is not feasible: the in-tree filters' first
+    failure, else the later filter's rejection (or silent drop)."""
+    verdicts = {row: _verdict(status) for row, status in filtered.failures.items()}
+    for name, status in rejections.statuses.items():
+        verdicts.setdefault(filtered.rows[name], _verdict(status))
+    for name, plugin in rejections.dropped.items():
+        verdicts.setdefault(
+            filtered.rows[name],
+            NodeVerdict(feasible=False, plugin=plugin, reasons=(DROPPED_REASON,)),
+        )
+    return verdicts
 
 
 def _preemption(

@@ -4,6 +4,11 @@ Feasible nodes come first, best total first, with one column per score plugin (i
 normalized score, and its weight in the header); the chosen node is marked. Infeasible
 nodes are summarised by the plugin and reason that rejected them, with counts, so a
 5,000-node cluster still fits on a screen (``limit`` rows of each kind; 0 = all).
+
+With extenders, a prioritizer is one more score column (its score x10, under its weight),
+a node an extender rejected names it as the plugin, and a table says what each extender
+was asked and how that went (an ignorable extender that failed is said to be skipped).
+Without extenders the output is what it always was.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from asched.framework.result import Evaluation
+from asched.framework.result import Evaluation, ExtenderCall
 
 
 def render(evaluation: Evaluation, console: Console, *, limit: int = 20) -> None:
@@ -63,6 +68,8 @@ def render(evaluation: Evaluation, console: Console, *, limit: int = 20) -> None
             sample = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
             table.add_row(str(count), *key, sample)
         console.print(table)
+    if evaluation.extenders:
+        _render_extenders(evaluation, console)
     if evaluation.preemption is not None:
         _render_preemption(evaluation, console)
     if evaluation.selected is not None:
@@ -93,4 +100,40 @@ def _render_preemption(evaluation: Evaluation, console: Console) -> None:
             f"{preemption.num_pdb_violations} of them violate a PodDisruptionBudget "
             "(no candidate without violations was found)"
         )
+    console.print(table)
+
+
+def _call(call: ExtenderCall, *, ignorable: bool) -> str:
+    """One cell of the extenders table: what became of one call."""
+    sent = f"{call.sent} node{'s' if call.sent != 1 else ''}"
+    if call.outcome == "called":
+        return f"called with {sent}"
+    if call.outcome == "skipped":
+        return f"skipped (ignorable, failed): {call.error}"
+    if call.outcome == "error":
+        return f"error (not ignorable): {call.error}"
+    if call.outcome == "failed":
+        kind = "ignorable" if ignorable else "not ignorable"
+        return f"failed ({kind}), adds nothing: {call.error}"
+    return call.outcome.replace("-", " ")
+
+
+def _render_extenders(evaluation: Evaluation, console: Console) -> None:
+    reports = evaluation.extenders or ()
+    table = Table(box=box.SIMPLE_HEAVY, title="Extenders (in call order)")
+    table.add_column("extender")
+    table.add_column("weight", justify="right")
+    table.add_column("filter")
+    table.add_column("prioritize")
+    for report in reports:
+        table.add_row(
+            report.name,
+            str(report.weight),
+            _call(report.filter, ignorable=report.ignorable),
+            _call(report.prioritize, ignorable=report.ignorable),
+        )
+    table.caption = (
+        "each extender is sent every node still feasible (explain does not sample); "
+        "an extender's score column is its score x10 (the plugins' 0..100 scale)"
+    )
     console.print(table)

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
+from asched.cluster.names import NodeName
 from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
@@ -46,7 +47,7 @@ class Decision:
     pod: PodInfo
     status: Status
     row: int | None = None
-    node: str | None = None
+    node: NodeName | None = None
     feasible: int = 0
     examined: int = 0
     state: CycleState = field(default_factory=CycleState)
@@ -241,7 +242,8 @@ class Algorithm:
                 totals += extra
             row, _ = selection.select_host(totals, mask, self.rng)
         decision.row = row
-        decision.node = self.table.name_of(row)
+        # (name_of returns a str while asched.explain keys its verdicts by str)
+        decision.node = NodeName(self.table.name_of(row))
 
     def totals(
         self,

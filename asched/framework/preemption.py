@@ -23,9 +23,9 @@ candidates in all); :func:`pick_one` then applies pickOneNodeForPreemption's cri
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +35,10 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.resource_fit import ResourceNeed
 from asched.framework.status import Status
+
+if TYPE_CHECKING:
+    from asched.framework.cycle_state import CycleState
+    from asched.framework.interface import FilterRunner, PostFilterResult
 
 IntArray = npt.NDArray[np.int64]
 RowArray = npt.NDArray[np.intp]
@@ -358,3 +362,26 @@ def pick_one(candidates: Sequence[Candidate], starts: Callable[[PodInfo], float]
     position = np.arange(len(candidates))
     best = np.lexsort((position, -earliest, count, total, highest, violations))[0]
     return candidates[int(best)]
+
+
+@runtime_checkable
+class CandidateSelector(Protocol):
+    """A PostFilter plugin that preempts in two halves (DefaultPreemption does), so that
+    preempting extenders can narrow its candidates between them, outside the cycle."""
+
+    def find_candidates(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        statuses: Mapping[int, Status],
+        framework: FilterRunner,
+    ) -> PostFilterResult | list[Candidate]:
+        """The candidates, or the final result when there are none."""
+        ...
+
+    def select_candidate(
+        self, pod: PodInfo, table: NodeTable, candidates: Sequence[Candidate]
+    ) -> PostFilterResult:
+        """The nomination among ``candidates`` (not empty)."""
+        ...

@@ -10,9 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from asched.framework.status import Code
+
+#: What became of one extender's filter or prioritize call in an evaluation:
+#: ``not-offered`` (no such verb), ``not-interested`` (managedResources the pod does not
+#: name), ``not-called`` (no node left to send, or an Error ended the evaluation first),
+#: ``called`` (answered), ``skipped`` (filter only: an ignorable extender failed and was
+#: passed over), ``error`` (filter only: a failure that ended the evaluation as an Error),
+#: ``failed`` (prioritize only: the call failed and the extender adds nothing, ignorable
+#: or not, as upstream).
+CallOutcome = Literal[
+    "not-offered", "not-interested", "not-called", "called", "skipped", "error", "failed"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +91,43 @@ class Preemption:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtenderCall:
+    """One call of an extender in an evaluation: its outcome, how many nodes it was sent
+    (every node still feasible: explain does not sample) and the failure's message."""
+
+    outcome: CallOutcome
+    sent: int = 0
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "sent": self.sent, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderReport:
+    """What one configured extender did for the pod, in upstream's call order.
+
+    ``name`` is its ``urlPrefix`` (the name its rejections and scores go by; a
+    ``urlPrefix`` configured twice gets `` #2``, `` #3``... after it).
+    """
+
+    name: str
+    weight: int
+    ignorable: bool
+    filter: ExtenderCall
+    prioritize: ExtenderCall
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "weight": self.weight,
+            "ignorable": self.ignorable,
+            "filter": self.filter.to_json(),
+            "prioritize": self.prioritize.to_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Evaluation:
     """The full answer for one pod: every node's verdict, the choice and the message."""
 
@@ -92,9 +140,11 @@ class Evaluation:
     message: str | None
     #: set when no node fits and the profile has DefaultPreemption
     preemption: Preemption | None = None
+    #: the configured extenders' part (None: none configured, or ``--no-extenders``)
+    extenders: tuple[ExtenderReport, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "pod": self.pod,
             "profile": self.profile,
             "nodes": {name: verdict.to_json() for name, verdict in self.nodes.items()},
@@ -104,3 +154,6 @@ class Evaluation:
             "message": self.message,
             "preemption": None if self.preemption is None else self.preemption.to_json(),
         }
+        if self.extenders is not None:
+            out["extenders"] = [report.to_json() for report in self.extenders]
+        return out

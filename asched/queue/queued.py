@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
 from asched.framework.events import ClusterEvent
 
@@ -33,5 +34,5 @@ class QueuedPod:
     sequence: int = field(default=0, compare=False)
 
     @property
-    def key(self) -> str:
+    def key(self) -> PodKey:
         return self.pod.key

@@ -41,6 +41,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
 from asched.framework.events import ANY, UNIVERSAL, ClusterEvent
 from asched.framework.interface import QueueingHint
@@ -97,20 +98,20 @@ class SchedulingQueue:
         self._hints: Mapping[tuple[str, str], QueueingHint] = hints or {}
         #: unschedulable pods, in the order they were parked (oldest first); an OrderedDict
         #: because a plain dict's first item is found past the holes of removed ones
-        self._parked: OrderedDict[str, QueuedPod] = OrderedDict()
+        self._parked: OrderedDict[PodKey, QueuedPod] = OrderedDict()
         #: gated pods (PreEnqueue said no), which only their own update releases
-        self._gated_pods: dict[str, QueuedPod] = {}
+        self._gated_pods: dict[PodKey, QueuedPod] = {}
         #: event -> the parked pods it may help
-        self._waiting: dict[ClusterEvent, dict[str, QueuedPod]] = {event: {} for event in ANY}
+        self._waiting: dict[ClusterEvent, dict[PodKey, QueuedPod]] = {event: {} for event in ANY}
         #: event -> the last scheduling cycle during which it happened
         self._event_cycle: dict[ClusterEvent, int] = {}
         #: key -> (place, heap token or -1, the queued pod)
-        self._where: dict[str, tuple[str, int, QueuedPod]] = {}
-        self._in_flight: dict[str, QueuedPod] = {}
-        self._deleted_in_flight: set[str] = set()
+        self._where: dict[PodKey, tuple[str, int, QueuedPod]] = {}
+        self._in_flight: dict[PodKey, QueuedPod] = {}
+        self._deleted_in_flight: set[PodKey] = set()
         #: a pod created again under the name of one deleted while in flight, queued once
         #: the old attempt ends (until then the key is the old pod's)
-        self._recreated: dict[str, PodInfo] = {}
+        self._recreated: dict[PodKey, PodInfo] = {}
         self._sequence = itertools.count()
         self.scheduling_cycle = 0
 
@@ -162,7 +163,7 @@ class SchedulingQueue:
         for event in qp.waiting_for:
             self._waiting[event][qp.key] = qp
 
-    def _unpark(self, key: str) -> QueuedPod:
+    def _unpark(self, key: PodKey) -> QueuedPod:
         """Remove a parked (unschedulable or gated) pod from its dict and the event index."""
         qp = self._gated_pods.pop(key, None)
         if qp is not None:
@@ -173,12 +174,12 @@ class SchedulingQueue:
         qp.waiting_for = frozenset()
         return qp
 
-    def _holds(self, key: str, token: int) -> bool:
+    def _holds(self, key: PodKey, token: int) -> bool:
         """Whether the heap entry ``token`` is where ``key`` is (tokens are never reused)."""
         found = self._where.get(key)
         return found is not None and found[1] == token
 
-    def _take(self, key: str) -> QueuedPod | None:
+    def _take(self, key: PodKey) -> QueuedPod | None:
         """Remove a queued (not in-flight) pod from wherever it is; lazy for heaps."""
         found = self._where.pop(key, None)
         if found is None:
@@ -259,12 +260,12 @@ class SchedulingQueue:
             qp.updated_in_flight = True
         qp.pod = pod
 
-    def _release_recreated(self, key: str) -> None:
+    def _release_recreated(self, key: PodKey) -> None:
         pod = self._recreated.pop(key, None)
         if pod is not None:
             self.add(pod)
 
-    def delete(self, key: str) -> None:
+    def delete(self, key: PodKey) -> None:
         """The pod is gone (deleted, or bound by someone else): forget it everywhere."""
         if key in self._in_flight:
             self._deleted_in_flight.add(key)
@@ -287,7 +288,7 @@ class SchedulingQueue:
             return qp
         return None
 
-    def done(self, key: str) -> None:
+    def done(self, key: PodKey) -> None:
         """The pod left the scheduler's hands (bound, or dropped)."""
         self._in_flight.pop(key, None)
         self._deleted_in_flight.discard(key)
@@ -405,11 +406,11 @@ class SchedulingQueue:
             counts[place] += 1
         return counts
 
-    def deleted_in_flight(self, key: str) -> bool:
+    def deleted_in_flight(self, key: PodKey) -> bool:
         """Whether ``key`` was deleted while being scheduled or bound."""
         return key in self._deleted_in_flight
 
-    def where(self, key: str) -> str | None:
+    def where(self, key: PodKey) -> str | None:
         """Which queue holds ``key`` (``in-flight`` while being scheduled or bound)."""
         if key in self._in_flight:
             return IN_FLIGHT

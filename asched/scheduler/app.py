@@ -443,6 +443,7 @@ class App:
             metrics.set_pending(self.queue.pending())
             metrics.set_cache_size(self.table.n_nodes, len(self.table.pods), len(self.ledger))
             metrics.BINDS_INFLIGHT.set(len(self.scheduler.binder.in_flight))
+            metrics.EXTENDERS_INFLIGHT.set(self.scheduler.binder.consulting)
             if health is not None:
                 health.set_api_reachable(all(r.healthy for r in self.reflectors))
             await asyncio.sleep(1.0)

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
 from asched.framework.cycle_state import CycleState
 from asched.framework.runtime import Framework
@@ -28,7 +29,7 @@ from asched.framework.waiting import WaitingPod
 from asched.queue.queued import QueuedPod
 
 if TYPE_CHECKING:
-    from asched.scheduler.consult import Consultation
+    from asched.scheduler.consult import Pending
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class BindJob:
 
     qp: QueuedPod
     pod: PodInfo
-    node: str
+    node: NodeName
     framework: Framework
     state: CycleState
     waiting: WaitingPod | None = None
@@ -55,11 +56,11 @@ class Outcomes(Protocol):
 
     def rollback(self, job: BindJob, status: Status) -> None: ...
 
-    async def ask(self, consultation: Consultation) -> None: ...
+    async def ask(self, pending: Pending) -> None: ...
 
-    def conclude(self, consultation: Consultation) -> BindJob | Consultation | None: ...
+    def conclude(self, pending: Pending) -> BindJob | Pending | None: ...
 
-    def abandon(self, consultation: Consultation, status: Status) -> None: ...
+    def abandon(self, pending: Pending, status: Status) -> None: ...
 
 
 class Binder:
@@ -69,7 +70,7 @@ class Binder:
         self.outcomes = outcomes
         self.max_in_flight = max_in_flight
         self.slots = asyncio.Semaphore(max_in_flight)
-        self.in_flight: dict[str, BindJob] = {}
+        self.in_flight: dict[PodKey, BindJob] = {}
         self._group: asyncio.TaskGroup | None = None
         self._stop = asyncio.Event()
         self.running = asyncio.Event()
@@ -105,7 +106,7 @@ class Binder:
         self.started += 1
         self._group.create_task(self._bind(job), name=f"bind {job.pod.key}")
 
-    def consult(self, consultation: Consultation) -> None:
+    def consult(self, consultation: Pending) -> None:
         """Hand a pod whose extenders must be asked to a task; it owns a slot, and goes on
         binding the pod when the conclusion is a bind job."""
         if self._group is None:
@@ -114,7 +115,7 @@ class Binder:
         key = consultation.qp.key
         self._group.create_task(self._consult(consultation), name=f"extenders {key}")
 
-    async def _consult(self, consultation: Consultation) -> None:
+    async def _consult(self, consultation: Pending) -> None:
         job: BindJob | None = None
         try:
             while True:

@@ -21,6 +21,12 @@ is interested in (:meth:`~asched.scheduler.cycle.Scheduler.schedule_one`):
 Whatever happened in between is seen by step 3: no over-commit, no pod bound twice. When
 nothing changed, the filters answer as in step 1, so the nodes left, the scores and the
 choice are upstream's.
+
+Preemption with a ``preemptVerb`` extender takes the same path (:class:`Preemption`):
+PostFilter's dry run finds the candidates in the cycle, the extenders narrow them in the
+task (:func:`ask_preemption`), and the conclusion keeps the candidates whose victims are
+all still on their node (:func:`still_valid`), selects one and nominates, as upstream's
+SelectCandidate. The pod is in flight, and holds its slot, until then.
 """
 
 from __future__ import annotations
@@ -29,17 +35,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from asched.cluster.table import NodeTable
 from asched.errors import ExtenderError
+from asched.framework.algorithm import Decision
 from asched.framework.extender import (
     Extender,
     ExtenderScores,
     FilterOutcome,
     NodeObjects,
     run_filters,
+    run_preemption,
     run_prioritizers,
 )
-from asched.framework.extender_protocol import RawObject
+from asched.framework.extender_protocol import NodeVictims, RawObject
+from asched.framework.preemption import Candidate, CandidateSelector, importance_order
 from asched.queue.queued import QueuedPod
+from asched.scheduler.raw import summary
 
 if TYPE_CHECKING:
     from asched.scheduler.cycle import ProfileRuntime
@@ -69,6 +80,100 @@ class Consultation:
     outcome: FilterOutcome | None = None
     scores: ExtenderScores | None = None
     error: ExtenderError | None = None
+
+
+#: upstream's message when no candidate is left for preemption
+NO_CANDIDATE: Final = "no candidate node for preemption"
+
+
+@dataclass(slots=True)
+class Preemption:
+    """One pod's PostFilter while the preempting extenders are asked.
+
+    ``candidates`` come from the dry run in the cycle; the task fills ``answer`` (the
+    candidates as the extenders left them) or ``error`` (a non-ignorable one failed).
+    ``rejectors`` are the failed attempt's, for the queue.
+    """
+
+    qp: QueuedPod
+    profile: ProfileRuntime
+    pod_json: RawObject
+    decision: Decision
+    selector: CandidateSelector
+    candidates: list[Candidate]
+    rejectors: frozenset[str] = frozenset()
+    answer: list[Candidate] | None = None
+    error: ExtenderError | None = None
+
+
+#: What an extender task runs for: a decision, or a preemption.
+Pending = Consultation | Preemption
+
+
+def preempting(extenders: Sequence[Extender], pod_json: RawObject) -> bool:
+    """Whether an extender with a preemptVerb is interested in the pod."""
+    return any(e.supports_preemption and e.is_interested(pod_json) for e in extenders)
+
+
+async def ask_preemption(
+    extenders: Sequence[Extender], preemption: Preemption, table: NodeTable
+) -> None:
+    """Fill ``preemption`` with what the preempting extenders leave of its candidates
+    (upstream's callExtenders). Victims are sent as :func:`~asched.scheduler.raw.summary`
+    objects (by UID to nodeCacheCapable extenders); the answer may name any pod on the
+    node, resolved against the table when it arrives."""
+    victims = {
+        table.name_of(c.row): NodeVictims(
+            tuple(summary(v) for v in c.victims), c.num_pdb_violations
+        )
+        for c in preemption.candidates
+    }
+
+    def pods_on_node(node: str) -> dict[str, RawObject] | None:
+        row = table.row_of(node)
+        if row is None:
+            return None
+        return {p.info.uid: summary(p.info) for p in table.row_pods[row].values()}
+
+    pod = preemption.qp.pod
+    try:
+        answer = await run_preemption(extenders, pod, preemption.pod_json, victims, pods_on_node)
+    except ExtenderError as exc:
+        preemption.error = exc
+        return
+    found: list[Candidate] = []
+    for node, kept in answer.items():
+        row = table.row_of(node)
+        if row is None:
+            continue
+        by_uid = {p.info.uid: p.info for p in table.row_pods[row].values()}
+        pods = [by_uid[uid] for v in kept.pods if (uid := _uid(v)) in by_uid]
+        starts = [_start(table, p.key) for p in pods]
+        ordered = tuple(pods[i] for i in importance_order(pods, starts))
+        found.append(Candidate(row, ordered, kept.num_pdb_violations))
+    preemption.answer = found
+
+
+def still_valid(table: NodeTable, candidates: Sequence[Candidate] | None) -> list[Candidate]:
+    """The candidates whose node is still there and whose victims all still run on it."""
+    out = []
+    for candidate in candidates or ():
+        if not table.alive[candidate.row]:
+            continue
+        placed = table.row_pods[candidate.row]
+        if all(victim.key in placed for victim in candidate.victims):
+            out.append(candidate)
+    return out
+
+
+def _uid(pod_json: RawObject) -> str:
+    meta = pod_json.get("metadata")
+    return str(meta.get("uid", "")) if isinstance(meta, dict) else ""
+
+
+def _start(table: NodeTable, key: str) -> float:
+    columns = table.pod_columns
+    return float(columns.start[columns.index[key]])
 
 
 def interested(extenders: Sequence[Extender], pod_json: RawObject) -> bool:

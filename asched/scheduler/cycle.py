@@ -34,12 +34,15 @@ from functools import partial
 import numpy as np
 
 from asched import metrics
+from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
 from asched.framework import contain, diagnosis, extender
 from asched.framework.algorithm import Algorithm, Decision
 from asched.framework.events import ClusterEvent
 from asched.framework.extender import Extender
 from asched.framework.interface import PostFilterResult
+from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
+from asched.framework.preemption import CandidateSelector
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.waiting import WaitingPod, WaitingPods
@@ -48,7 +51,7 @@ from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import IN_FLIGHT, SchedulingQueue
 from asched.scheduler import consult
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.consult import Consultation
+from asched.scheduler.consult import Consultation, Pending, Preemption
 from asched.scheduler.evictions import Evictions
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
@@ -99,6 +102,7 @@ class Scheduler:
         #: the configured extenders, in upstream's call order
         self.extenders = tuple(extenders)
         self._binders = tuple(e for e in self.extenders if e.is_binder)
+        self._preempters = tuple(e for e in self.extenders if e.supports_preemption)
         self._extender_names = frozenset(e.name for e in self.extenders)
         #: the JSON extenders are sent (filled by the ingest)
         self.raw = raw if raw is not None else RawObjects(nodes=False)
@@ -114,7 +118,7 @@ class Scheduler:
         self._on_bound = on_bound
 
     # ------------------------------------------------------------------ cycle
-    def schedule_one(self, qp: QueuedPod) -> BindJob | Consultation | None:
+    def schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         """One synchronous cycle for a popped pod: the job to hand to a binding task, the
         consultation to hand to an extender task (:mod:`asched.scheduler.consult`), or
         None when the pod went back to the queue (or away).
@@ -144,7 +148,7 @@ class Scheduler:
         if requeued and self.reporter is not None:
             self.reporter.unschedulable(qp.pod, status.message, error=True)
 
-    def _schedule_one(self, qp: QueuedPod) -> BindJob | Consultation | None:
+    def _schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         pod = qp.pod
         profile = self.profiles.get(pod.scheduler_name)
         if profile is None or pod.deleting:
@@ -161,7 +165,7 @@ class Scheduler:
         *,
         rounds: int = 1,
         nominated: bool = True,
-    ) -> BindJob | Consultation | None:
+    ) -> BindJob | Pending | None:
         """The in-tree decision; for a pod an extender wants to see, the consultation to
         run instead of choosing (see :mod:`asched.scheduler.consult`)."""
         pod = qp.pod
@@ -171,15 +175,15 @@ class Scheduler:
         )
         decision = Decision(pod, decided) if isinstance(decided, Status) else decided
         if decision.candidates is None:
-            self._failed(qp, profile, decision)
             self._attempt(_result(decision.status), profile, start)
-            return None
+            return self._failed(qp, profile, decision)
         if self.extenders:
             pod_json = self.raw.pod(pod)
             if consult.interested(self.extenders, pod_json):
                 table = self.ledger.table
                 order = table.order()
-                names = tuple(table.name_of(int(r)) for r in order[decision.candidates[order]])
+                rows = order[decision.candidates[order]].tolist()  # live rows, in node order
+                names = tuple(str(table.names[r]) for r in rows)
                 return Consultation(
                     qp, profile, pod_json, names, decision.nominated_only, start, rounds
                 )
@@ -230,29 +234,36 @@ class Scheduler:
         return job
 
     # ------------------------------------------------------------------ extenders
-    async def ask(self, consultation: Consultation) -> None:
-        """The extender calls of a consultation (in its task, outside the cycle)."""
-        await consult.ask(self.extenders, consultation, self.raw.node)
+    async def ask(self, pending: Pending) -> None:
+        """The extender calls of a consultation or preemption (in its task, outside the
+        cycle)."""
+        if isinstance(pending, Preemption):
+            await consult.ask_preemption(self._preempters, pending, self.ledger.table)
+        else:
+            await consult.ask(self.extenders, pending, self.raw.node)
 
-    def conclude(self, consultation: Consultation) -> BindJob | Consultation | None:
-        """The extenders answered: decide against the current table (synchronous, see
-        :mod:`asched.scheduler.consult`). Never raises."""
-        qp = consultation.qp
+    def conclude(self, pending: Pending) -> BindJob | Pending | None:
+        """The extenders answered: decide (or preempt) against the current table
+        (synchronous, see :mod:`asched.scheduler.consult`). Never raises."""
+        qp = pending.qp
         try:
-            return self._conclude(consultation)
+            if isinstance(pending, Preemption):
+                self._conclude_preemption(pending)
+                return None
+            return self._conclude(pending)
         except Exception as exc:
             status = contain.failed(qp.pod, "extenders", exc)
             self.stats.errors += 1
             self._recover(qp, status)
             return None
 
-    def abandon(self, consultation: Consultation, status: Status) -> None:
+    def abandon(self, pending: Pending, status: Status) -> None:
         """A consultation that cannot finish (shutdown, a bug): the pod goes back."""
-        qp = consultation.qp
+        qp = pending.qp
         if self.queue.where(qp.key) == IN_FLIGHT:
             self.queue.requeue(qp, status)
 
-    def _conclude(self, consultation: Consultation) -> BindJob | Consultation | None:
+    def _conclude(self, consultation: Consultation) -> BindJob | Pending | None:
         qp, profile, start = consultation.qp, consultation.profile, consultation.started
         pod = qp.pod
         if self.queue.deleted_in_flight(pod.key):
@@ -271,9 +282,8 @@ class Scheduler:
         accepted[rows] = True
         decision = profile.algorithm.candidates(pod, nominated=False, sample=False)
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
-            self._failed(qp, profile, decision)  # the cluster changed that much meanwhile
             self._attempt(_result(decision.status), profile, start)
-            return None
+            return self._failed(qp, profile, decision)  # the cluster changed that much
         if decision.candidates is not None:
             mask = decision.candidates & accepted
             if mask.any():
@@ -285,6 +295,7 @@ class Scheduler:
                         if row is not None:
                             extra[row] += score
                 profile.algorithm.choose(decision, mask, extra)
+                decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
                 return self._assume(qp, profile, decision, start)
         again = bool(rows) or (consultation.nominated_only and not outcome.feasible)
         if again and consultation.rounds < consult.MAX_ROUNDS:
@@ -303,9 +314,8 @@ class Scheduler:
                 decision.extender_failures[row] = status
         decision.status = Status.unschedulable(plugin="")
         decision.candidates = None
-        self._failed(qp, profile, decision, extender_filtered=outcome.filtered)
         self._attempt("unschedulable", profile, start)
-        return None
+        return self._failed(qp, profile, decision, extender_filtered=outcome.filtered)
 
     def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
         if self._on_attempt is not None:
@@ -318,8 +328,10 @@ class Scheduler:
         decision: Decision,
         *,
         extender_filtered: bool = False,
-    ) -> None:
-        """No node: record who rejected it, requeue, and tell the pod why (cold path).
+    ) -> Preemption | None:
+        """No node: record who rejected it, requeue, and tell the pod why (cold path);
+        or, when preempting extenders must be asked first, the :class:`Preemption` to
+        hand to their task (the pod stays in flight until it concludes).
 
         ``extender_filtered``: an extender removed nodes; upstream then counts
         :data:`~asched.framework.extender.EXTENDER_NAME` among the rejectors, so that any
@@ -327,12 +339,25 @@ class Scheduler:
         diagnosed = contain.guarded(
             qp.pod, "diagnose", partial(self._diagnose, qp, profile, decision)
         )
+        if isinstance(diagnosed, Preemption):
+            if extender_filtered:
+                diagnosed.rejectors = self._with_extender(diagnosed.rejectors)
+            return diagnosed
         if isinstance(diagnosed, Status):
             status, nominated, rejectors = diagnosed, None, frozenset[str]()
         else:
             status, nominated, rejectors = diagnosed
         if extender_filtered:
-            rejectors = (rejectors - self._extender_names) | {extender.EXTENDER_NAME}
+            rejectors = self._with_extender(rejectors)
+        self._requeue_failed(qp, status, nominated, rejectors)
+        return None
+
+    def _with_extender(self, rejectors: frozenset[str]) -> frozenset[str]:
+        return (rejectors - self._extender_names) | {extender.EXTENDER_NAME}
+
+    def _requeue_failed(
+        self, qp: QueuedPod, status: Status, nominated: str | None, rejectors: frozenset[str]
+    ) -> None:
         if status.code == Code.ERROR:
             self.stats.errors += 1
         else:
@@ -345,9 +370,10 @@ class Scheduler:
 
     def _diagnose(
         self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision
-    ) -> tuple[Status, str | None, frozenset[str]]:
+    ) -> tuple[Status, str | None, frozenset[str]] | Preemption:
         """The failed attempt's status (with upstream's message), PostFilter's nomination
-        and the plugins that rejected the pod somewhere."""
+        and the plugins that rejected the pod somewhere; or the preemption to finish once
+        the preempting extenders have answered."""
         if decision.status.code == Code.ERROR:
             return Status.error(decision.status.message), None, frozenset()
         rejectors = frozenset(s.plugin for s in decision.failures().values() if s.plugin)
@@ -357,25 +383,51 @@ class Scheduler:
         post_filter = ""
         if profile.framework.post_filter:
             result = self._post_filter(qp, profile, decision)
+            if isinstance(result, Preemption):
+                result.rejectors = rejectors
+                return result
             nominated = result.nominated_node
             post_filter = "" if result.status.ok else result.status.message
+        return self._failure(decision, rejectors, post_filter), nominated, rejectors
+
+    @staticmethod
+    def _failure(decision: Decision, rejectors: frozenset[str], post_filter: str) -> Status:
         message = decision.message(post_filter=post_filter)
-        status = Status(decision.status.code, (message,), next(iter(sorted(rejectors)), ""))
-        return status, nominated, rejectors
+        return Status(decision.status.code, (message,), next(iter(sorted(rejectors)), ""))
 
     def _post_filter(
         self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision
-    ) -> PostFilterResult:
-        """Run PostFilter (preemption) and act on a nomination (cold path)."""
+    ) -> PostFilterResult | Preemption:
+        """Run PostFilter (preemption) and act on a nomination (cold path). With preempting
+        extenders interested in the pod, stop at the candidates: the :class:`Preemption`
+        to finish after their answer."""
         table = self.ledger.table
         if self.evictions is not None and self.evictions.running(qp.pod.key):
             # its victims are still being evicted: no second preemption meanwhile (upstream
             # gates such a pod until its preemption finishes)
             waiting = "waiting for the preemption for this pod to be finished"
             return PostFilterResult(Status.unschedulable(waiting, plugin="DefaultPreemption"))
-        result = profile.framework.run_post_filter(
-            decision.state, qp.pod, table, decision.statuses()
-        )
+        framework = profile.framework
+        selector = _candidate_selector(framework.post_filter) if self._preempters else None
+        if selector is not None:
+            pod_json = self.raw.pod(qp.pod)
+            if consult.preempting(self._preempters, pod_json):
+                metrics.count_preemption_attempt()
+                found = selector.find_candidates(
+                    decision.state, qp.pod, table, decision.statuses(), framework
+                )
+                if not isinstance(found, PostFilterResult):
+                    return Preemption(qp, profile, pod_json, decision, selector, found)
+                return self._nominate(qp, profile, found)
+        result = framework.run_post_filter(decision.state, qp.pod, table, decision.statuses())
+        return self._nominate(qp, profile, result)
+
+    def _nominate(
+        self, qp: QueuedPod, profile: ProfileRuntime, result: PostFilterResult
+    ) -> PostFilterResult:
+        """Act on PostFilter's nomination: record it, end the nominations it supersedes,
+        start evicting its victims."""
+        table = self.ledger.table
         node = result.nominated_node
         if node is None:
             return result
@@ -383,7 +435,7 @@ class Scheduler:
         for key in result.cleared:
             table.nominations.supersede(key)
             if self.reporter is not None:
-                self.reporter.forget_nomination(key)
+                self.reporter.forget_nomination(PodKey(key))  # (a plugin's str)
         if node:
             metrics.observe_preemption_victims(len(result.victims))
             logger.info(
@@ -398,6 +450,29 @@ class Scheduler:
                     qp.pod, node, result.victims, result.cleared, profile.framework.name
                 )
         return result
+
+    def _conclude_preemption(self, preemption: Preemption) -> None:
+        """The preempting extenders answered: keep the candidates they left whose victims
+        are all still where they were, select one and nominate (synchronous)."""
+        qp, decision = preemption.qp, preemption.decision
+        if self.queue.deleted_in_flight(qp.key):
+            self.queue.done(qp.key)
+            return
+        table = self.ledger.table
+        if preemption.error is not None:
+            message = f"{PREEMPTION_PREFIX}{preemption.error}"
+            result = PostFilterResult(Status.error(message, plugin=extender.EXTENDER_NAME))
+        else:
+            candidates = consult.still_valid(table, preemption.answer)
+            if candidates:
+                chosen = preemption.selector.select_candidate(qp.pod, table, candidates)
+                result = self._nominate(qp, preemption.profile, chosen)
+            else:
+                message = f"{PREEMPTION_PREFIX}{consult.NO_CANDIDATE}"
+                result = PostFilterResult(Status.unschedulable(message, plugin=""))
+        post_filter = "" if result.status.ok else result.status.message
+        status = self._failure(decision, preemption.rejectors, post_filter)
+        self._requeue_failed(qp, status, result.nominated_node, preemption.rejectors)
 
     def preemption_failed(self, preemptor: PodInfo, node: str) -> None:
         """Evictions for ``preemptor`` on ``node`` failed: drop that nomination (not a newer
@@ -446,6 +521,14 @@ class Scheduler:
                 self.reporter.unschedulable(job.pod, message, error=error)
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)  # what it held may help others
         logger.debug("rolled back %s from %s: %s", job.pod.key, job.node, status.message)
+
+
+def _candidate_selector(post_filter: Sequence[object]) -> CandidateSelector | None:
+    """The profile's PostFilter plugin when it is the only one and preempts in two halves
+    (DefaultPreemption); preempting extenders are consulted through it."""
+    if len(post_filter) == 1 and isinstance(post_filter[0], CandidateSelector):
+        return post_filter[0]
+    return None
 
 
 def _result(status: Status) -> AttemptResult:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from asched.api.client import KubeClient
+from asched.api.objects import PodConditionJSON
 from asched.cluster.records import PodInfo
 from asched.framework.waiting import WaitingPods
 from asched.scheduler.reporting import Reporter, rfc3339
@@ -136,7 +137,7 @@ class Evictions:
             self.stats.rejected_waiting += 1
             return True
         path = f"/api/v1/namespaces/{quote(victim.namespace)}/pods/{quote(victim.name)}"
-        condition = {
+        condition: PodConditionJSON = {
             "type": "DisruptionTarget",
             "status": "True",
             "reason": "PreemptionByScheduler",

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from asched import metrics
+from asched.api.objects import ChangeType, KubeObject, NodeJSON, PodJSON
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod, object_context
+from asched.cluster.names import PodKey
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.cluster.workloads import KIND_OF_RESOURCE
@@ -39,11 +41,17 @@ logger = logging.getLogger(__name__)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
+_Object = TypeVar("_Object", bound=KubeObject)
+
 
 def _key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace")
     return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+def _pod_key(obj: Mapping[str, Any]) -> PodKey:
+    return PodKey(_key(obj))
 
 
 class Ingest:
@@ -57,7 +65,7 @@ class Ingest:
         scheduler_names: Collection[str],
         *,
         on_bad_pod: Callable[[Mapping[str, Any], DecodeError], None] | None = None,
-        on_pod_gone: Callable[[str], None] | None = None,
+        on_pod_gone: Callable[[PodKey], None] | None = None,
         raw: RawObjects | None = None,
     ) -> None:
         self.table = table
@@ -71,9 +79,9 @@ class Ingest:
         #: the JSON scheduler extenders are sent (None: no extender is configured)
         self.raw = raw
         #: pending pods of ours that did not decode: key -> the error last reported
-        self.undecodable: dict[str, str] = {}
+        self.undecodable: dict[PodKey, str] = {}
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
-        self.pending: dict[str, PodInfo] = {}
+        self.pending: dict[PodKey, PodInfo] = {}
         self.events_applied = 0
         self.decode_errors = 0
 
@@ -95,10 +103,10 @@ class Ingest:
     def _apply(self, event: WatchEvent | Relisted) -> None:
         if isinstance(event, Relisted):
             self._relist(event)
-        elif event.kind == "nodes":
-            self._node(event.type, event.obj)
+        elif event.kind == "nodes":  # the resource names the shape (unchecked: decoding checks)
+            self._node(event.type, cast("NodeJSON", event.obj))
         elif event.kind == "pods":
-            self._pod(event.type, event.obj)
+            self._pod(event.type, cast("PodJSON", event.obj))
         else:
             store = self.objects.setdefault(event.kind, {})
             if event.type == "DELETED":
@@ -112,7 +120,10 @@ class Ingest:
                 self._budget(event.type, event.obj)
 
     def _contained(
-        self, kind: str, obj: Mapping[str, Any], apply: Callable[[str, Mapping[str, Any]], None]
+        self,
+        kind: str,
+        obj: _Object,
+        apply: Callable[[ChangeType, _Object], None],
     ) -> None:
         """One object of a relist, applied on its own: a bug on it skips it, not the rest."""
         try:
@@ -128,14 +139,14 @@ class Ingest:
         if event.kind == "nodes":
             for name in [n for n in self.table.index if n not in present]:
                 self._node_deleted(name)
-            for obj in event.objects:
-                self._contained(event.kind, obj, self._node)
+            for node in cast("list[NodeJSON]", event.objects):
+                self._contained(event.kind, node, self._node)
         elif event.kind == "pods":
             known = set(self.table.pods) | set(self.pending) | set(self.undecodable)
             for key in known - present:
-                self._pod_deleted(key)
-            for obj in event.objects:
-                self._contained(event.kind, obj, self._pod)
+                self._pod_deleted(PodKey(key))
+            for pod in cast("list[PodJSON]", event.objects):
+                self._contained(event.kind, pod, self._pod)
         else:
             self.objects[event.kind] = {_key(obj): obj for obj in event.objects}
             if event.kind == "namespaces":
@@ -150,7 +161,7 @@ class Ingest:
             if kind is not None:
                 self.table.workloads.replace(kind, event.objects)
 
-    def _namespace(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _namespace(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """Namespace labels, for the namespace selectors of pod affinity terms."""
         name = _key(obj)
         if kind == "DELETED":
@@ -159,14 +170,14 @@ class Ingest:
         labels = (obj.get("metadata") or {}).get("labels") or {}
         self.table.namespace_labels[name] = {k: v for k, v in labels.items() if isinstance(v, str)}
 
-    def _budget(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _budget(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """PodDisruptionBudgets, for preemption's choice of victims."""
         if kind == "DELETED":
             self.table.budgets.pop(_key(obj), None)
         else:
             self.table.budgets[_key(obj)] = decode_budget(obj)
 
-    def _workload(self, resource: str, kind: str, obj: Mapping[str, Any]) -> None:
+    def _workload(self, resource: str, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """Services, controllers and sets, for PodTopologySpread's default constraints."""
         workload = KIND_OF_RESOURCE.get(resource)
         if workload is None:
@@ -177,7 +188,7 @@ class Ingest:
             self.table.workloads.upsert(workload, obj)
 
     # ------------------------------------------------------------------ nodes
-    def _node(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _node(self, kind: ChangeType, obj: NodeJSON) -> None:
         if kind == "DELETED":
             self._node_deleted(_key(obj))
             return
@@ -202,9 +213,9 @@ class Ingest:
             self.raw.nodes.pop(name, None)
 
     # ------------------------------------------------------------------ pods
-    def _pod(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def _pod(self, kind: ChangeType, obj: PodJSON) -> None:
         if kind == "DELETED":
-            self._pod_deleted(_key(obj))
+            self._pod_deleted(_pod_key(obj))
             return
         if self._confirms_assumption(obj):
             return
@@ -245,18 +256,18 @@ class Ingest:
                 else:
                     self.queue.add(pod)
 
-    def _unpend(self, key: str) -> PodInfo | None:
+    def _unpend(self, key: PodKey) -> PodInfo | None:
         """``key`` is no longer a pending pod of ours: forget it (and its JSON)."""
         if self.raw is not None:
             self.raw.pods.pop(key, None)
         return self.pending.pop(key, None)
 
-    def _bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
+    def _bad_pod(self, obj: PodJSON, error: DecodeError) -> None:
         """A pod that does not decode: counted and logged; if it is a pending pod of ours
         it leaves the queue and is reported once per distinct error."""
         self.decode_errors += 1
         metrics.count_undecodable("pods")
-        key = _key(obj)
+        key = _pod_key(obj)
         spec = obj.get("spec")
         spec = spec if isinstance(spec, Mapping) else {}
         ours = spec.get("schedulerName") in self.scheduler_names and not spec.get("nodeName")
@@ -273,14 +284,14 @@ class Ingest:
         if self.on_bad_pod is not None:
             self.on_bad_pod(obj, error)
 
-    def _confirms_assumption(self, obj: Mapping[str, Any]) -> bool:
+    def _confirms_assumption(self, obj: PodJSON) -> bool:
         """The watch echoing our own binding: confirm it without decoding the pod.
 
         The assumed copy already counts the pod on that node, and a bound pod's requests
         cannot have changed since it was decoded pending; this is the most frequent pod event
         when scheduling fast.
         """
-        key = _key(obj)
+        key = _pod_key(obj)
         node = self.ledger.node_of(key)
         if node is None:
             return False
@@ -297,7 +308,7 @@ class Ingest:
         self.queue.delete(key)
         return True
 
-    def _pod_deleted(self, key: str) -> None:
+    def _pod_deleted(self, key: PodKey) -> None:
         self.undecodable.pop(key, None)
         if self.on_pod_gone is not None:
             self.on_pod_gone(key)
@@ -306,7 +317,7 @@ class Ingest:
         self.queue.delete(key)
         self._release(key)
 
-    def _release(self, key: str) -> None:
+    def _release(self, key: PodKey) -> None:
         self.ledger.forget(key)
         removed = self.table.remove_pod(key)
         if removed is not None:

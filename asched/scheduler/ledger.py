@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 
@@ -25,7 +26,7 @@ from asched.cluster.table import NodeTable
 @dataclass(frozen=True, slots=True)
 class Assumed:
     pod: PodInfo
-    node: str
+    node: NodeName
 
 
 def _same_footprint(a: PodInfo, b: PodInfo) -> bool:
@@ -42,22 +43,22 @@ class Ledger:
 
     def __init__(self, table: NodeTable) -> None:
         self.table = table
-        self._assumed: dict[str, Assumed] = {}
+        self._assumed: dict[PodKey, Assumed] = {}
 
-    def __contains__(self, key: str) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._assumed
 
     def __len__(self) -> int:
         return len(self._assumed)
 
-    def assume(self, pod: PodInfo, node: str) -> None:
+    def assume(self, pod: PodInfo, node: NodeName) -> None:
         """Count ``pod`` on ``node`` now (its requests enter the row; a nomination ends)."""
         bound = dataclasses.replace(pod, node_name=node)
         self.table.nominations.clear(pod.key)
         self.table.add_pod(bound, node)
         self._assumed[pod.key] = Assumed(bound, node)
 
-    def forget(self, key: str) -> bool:
+    def forget(self, key: PodKey) -> bool:
         """Undo an assumption; False when it was already confirmed or forgotten."""
         assumed = self._assumed.pop(key, None)
         if assumed is None:
@@ -65,7 +66,7 @@ class Ledger:
         self.table.remove_pod(key)
         return True
 
-    def confirm(self, key: str) -> None:
+    def confirm(self, key: PodKey) -> None:
         """The watch shows the assumed pod bound where we assumed it: it leaves the ledger."""
         self._assumed.pop(key, None)
 
@@ -81,6 +82,6 @@ class Ledger:
             return  # already counted right (a confirmation, or a status-only update)
         self.table.add_pod(pod, pod.node_name)  # replaces any previous accounting
 
-    def node_of(self, key: str) -> str | None:
+    def node_of(self, key: PodKey) -> NodeName | None:
         assumed = self._assumed.get(key)
         return None if assumed is None else assumed.node

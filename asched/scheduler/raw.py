@@ -26,17 +26,25 @@ class RawObjects:
         self.nodes: dict[str, RawObject] = {}
 
     def pod(self, pod: PodInfo) -> RawObject:
-        """``pod``'s JSON as last seen pending; a minimal object (metadata, labels, node
-        name) for a pod this store never saw (only a test builds such a scheduler)."""
+        """``pod``'s JSON as last seen pending; its :func:`summary` for a pod this store
+        never saw (only a test builds such a scheduler)."""
         found = self.pods.get(pod.key)
-        if found is not None:
-            return found
-        meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
-        if pod.labels:
-            meta["labels"] = dict(pod.labels)
-        return {"metadata": meta, "spec": {"schedulerName": pod.scheduler_name}}
+        return found if found is not None else summary(pod)
 
     def node(self, name: str) -> RawObject:
         """The node's JSON (its name alone when this store does not keep nodes)."""
         found = self.nodes.get(name)
         return found if found is not None else {"metadata": {"name": name}}
+
+
+def summary(pod: PodInfo) -> RawObject:
+    """A pod's identity as JSON, from its record: metadata (name, namespace, uid, labels)
+    and spec (nodeName, schedulerName, priority). What a preempting extender is sent
+    of a victim: asched keeps no JSON of bound pods."""
+    meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
+    if pod.labels:
+        meta["labels"] = dict(pod.labels)
+    spec: dict[str, Any] = {"schedulerName": pod.scheduler_name, "priority": pod.priority}
+    if pod.node_name:
+        spec["nodeName"] = pod.node_name
+    return {"metadata": meta, "spec": spec}

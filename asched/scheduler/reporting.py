@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from asched.api.client import KubeClient
+from asched.api.objects import CoreEventJSON, EventJSON, ObjectReferenceJSON
+from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
 from asched.scheduler.status_patch import (
     REASON,
@@ -116,12 +118,14 @@ class Reporter:
         self._tokens = scheduled_burst
         self._refilled = clock()
         self._clock = clock
+        #: report key (the pod's key; ``<key>#preempted`` for a Preempted event) -> report
         self._pending: OrderedDict[str, Report] = OrderedDict()
         self._sending: set[str] = set()  # keys of the reports in flight
-        self._forget_after: set[str] = set()  # forgotten while a report of theirs was sent
+        #: pods forgotten while a report of theirs was sent
+        self._forget_after: set[PodKey] = set()
         self._wake = asyncio.Event()
-        self._series: dict[str, dict[str, _Series]] = {}  # pod key -> reason -> series
-        self._said: dict[str, Said] = {}  # pod key -> what its status says, as we wrote it
+        self._series: dict[PodKey, dict[str, _Series]] = {}  # pod key -> reason -> series
+        self._said: dict[PodKey, Said] = {}  # pod key -> what its status says, as we wrote it
         self._core_events = False
         self.dropped = 0
         self.events_created = 0
@@ -151,7 +155,7 @@ class Reporter:
         self._pending.move_to_end(pod.key)
         self._wake.set()
 
-    def forget_nomination(self, key: str) -> None:
+    def forget_nomination(self, key: PodKey) -> None:
         """A nomination was cleared (the evictions remove it from the pod's status): a report
         still pending must not set it again, and a later one nominating the same node again
         must write it."""
@@ -180,7 +184,7 @@ class Reporter:
         self._tokens -= 1.0
         return True
 
-    def scheduled(self, pod: PodInfo, node: str) -> None:
+    def scheduled(self, pod: PodInfo, node: NodeName) -> None:
         if not self._admit_scheduled():
             self.dropped += 1  # informational; failures are never dropped
             self._pending.pop(pod.key, None)
@@ -191,7 +195,7 @@ class Reporter:
         self._pending.move_to_end(pod.key)
         self._wake.set()
 
-    def forget(self, key: str) -> None:
+    def forget(self, key: PodKey) -> None:
         """Drop what is remembered of a pod (it is gone, or nothing more will be said)."""
         if key in self._sending:
             self._forget_after.add(key)  # the send in flight would record it again
@@ -222,9 +226,9 @@ class Reporter:
                 await self._send_safely(report)
             finally:
                 self._sending.discard(key)
-                if key in self._forget_after:
-                    self._forget_after.discard(key)
-                    self.forget(key)
+                if key in self._forget_after:  # then ``key`` is the pod's key
+                    self._forget_after.discard(report.pod.key)
+                    self.forget(report.pod.key)
                 if key in self._pending:
                     self._wake.set()  # its newer report waited for this one
 
@@ -309,7 +313,7 @@ class Reporter:
         self, pod: PodInfo, name: str, reason: str, note: str, kind: str
     ) -> bool | None:
         """Create the event; returns whether it is a core/v1 event, None on failure."""
-        regarding = {
+        regarding: ObjectReferenceJSON = {
             "apiVersion": "v1",
             "kind": "Pod",
             "name": pod.name,
@@ -318,7 +322,7 @@ class Reporter:
         if pod.uid:
             regarding["uid"] = pod.uid
         if not self._core_events:
-            body: dict[str, Any] = {
+            body: EventJSON = {
                 "apiVersion": "events.k8s.io/v1",
                 "kind": "Event",
                 "metadata": {"name": name, "namespace": pod.namespace},
@@ -340,7 +344,7 @@ class Reporter:
                 return None
             self._core_events = True  # an old server without events.k8s.io/v1
         stamp = rfc3339()
-        body = {
+        core: CoreEventJSON = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": pod.namespace},
@@ -355,7 +359,7 @@ class Reporter:
             "reportingComponent": COMPONENT,
             "reportingInstance": self.instance,
         }
-        response = await self.client.create(f"/api/v1/namespaces/{pod.namespace}/events", body)
+        response = await self.client.create(f"/api/v1/namespaces/{pod.namespace}/events", core)
         return True if response.ok else None
 
     async def _update_series(self, pod: PodInfo, series: _Series) -> None:

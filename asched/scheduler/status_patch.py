@@ -18,8 +18,9 @@ nomination (evictions clearing superseded ones) tells the reporter, which record
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from asched.api.objects import PodConditionJSON, PodStatusJSON, PodStatusPatchJSON
 from asched.cluster.records import PodInfo
 
 #: The condition's reason for a pod that fits nowhere (``v1.PodReasonUnschedulable``).
@@ -59,7 +60,7 @@ def status_patch(
     said: Said | None,
     stamp: str,
     reason: str = REASON,
-) -> dict[str, Any] | None:
+) -> PodStatusPatchJSON | None:
     """The strategic-merge patch of ``pod``'s status, or None when nothing would change.
 
     ``message`` is the PodScheduled=False message; ``nominated`` the node to nominate
@@ -69,9 +70,9 @@ def status_patch(
     condition's reason (:data:`REASON` or :data:`SCHEDULER_ERROR`).
     """
     condition, current = _believed(pod, said)
-    status: dict[str, Any] = {}
+    status: PodStatusJSON = {}
     if condition != ("False", reason, message):
-        entry: dict[str, Any] = {
+        entry: PodConditionJSON = {
             "type": "PodScheduled",
             "status": "False",
             "reason": reason,

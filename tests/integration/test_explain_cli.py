@@ -1,13 +1,22 @@
-"""``asched explain`` end to end: the JSON contract and one-line errors on bad input."""
+"""``asched explain`` end to end: the JSON contract, one-line errors on bad input, and
+the configured extenders called (or skipped with ``--no-extenders``)."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+
+from asched.benchmark.extender_server import ExtenderRules, serve_extender
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SNAPSHOT = DATA / "cluster-snapshot.yaml"
@@ -285,3 +294,128 @@ def test_unreadable_input_is_a_one_line_error(
     assert result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith(f"asched explain: error: {bad}")
     assert reason in result.stderr
+
+
+async def explain_async(*args: str | Path) -> tuple[int, str, str]:
+    """``asched explain`` in a child process, awaited (a test extender answers meanwhile)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "asched",
+        "explain",
+        *map(str, args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "250"},  # wide enough for every table row
+    )
+    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode is not None
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
+def extender_config(tmp_path: Path, entry: dict[str, Any]) -> Path:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "extenders": [entry],
+            }
+        )
+    )
+    return config
+
+
+DRAINING = ExtenderRules(fail=frozenset({"worker-b1"}), fail_reason="rack b is being drained")
+
+
+async def test_explain_calls_the_configured_extenders(tmp_path: Path) -> None:
+    rules = dataclasses.replace(DRAINING, scores={"worker-c1": 10})
+    async with serve_extender(rules) as server:
+        config = extender_config(tmp_path, server.entry(weight=1))
+        pod = DATA / "pod-frontend.yaml"
+        code, out, err = await explain_async(
+            "--snapshot", SNAPSHOT, "--pod", pod, "--config", config, "-o", "json"
+        )
+        assert code == 0, err
+        table_code, table, _ = await explain_async(
+            "--snapshot", SNAPSHOT, "--pod", pod, "--config", config
+        )
+    answer = json.loads(out)
+    url = server.url
+    assert answer["nodes"]["worker-b1"] == {
+        "feasible": False,
+        "plugin": url,
+        "code": "Unschedulable",
+        "reasons": ["rack b is being drained"],
+    }
+    totals = {name: v["total"] for name, v in answer["nodes"].items() if v["feasible"]}
+    # in-tree (test_table_output above): worker-a1 456, worker-c1 420, worker-b2 182; the
+    # extender adds 10 x1 x10 = 100 to worker-c1 and 0 to the others
+    assert totals == {"worker-a1": 456, "worker-c1": 420 + 100, "worker-b2": 182}
+    assert answer["nodes"]["worker-c1"]["scores"][url] == 100
+    assert answer["weights"][url] == 1
+    assert answer["selected"] == "worker-c1"
+    assert answer["extenders"] == [
+        {
+            "name": url,
+            "weight": 1,
+            "ignorable": False,
+            # 4 nodes pass the in-tree filters, worker-b1 goes: 3 are scored
+            "filter": {"outcome": "called", "sent": 4, "error": None},
+            "prioritize": {"outcome": "called", "sent": 3, "error": None},
+        }
+    ]
+    # sent: the pod file's object and the snapshot file's Node objects, as written
+    objects = yaml.safe_load(SNAPSHOT.read_text())["items"]
+    written = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Node"}
+    first = server.calls_of("filter")[0].body
+    assert first["Pod"] == yaml.safe_load(pod.read_text())
+    assert [node["metadata"]["name"] for node in first["Nodes"]["items"]] == [
+        "worker-a1",
+        "worker-b1",
+        "worker-b2",
+        "worker-c1",
+    ]
+    assert first["Nodes"]["items"] == [
+        written[n["metadata"]["name"]] for n in first["Nodes"]["items"]
+    ]
+    assert table_code == 0
+    assert "Extenders (in call order)" in table
+    assert "rack b is being drained" in table
+    assert "selected: worker-c1" in table
+
+
+async def test_no_extenders_gives_the_in_tree_answer(tmp_path: Path) -> None:
+    async with serve_extender(DRAINING) as server:
+        config = extender_config(tmp_path, server.entry(weight=1))
+        code, out, err = await explain_async(
+            "--snapshot",
+            SNAPSHOT,
+            "--pod",
+            DATA / "pod-frontend.yaml",
+            "--config",
+            config,
+            "--no-extenders",
+            "-o",
+            "json",
+        )
+    assert code == 0, err
+    assert server.calls == []
+    in_tree = explain("--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml", "-o", "json")
+    assert out == in_tree.stdout  # the default profile's answer, byte for byte
+    assert json.loads(out)["selected"] == "worker-b1"
+
+
+async def test_a_failing_extender_is_an_answer_not_a_crash(tmp_path: Path) -> None:
+    with socket.socket() as holder:  # bound, never listening: connections are refused
+        holder.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{holder.getsockname()[1]}"
+        config = extender_config(tmp_path, {"urlPrefix": url, "filterVerb": "filter"})
+        code, out, err = await explain_async(
+            "--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml", "--config", config
+        )
+    assert code == 0, err
+    assert f"unschedulable: extender filter call to {url}/filter failed: " in out
+    assert "Traceback" not in err

@@ -15,7 +15,7 @@ deletes them with their own grace period, emits Preempted events, sets the preem
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import numpy as np
@@ -102,6 +102,23 @@ class DefaultPreemption:
         *,
         offset: int | None = None,
     ) -> PostFilterResult:
+        found = self.find_candidates(state, pod, table, statuses, framework, offset=offset)
+        if isinstance(found, PostFilterResult):
+            return found
+        return self.select_candidate(pod, table, found)
+
+    def find_candidates(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        statuses: Mapping[int, Status],
+        framework: FilterRunner,
+        *,
+        offset: int | None = None,
+    ) -> PostFilterResult | list[Candidate]:
+        """Upstream's Preempt up to its candidates (eligibility, the dry run): the
+        candidates, or the final result when there are none."""
         eligible, why = self.eligible(pod, table, statuses)
         if not eligible:
             return _unschedulable(why)
@@ -122,21 +139,29 @@ class DefaultPreemption:
                 self._args.min_candidate_nodes_absolute,
             )
             search = self.search(state, pod, table, framework, visit, wanted)
-        if not search.candidates:
-            errors = [s.message for s in search.statuses.values() if s.code == Code.ERROR]
-            if errors:
-                text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
-                return PostFilterResult(Status.error(PREFIX + text, plugin=NAME))
-            reasons = [
-                reason
-                for r in order
-                for reason in (
-                    search.statuses[r].reasons if r in search.statuses else (REASON_NOT_HELPFUL,)
-                )
-            ]
-            return _unschedulable(diagnosis.fit_error_message(len(order), reasons), "")
+        if search.candidates:
+            return search.candidates
+        errors = [s.message for s in search.statuses.values() if s.code == Code.ERROR]
+        if errors:
+            text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+            return PostFilterResult(Status.error(PREFIX + text, plugin=NAME))
+        reasons = [
+            reason
+            for r in order
+            for reason in (
+                search.statuses[r].reasons if r in search.statuses else (REASON_NOT_HELPFUL,)
+            )
+        ]
+        return _unschedulable(diagnosis.fit_error_message(len(order), reasons), "")
+
+    def select_candidate(
+        self, pod: PodInfo, table: NodeTable, candidates: Sequence[Candidate]
+    ) -> PostFilterResult:
+        """Upstream's SelectCandidate and what follows: the node to nominate, its victims,
+        and the lower-priority nominations there that end. ``candidates`` is not empty
+        (what the preempting extenders left of :meth:`find_candidates`'s)."""
         pods = table.pod_columns  # start times are parsed once, when a pod is counted
-        best = pick_one(search.candidates, lambda p: float(pods.start[pods.index[p.key]]))
+        best = pick_one(candidates, lambda p: float(pods.start[pods.index[p.key]]))
         node = table.name_of(best.row)
         cleared = tuple(
             p.key

@@ -1,12 +1,14 @@
-"""``TestSchedulerWithExtenders`` (pkg/scheduler/extender_test.go), transcribed over real HTTP.
+"""``TestSchedulerWithExtenders`` (pkg/scheduler/extender_test.go), through the real Scheduler.
 
 Upstream runs SchedulePod with fake in-process extenders. Here every fake extender is a
 test extender server on loopback, configured through a real KubeSchedulerConfiguration
-and called by the real client, and :func:`schedule_pod` below is the part of SchedulePod
-the cases exercise, built on :func:`run_filters` / :func:`run_prioritizers`: every node
-passes the in-tree filters (upstream's TrueFilter); the extenders filter; one feasible
-node wins without scoring; otherwise plugin scores (given per case) plus the extenders'
-scaled scores decide, and the cases are chosen so the highest total is unique.
+and called by the real client, and the pod goes through the real Scheduler
+(:mod:`tests.unit.extender._cycle`): ``schedule_one``, then, while the extenders are
+asked, ``ask`` and ``conclude``. The nodes are identical, so every in-tree filter passes
+them (upstream's TrueFilter); the profile has no default Score or PostFilter plugin, and
+the case's plugin scores (total per node, None: no Score plugin) come from the
+``NodeScores`` test plugin, its 0..100 scores scaled by its weight. The cases are chosen
+so the highest total is unique.
 
 The fakes, as test-extender rules:
 
@@ -17,26 +19,27 @@ The fakes, as test-extender rules:
   100 and the others 1 * 10 = 10 (the fake multiplies before answering);
   ErrorPrioritizerExtender: HTTP 500;
 * UnInterested: the extender manages a resource the pod does not ask for.
+
+What upstream returns, read from the real path: the host is the bind job's node; a
+FitError is the message reported on the pod (the pod parked unschedulable); an
+ExtenderError is the Error reported on the pod (the pod in backoff). EvaluatedNodes and
+FeasibleNodes: for a pod the extenders were asked about, the nodes the cycle sent the
+first filtering extender (no node fails in-tree here) and the nodes the extenders' filters
+left; for a pod decided in the cycle, the decision's numbers as the cycle logs them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 
 import pytest
 
 from asched.benchmark.extender_server import ExtenderRules
 from asched.errors import ExtenderError
-from asched.framework.extender import (
-    Extender,
-    any_filter,
-    any_prioritizer,
-    run_filters,
-    run_prioritizers,
-)
 from asched.framework.status import Code
-from tests.unit.extender._support import Spec, names_sent, nodes, pod, spec, started
+from asched.queue.scheduling_queue import BACKOFF, UNSCHEDULABLE
+from tests.unit.extender._cycle import Attempt, Rig, scheduler_with
+from tests.unit.extender._support import Spec, names_sent, spec
 
 TRUE = ExtenderRules()
 ERROR = ExtenderRules(faults={"filter": "error"}, fault_message="some error")
@@ -47,6 +50,7 @@ NODE2 = ExtenderRules(passes=frozenset({"node2"}), fail_reason=FAILED)
 NODE1_PRIORITIZER = {"node1": 100, "node2": 10}  # fake weight 10: 10*10 and 1*10
 NODE2_PRIORITIZER = {"node1": 10, "node2": 100}
 ERROR_PRIORITIZER = {"prioritize": "status-500"}
+NODES = ["node1", "node2"]
 
 
 def predicates(rules: ExtenderRules, **fields) -> Spec:
@@ -71,48 +75,46 @@ class Result:
     feasible: int
 
 
-class FitError(Exception):
-    def __init__(self, statuses) -> None:
-        self.statuses = statuses
+@dataclasses.dataclass(frozen=True)
+class FitError:
+    """Upstream's FitError: its message, as reported on the pod."""
+
+    message: str
 
 
-async def schedule_pod(
-    extenders: tuple[Extender, ...], names: list[str], plugin_scores: Mapping[str, int] | None
-) -> Result:
-    info, raw = pod()
-    node_objects = nodes(*names)
-    candidates = list(names)
-    if plugin_scores is None and not any_filter(extenders) and not any_prioritizer(extenders):
-        candidates = candidates[:1]  # numFeasibleNodesToFind is 1: stop at the first feasible
-    outcome = await run_filters(extenders, info, raw, candidates, node_objects.__getitem__)
-    evaluated = len(outcome.feasible) + len(outcome.statuses)
-    if not outcome.feasible:
-        raise FitError(outcome.statuses)
-    if len(outcome.feasible) == 1:
-        return Result(outcome.feasible[0], evaluated, 1)
-    totals = {name: (plugin_scores or {}).get(name, 0) for name in outcome.feasible}
-    scores = await run_prioritizers(
-        extenders, info, raw, outcome.feasible, node_objects.__getitem__
-    )
-    for name, score in scores.totals().items():
-        totals[name] += score
-    best = max(totals.values())
-    (host,) = (name for name in outcome.feasible if totals[name] == best)
-    return Result(host, evaluated, len(outcome.feasible))
+@dataclasses.dataclass(frozen=True)
+class Failed:
+    """An ExtenderError from the extender of spec ``server``, with the extender's text."""
+
+    server: int
+    text: str
+
+
+# 0/2: each node refused with its own reason, so each counted once ("1 <reason>"), the
+# parts sorted as strings; no PostFilter in the profile, so no preemption part
+BOTH_FAILED = FitError(
+    '0/2 nodes are available: 1 FakeExtender: node "node1" failed, '
+    '1 FakeExtender: node "node2" failed.'
+)
 
 
 EQUAL = {"node1": 1, "node2": 1}  # EqualPrioritizerPlugin, weight 1
+UNINTERESTED = dataclasses.replace(
+    with_prioritizer(ERROR, 1, faults=ERROR_PRIORITIZER),
+    fields={"managedResources": [{"name": "example.com/not-requested"}]},
+)
+BINDER = spec(TRUE, bind=True, filterVerb="", prioritizeVerb="")  # upstream's Binder only
 
 CASES = [
     pytest.param(
         [predicates(TRUE), predicates(ERROR)],
         None,
         ["node1", "node2"],
-        ExtenderError,
+        Failed(server=1, text="some error"),
         id="test 1",
     ),
     pytest.param(
-        [predicates(TRUE), predicates(FALSE)], None, ["node1", "node2"], FitError, id="test 2"
+        [predicates(TRUE), predicates(FALSE)], None, ["node1", "node2"], BOTH_FAILED, id="test 2"
     ),
     pytest.param(
         [predicates(TRUE), predicates(NODE1)],
@@ -122,7 +124,12 @@ CASES = [
         id="test 3",
     ),
     pytest.param(
-        [predicates(NODE2), predicates(NODE1)], None, ["node1", "node2"], FitError, id="test 4"
+        # node1 refused by the first extender, node2 by the second
+        [predicates(NODE2), predicates(NODE1)],
+        None,
+        ["node1", "node2"],
+        BOTH_FAILED,
+        id="test 4",
     ),
     pytest.param(
         # one feasible node: no scoring, so the failing prioritizer is never called
@@ -157,12 +164,7 @@ CASES = [
     pytest.param(
         # not interested: neither the failing filter nor the failing prioritizer is called;
         # Node2Prioritizer plugin with weight 1: node1 10, node2 100
-        [
-            dataclasses.replace(
-                with_prioritizer(ERROR, 1, faults=ERROR_PRIORITIZER),
-                fields={"managedResources": [{"name": "example.com/not-requested"}]},
-            )
-        ],
+        [UNINTERESTED],
         {"node1": 10, "node2": 100},
         ["node1", "node2"],
         Result("node2", evaluated=2, feasible=2),
@@ -184,7 +186,7 @@ CASES = [
         id="test 10 - no scoring, extender filters configured, multiple feasible nodes are evaluated",
     ),
     pytest.param(
-        [spec(TRUE, bind=True, filterVerb="", prioritizeVerb="")],
+        [BINDER],
         None,
         ["node1", "node2"],
         Result("node1", evaluated=1, feasible=1),
@@ -193,24 +195,59 @@ CASES = [
 ]
 
 
+def result_of(attempt: Attempt, rig: Rig) -> Result:
+    """The ScheduleResult of a pod that got a node (see the module docstring)."""
+    job = attempt.job
+    assert job is not None
+    if not attempt.consultations:
+        assert attempt.decided is not None
+        feasible, examined = attempt.decided
+        return Result(job.node, evaluated=examined, feasible=feasible)
+    [consultation] = attempt.consultations  # one round: nothing changed meanwhile
+    assert consultation.outcome is not None
+    # the first filtering extender in call order (ignorable ones last) is sent them all
+    servers = {server.url: server for server in rig.servers}
+    first = next(e for e in rig.scheduler.extenders if e.is_filter)
+    [sent] = names_sent(servers[first.name], "filter")
+    assert sent == list(consultation.names)
+    return Result(job.node, evaluated=len(sent), feasible=len(consultation.outcome.feasible))
+
+
 @pytest.mark.parametrize(("specs", "plugin_scores", "names", "expected"), CASES)
 async def test_scheduler_with_extenders(specs, plugin_scores, names, expected) -> None:
-    async with started(*specs) as running:
+    async with scheduler_with(specs, names, plugin_scores) as rig:
+        attempt = await rig.attempt()
+        key = attempt.pod.key
+        where = rig.scheduler.queue.where(key)
+        said = rig.reporter.said.get(key)
         if isinstance(expected, Result):
-            assert await schedule_pod(running.extenders, names, plugin_scores) == expected
+            assert said is None
+            assert result_of(attempt, rig) == expected
+            assert rig.scheduler.ledger.node_of(key) == expected.host
+        elif isinstance(expected, FitError):
+            assert attempt.job is None
+            assert said == expected.message
+            assert key not in rig.reporter.errors
+            assert where == UNSCHEDULABLE
         else:
-            with pytest.raises(expected):
-                await schedule_pod(running.extenders, names, plugin_scores)
+            assert attempt.job is None
+            url = rig.servers[expected.server].url
+            assert said == f"extender filter call to {url}/filter failed: {expected.text}"
+            assert key in rig.reporter.errors
+            assert where == BACKOFF
 
 
 async def test_1_the_error_names_the_extender_and_carries_its_text() -> None:
-    async with started(predicates(TRUE), predicates(ERROR)) as running:
-        with pytest.raises(ExtenderError) as caught:
-            await schedule_pod(running.extenders, ["node1", "node2"], None)
-    assert str(caught.value) == (
-        f"extender filter call to {running.servers[1].url}/filter failed: some error"
-    )
-    assert caught.value.detail == "some error"  # the extender's own text, as upstream reports it
+    async with scheduler_with([predicates(TRUE), predicates(ERROR)], NODES, None) as rig:
+        attempt = await rig.attempt()
+        [consultation] = attempt.consultations
+        error = consultation.error
+        assert isinstance(error, ExtenderError)
+        assert str(error) == (
+            f"extender filter call to {rig.servers[1].url}/filter failed: some error"
+        )
+        assert error.detail == "some error"  # the extender's own text, as upstream reports it
+        assert rig.reporter.said[attempt.pod.key] == str(error)
 
 
 @pytest.mark.parametrize(
@@ -235,36 +272,63 @@ async def test_1_the_error_names_the_extender_and_carries_its_text() -> None:
     ],
 )
 async def test_fit_error_statuses(specs, expected) -> None:
-    async with started(*specs) as running:
-        with pytest.raises(FitError) as caught:
-            await schedule_pod(running.extenders, ["node1", "node2"], None)
-    got = {
-        node: (status.code, status.message, running.servers.index(_server(running, status)))
-        for node, status in caught.value.statuses.items()
-    }
-    assert got == expected
-
-
-def _server(running, status):
-    return next(server for server in running.servers if server.url == status.plugin)
+    """Per node, the status the extenders answered (and which extender: the status's
+    plugin is its URL), as the consultation carries them into the FitError."""
+    async with scheduler_with(specs, NODES, None) as rig:
+        attempt = await rig.attempt()
+        [consultation] = attempt.consultations
+        assert consultation.outcome is not None
+        urls = [server.url for server in rig.servers]
+        got = {
+            node: (status.code, status.message, urls.index(status.plugin))
+            for node, status in consultation.outcome.statuses.items()
+        }
+        assert got == expected
+        assert rig.reporter.said[attempt.pod.key] == BOTH_FAILED.message
 
 
 async def test_4_chain_sends_only_survivors() -> None:
-    async with started(predicates(NODE2), predicates(NODE1)) as running:
-        with pytest.raises(FitError):
-            await schedule_pod(running.extenders, ["node1", "node2"], None)
-    assert names_sent(running.servers[0], "filter") == [["node1", "node2"]]
-    assert names_sent(running.servers[1], "filter") == [["node2"]]
+    async with scheduler_with([predicates(NODE2), predicates(NODE1)], NODES, None) as rig:
+        attempt = await rig.attempt()
+        assert attempt.job is None
+        assert names_sent(rig.servers[0], "filter") == [["node1", "node2"]]
+        assert names_sent(rig.servers[1], "filter") == [["node2"]]
 
 
 async def test_5_and_8_uncalled_verbs() -> None:
-    async with started(with_prioritizer(TRUE, 1, faults=ERROR_PRIORITIZER)) as running:
-        await schedule_pod(running.extenders, ["node1"], None)
-    assert running.servers[0].verbs_called() == ["filter"]
-    uninterested = dataclasses.replace(
-        with_prioritizer(ERROR, 1, faults=ERROR_PRIORITIZER),
-        fields={"managedResources": [{"name": "example.com/not-requested"}]},
-    )
-    async with started(uninterested) as running:
-        await schedule_pod(running.extenders, ["node1", "node2"], {"node1": 10, "node2": 100})
-    assert running.servers[0].calls == []
+    async with scheduler_with(
+        [with_prioritizer(TRUE, 1, faults=ERROR_PRIORITIZER)], ["node1"], None
+    ) as rig:
+        attempt = await rig.attempt()
+        assert attempt.job is not None
+        assert rig.servers[0].verbs_called() == ["filter"]
+    async with scheduler_with([UNINTERESTED], NODES, {"node1": 10, "node2": 100}) as rig:
+        attempt = await rig.attempt()
+        assert attempt.job is not None
+        assert attempt.consultations == []  # decided in the cycle
+        assert rig.servers[0].calls == []
+
+
+async def test_6_and_7_the_prioritizers_are_sent_both_nodes() -> None:
+    specs = [
+        with_prioritizer(TRUE, 1, scores=NODE1_PRIORITIZER),
+        with_prioritizer(TRUE, 5, scores=NODE2_PRIORITIZER),
+    ]
+    async with scheduler_with(specs, NODES, None) as rig:
+        await rig.attempt()
+        for server in rig.servers:
+            assert names_sent(server, "prioritize") == [list(NODES)]
+
+
+async def test_11_the_binding_extender_binds_the_chosen_node() -> None:
+    async with scheduler_with([BINDER], NODES, None) as rig:
+        attempt = await rig.attempt()
+        assert attempt.consultations == []  # binding only: not asked in the cycle
+        job = attempt.job
+        assert job is not None
+        assert job.extender_bind is not None
+        status = await job.extender_bind()
+        assert status is not None
+        assert status.ok
+        [call] = rig.servers[0].calls_of("bind")
+        assert call.body["Node"] == "node1"

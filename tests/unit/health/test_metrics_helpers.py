@@ -26,6 +26,8 @@ def test_names_mirror_kube_scheduler_with_the_asched_prefix() -> None:
         "asched_pending_pods",
         "asched_framework_extension_point_duration_seconds",
         "asched_binds_inflight",
+        "asched_extender_request_duration_seconds",
+        "asched_extender_consultations_inflight",
         "asched_scheduler_cache_size",
         "asched_preemption_attempts",
         "asched_preemption_victims",

@@ -17,25 +17,22 @@ from typing import Any
 import pytest
 from builders import make_node, make_pod
 
+from asched import metrics
 from asched.benchmark.extender_server import ExtenderRules
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm
-from asched.framework.events import ANY, ClusterEvent
-from asched.framework.extender import EXTENDER_NAME, any_filter, any_prioritizer
+from asched.framework.events import ClusterEvent
 from asched.framework.runtime import Framework
-from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE, SchedulingQueue
-from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.consult import Consultation
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
-from asched.scheduler.ledger import Ledger
-from asched.scheduler.raw import RawObjects
+from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE
+from asched.scheduler.binder import BindJob
+from asched.scheduler.consult import Consultation, Preemption
+from asched.scheduler.cycle import Scheduler
 from tests.configs import load_config
+from tests.unit.extender._cycle import PROFILE, build_scheduler
 from tests.unit.extender._support import Spec, names_sent, spec, started
-from tests.unit.scheduler.test_cycle_guards import FakeClock, RecordingReporter
+from tests.unit.scheduler.test_cycle_guards import RecordingReporter
 
-PROFILE = "asched"
 NODES = ("n1", "n2", "n3", "n4")
 GPU = "example.com/gpu"
 
@@ -94,27 +91,8 @@ async def rig(*specs: Spec) -> AsyncIterator[Rig]:
         table = NodeTable()
         for name in NODES:
             table.upsert_node(decode_node(make_node(name, cpu="4", memory="8Gi")))
-        algorithm = Algorithm(
-            framework,
-            table,
-            seed=1,
-            extender_filters=any_filter(running.extenders),
-            extender_scores=any_prioritizer(running.extenders),
-        )
-        clock = FakeClock()
-        reporter = RecordingReporter()
-        scheduler = Scheduler(
-            profiles={PROFILE: ProfileRuntime(framework, algorithm)},
-            queue=SchedulingQueue(clock=clock, interests={EXTENDER_NAME: ANY}),
-            ledger=Ledger(table),
-            binder_factory=lambda s: Binder(s),
-            reporter=reporter,  # type: ignore[arg-type]
-            clock=clock,
-            extenders=running.extenders,
-            raw=RawObjects(nodes=True),
-        )
-        for name in NODES:
-            scheduler.raw.nodes[name] = make_node(name, cpu="4", memory="8Gi")
+        raw_nodes = {name: make_node(name, cpu="4", memory="8Gi") for name in NODES}
+        scheduler, reporter = build_scheduler(framework, table, running.extenders, raw_nodes)
         yield Rig(scheduler, table, reporter, running.servers)
 
 
@@ -281,3 +259,89 @@ async def test_a_pod_no_extender_is_interested_in_is_decided_in_the_cycle() -> N
         assert consultation.qp.key == gpu.key
         assert r.scheduler.queue.where(gpu.key) == IN_FLIGHT
         assert [c.verb for c in r.servers[0].calls] == []
+
+
+def _full_nodes_and_an_important_pod(r: Rig) -> PodInfo:
+    """Every node full of one priority-0 pod of 4 cpu (uid ``uid-<node>``), and a pending
+    priority-100 pod asking 1 cpu."""
+    for name in NODES:
+        raw = make_pod(f"victim-{name}", cpu="4", memory="1Gi", priority=0)
+        raw["metadata"]["uid"] = f"uid-{name}"
+        r.table.add_pod(decode_pod(raw), name)
+    raw = make_pod("important", cpu="1", memory="1Gi", priority=100)
+    raw["spec"]["schedulerName"] = PROFILE
+    pod = decode_pod(raw)
+    r.scheduler.raw.pods[pod.key] = raw
+    r.scheduler.queue.add(pod)
+    return pod
+
+
+@pytest.mark.parametrize(
+    "cache_capable",
+    [pytest.param(True, id="victims by UID"), pytest.param(False, id="victims as objects")],
+)
+async def test_preempting_extenders_narrow_the_candidates(cache_capable: bool) -> None:
+    """Every node is full of one priority-0 pod (4 cpu); a priority-100 pod needs 1 cpu, so
+    each node is a candidate with one victim. The extender's preempt verb keeps only the
+    nodes its filter rules pass (n3, n4): the nomination is one of those, made once the
+    extender answered, outside the cycle."""
+    rules = ExtenderRules(passes=frozenset({"n3", "n4"}))
+    fields = {"preempt": True, "filterVerb": "", "prioritizeVerb": ""}
+    async with rig(spec(rules, nodeCacheCapable=cache_capable, **fields)) as r:
+        pod = _full_nodes_and_an_important_pod(r)
+        preemption = r.scheduler.schedule_one(r.pop())
+        assert isinstance(preemption, Preemption)  # no nomination before the answer
+        assert not r.table.nominations.node_of(pod.key)
+        assert sorted(r.table.name_of(c.row) for c in preemption.candidates) == list(NODES)
+        assert await r.consult(preemption) is None
+        nominated = r.table.nominations.node_of(pod.key)
+        assert nominated in {"n3", "n4"}
+        [call] = r.servers[0].calls_of("preempt")
+        if cache_capable:
+            sent = call.body["NodeNameToMetaVictims"]
+            assert sent["n1"] == {"Pods": [{"UID": "uid-n1"}], "NumPDBViolations": 0}
+        else:
+            [victim] = call.body["NodeNameToVictims"]["n1"]["Pods"]
+            assert victim["metadata"] == {
+                "name": "victim-n1",
+                "namespace": "default",
+                "uid": "uid-n1",
+            }
+        assert r.scheduler.queue.where(pod.key) in {BACKOFF, UNSCHEDULABLE}
+        assert r.reporter.said[pod.key].startswith("0/4 nodes are available: 4 Insufficient cpu.")
+
+
+async def test_victims_gone_meanwhile_leave_no_candidate() -> None:
+    """The extender keeps n3 alone; its victim is deleted before the answer arrives: the
+    candidate no longer holds, and the pod is told upstream's 'no candidate' message."""
+    rules = ExtenderRules(passes=frozenset({"n3"}))
+    fields = {"preempt": True, "filterVerb": "", "prioritizeVerb": "", "nodeCacheCapable": True}
+    async with rig(spec(rules, **fields)) as r:
+        pod = _full_nodes_and_an_important_pod(r)
+        preemption = r.scheduler.schedule_one(r.pop())
+        assert isinstance(preemption, Preemption)
+        await r.scheduler.ask(preemption)
+        r.table.remove_pod("default/victim-n3")
+        assert r.scheduler.conclude(preemption) is None
+        assert not r.table.nominations.node_of(pod.key)
+        assert r.reporter.said[pod.key].endswith("preemption: no candidate node for preemption")
+
+
+async def test_every_call_is_timed_by_extender_verb_and_result() -> None:
+    """An ignorable extender whose filter fails (skipped) and whose prioritize answers:
+    one error sample for filter, one ok sample for prioritize (the URL is per test)."""
+    async with rig(spec(ExtenderRules(faults={"filter": "status-500"}), ignorable=True)) as r:
+        url = r.servers[0].url
+
+        def count(verb: str, result: str) -> float:
+            labels = {"extender": url, "verb": verb, "result": result}
+            name = "asched_extender_request_duration_seconds_count"
+            return metrics.REGISTRY.get_sample_value(name, labels) or 0.0
+
+        r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        await r.consult(consultation)
+        assert count("filter", "error") == 1
+        assert count("filter", "ok") == 0
+        assert count("prioritize", "ok") == 1  # the filter was skipped: all 4 nodes scored
