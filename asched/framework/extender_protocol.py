@@ -255,6 +255,8 @@ def _strings(site: CallSite, value: Any, what: str) -> list[str] | None:
         return None
     if not isinstance(value, list):
         raise site.error(f"{what} must be a list of strings, got {_kind(value)}")
+    if all(type(item) is str for item in value):  # the common case: no per-item paths built
+        return list(value)
     return [_string(site, item, f"{what}[{index}]") for index, item in enumerate(value)]
 
 
@@ -340,7 +342,9 @@ def parse_host_priorities(
 ) -> list[tuple[str, int]]:
     """Check a prioritize answer: ``(host, score)`` pairs for hosts that were sent.
 
-    Scores are not clamped to 0..10: upstream takes them as they come.
+    Scores are not clamped to 0..10: upstream takes them as they come. An entry that is
+    exactly ``{"Host": str, "Score": int}`` takes a fast path; any other goes through the
+    general reader (case-insensitive keys, null fields, errors naming the entry).
     """
     if answer is None:
         return []
@@ -348,6 +352,12 @@ def parse_host_priorities(
         raise site.error(f"the answer must be a JSON list of host priorities, got {_kind(answer)}")
     out = []
     for index, item in enumerate(answer):
+        if type(item) is dict and len(item) == 2:  # the common, exact shape
+            host, score = item.get("Host"), item.get("Score")
+            if type(host) is str and type(score) is int and _INT64_MIN <= score <= _INT64_MAX:
+                if host in sent:
+                    out.append((host, score))
+                continue
         entry = _fields(site, item, f"[{index}]", ("Host", "Score"))
         for required in ("Host", "Score"):
             if entry.get(required) is None:
