@@ -258,10 +258,13 @@ class Scheduler:
             return None
 
     def abandon(self, pending: Pending, status: Status) -> None:
-        """A consultation that cannot finish (shutdown, a bug): the pod goes back."""
+        """A consultation that cannot finish (cancelled, or a bug in its calls): the pod
+        goes back, with backoff, and is told why."""
         qp = pending.qp
-        if self.queue.where(qp.key) == IN_FLIGHT:
-            self.queue.requeue(qp, status)
+        self.stats.errors += 1
+        requeued = self.queue.where(qp.key) == IN_FLIGHT and self.queue.requeue(qp, status)
+        if requeued and self.reporter is not None:
+            self.reporter.unschedulable(qp.pod, status.message, error=True)
 
     def _conclude(self, consultation: Consultation) -> BindJob | Pending | None:
         qp, profile, start = consultation.qp, consultation.profile, consultation.started

@@ -9,6 +9,7 @@ calls are in flight.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -345,3 +346,40 @@ async def test_every_call_is_timed_by_extender_verb_and_result() -> None:
         assert count("filter", "error") == 1
         assert count("filter", "ok") == 0
         assert count("prioritize", "ok") == 1  # the filter was skipped: all 4 nodes scored
+
+
+class _Exploding:
+    """An extender transport with a bug: its call raises something that is no
+    ExtenderError (what run_filters lets through)."""
+
+    def url(self, verb: str) -> str:
+        return f"http://exploding.invalid/{verb}"
+
+    async def post(self, verb: str, body: Any) -> Any:
+        raise ValueError("transport bug")
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_bug_in_the_calls_sends_the_pod_back_told_and_frees_its_slot() -> None:
+    """The consultation task contains the bug: the pod is requeued with backoff and an
+    error report, the slot comes back, and the binder keeps running."""
+    async with rig(spec(ExtenderRules())) as r:
+        [extender] = r.scheduler.extenders
+        extender.transport = _Exploding()
+        binder = r.scheduler.binder
+        runner = asyncio.create_task(binder.run())
+        await binder.running.wait()
+        pod = r.add("p")
+        await binder.acquire_slot()
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        binder.consult(consultation)
+        binder.stop()
+        await runner
+        assert binder.consulting == 0
+        assert binder.slots._value == binder.max_in_flight  # the slot came back
+        assert r.scheduler.queue.where(pod.key) == BACKOFF
+        assert pod.key in r.reporter.errors
+        assert "transport bug" in r.reporter.said[pod.key]
