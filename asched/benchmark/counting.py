@@ -32,6 +32,32 @@ import numpy.typing as npt
 #: scheduler_perf's throughputSampleInterval, seconds.
 SAMPLE_INTERVAL = 1.0
 PERCENTILES = (50, 90, 95, 99)
+#: A phase at least this long is sampled at scheduler_perf's 1 s (5 samples or more).
+LONG_ENOUGH_SECONDS = 6.0
+#: The finer widths a shorter phase may use, widest first, seconds.
+FINER_INTERVALS = (0.5, 0.2, 0.1, 0.05, 0.02, 0.01)
+#: A shorter phase gets the widest finer width that still yields this many ticks.
+MIN_TICKS = 10
+
+
+def auto_interval(duration: float) -> float:
+    """The sample width for a phase of ``duration`` seconds.
+
+    scheduler_perf's 1 s whenever the phase lasts :data:`LONG_ENOUGH_SECONDS` or more, so
+    benchmark-sized runs count exactly as upstream does. A shorter phase would have few or
+    no 1 s samples (a 0.9 s run has none, and its table would read ``average -``): it gets
+    the widest of :data:`FINER_INTERVALS` giving at least :data:`MIN_TICKS` ticks, the
+    finest one at worst. The width is reported beside every figure it produced.
+
+    >>> auto_interval(12.0), auto_interval(3.0), auto_interval(0.9), auto_interval(0.001)
+    (1.0, 0.2, 0.05, 0.01)
+    """
+    if duration >= LONG_ENOUGH_SECONDS:
+        return SAMPLE_INTERVAL
+    for width in FINER_INTERVALS:
+        if duration / width >= MIN_TICKS:
+            return width
+    return FINER_INTERVALS[-1]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Plots of runs and tuning sweeps (matplotlib, Agg backend: no display needed).
 
-* :func:`plot_run`: scheduler_perf's 1 s throughput samples over time for the scheduler
+* :func:`plot_run`: scheduler_perf's throughput samples (1 s, finer for short phases) over time for the scheduler
   and the bind ceiling, with the averages as dashed lines and the cumulative count of
   bound pods as light lines (a run too short for samples still shows its pace); and the
   creation-to-bound latency distribution (CDF; not for a ``bind``-mode ceiling, whose
@@ -57,13 +57,14 @@ def plot_run(result: RunResult, path: Path) -> None:
     counts.set_ylabel("pods bound so far (light lines)")
     counts.set_ylim(bottom=0)
     left.set_xlabel("seconds since the phase started")
-    left.set_ylabel("pods/s (1 s samples, scheduler_perf counting)")
+    widths = sorted({f"{phase.interval:g} s" for _name, phase, _colour in series})
+    left.set_ylabel(f"pods/s ({' / '.join(widths)} samples, scheduler_perf counting)")
     left.set_title("throughput")
     left.set_ylim(bottom=0)
     if left.get_legend_handles_labels()[0]:
         left.legend(loc="lower right")
     else:
-        left.text(0.5, 0.5, "too short for a 1 s sample", ha="center", transform=left.transAxes)
+        left.text(0.5, 0.5, "too short for a sample", ha="center", transform=left.transAxes)
     for name, phase, colour in series:
         if phase.mode == "bind":
             continue  # pre-created pods: their wait before the binder started means nothing

@@ -70,6 +70,7 @@ def phase_json(phase: Phase) -> dict[str, Any]:
         "duration_seconds": phase.duration,
         "throughput": {
             **phase.throughput().to_json(),
+            "sample_interval_seconds": phase.interval,
             "overall": phase.overall(),
             "intervals": [[i.start, i.end, i.pods, i.repeat] for i in collector.intervals],
         },
@@ -160,7 +161,13 @@ def summary_table(result: RunResult) -> Table:
         f"{wl['name']}: {wl['nodes']:,} nodes / {wl['init_pods']:,} init / "
         f"{wl['measured_pods']:,} measured, backend {result.backend}"
     )
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption=f"pods/s over {_widths(result)} samples (scheduler_perf counting); "
+        "overall = pods / seconds to the last bind",
+        caption_justify="left",
+    )
     table.add_column("")
     table.add_column("average", justify="right")
     table.add_column("p50", justify="right")
@@ -191,6 +198,43 @@ def summary_table(result: RunResult) -> Table:
     return table
 
 
+def _phases(result: RunResult) -> list[Phase]:
+    return [result.measured] + ([result.ceiling] if result.ceiling is not None else [])
+
+
+def _widths(result: RunResult) -> str:
+    """``1 s``, or ``0.05 s / 0.01 s`` (measured / ceiling) when the phases differ."""
+    widths = [f"{phase.interval:g} s" for phase in _phases(result)]
+    return widths[0] if len(set(widths)) == 1 else " / ".join(widths) + " (measured / ceiling)"
+
+
+def in_short(result: RunResult) -> list[str]:
+    """The run in a few plain sentences, for someone who has never read scheduler_perf."""
+    m = result.measured
+    who = result.scheduler.kind
+    t = m.throughput()
+    if t.average is not None:
+        pace = f": {t.average:,.0f} pods/s on average over {t.samples} samples of {m.interval:g} s."
+    else:
+        pace = ", too few binds for a single throughput sample."
+    lines = [f"{who} bound {m.bound:,} of {m.pods:,} measured pods in {m.duration:.1f} s{pace}"]
+    c = result.ceiling
+    if c is not None and c.throughput().average is not None:
+        fraction = result.fraction_of_ceiling()
+        lines.append(
+            f"The bind ceiling (the same API server binding pods that need no scheduling: "
+            f"the most it and the load generator take) reached {c.throughput().average:,.0f} "
+            f"pods/s; {who} ran at {_percent(fraction)} of it."
+        )
+    inv = result.invariants
+    lines.append(
+        "Invariants held: no node over-committed, no pod bound twice."
+        if inv.ok
+        else "INVARIANTS BROKEN: see the table above."
+    )
+    return lines
+
+
 def scheduler_label(result: RunResult) -> str:
     """``asched (adaptive)``, ``kube-scheduler (100 %) + extender 10 ms``."""
     pct = result.scheduler.percentage
@@ -207,7 +251,9 @@ def details_table(result: RunResult) -> Table:
     table.add_column("value")
     m = result.measured
     table.add_row("measured pods bound", f"{m.bound:,} of {m.pods:,} in {m.duration:.1f} s")
-    table.add_row("throughput samples", str(m.throughput().samples))
+    table.add_row(
+        "throughput samples", f"{m.throughput().samples} of {m.interval:g} s (measured phase)"
+    )
     if result.ceiling is not None:
         table.add_row(
             "fraction of the bind ceiling",
@@ -304,3 +350,4 @@ def print_summary(result: RunResult, console: Console | None = None) -> None:
     out = console or stdout_console()
     out.print(summary_table(result))
     out.print(details_table(result))
+    out.print("\n".join(in_short(result)), highlight=False)

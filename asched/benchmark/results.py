@@ -16,6 +16,7 @@ from asched.benchmark.counting import (
     ThroughputCollector,
     latency_summary,
     overall_rate,
+    auto_interval,
     samples_from_times,
     summarize,
 )
@@ -41,6 +42,10 @@ class Phase:
         CPU seconds each process used during the phase (None: not measured).
     completed : bool
         Every pod bound before the timeout or stall limit.
+    sample_width : float or None
+        The throughput sample width in seconds; None picks it from the duration
+        (:func:`~asched.benchmark.counting.auto_interval`: scheduler_perf's 1 s for a
+        phase of 6 s or more).
     """
 
     name: str
@@ -52,14 +57,22 @@ class Phase:
     create: CreateStats | None = None
     completed: bool = False
     mode: str = ""
+    sample_width: float | None = None
 
     @property
     def bound(self) -> int:
         return len(self.bind_times)
 
+    @property
+    def interval(self) -> float:
+        """The sample width in seconds this phase's throughput figures use."""
+        if self.sample_width is not None:
+            return self.sample_width
+        return auto_interval(self.duration)
+
     def collector(self) -> ThroughputCollector:
-        """scheduler_perf's samples over this phase (origin 0)."""
-        return samples_from_times(self.bind_times, origin=0.0)
+        """scheduler_perf's samples over this phase (origin 0), :attr:`interval` wide."""
+        return samples_from_times(self.bind_times, origin=0.0, interval=self.interval)
 
     def throughput(self) -> Summary:
         return summarize(self.collector().samples)

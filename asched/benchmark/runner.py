@@ -100,6 +100,8 @@ class RunOptions:
     workdir: Path | None = None
     progress: bool | None = None
     extender: ExtenderOptions | None = None
+    #: throughput sample width in seconds; None: scheduler_perf's 1 s, finer for short phases
+    sample_interval: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,6 +118,7 @@ class RunOptions:
             "replay_order": self.replay_order,
             "profiler": self.profiler,
             "extender": self.extender.to_json() if self.extender is not None else None,
+            "sample_interval": self.sample_interval,
         }
 
 
@@ -414,6 +417,7 @@ class _Run:
             duration=end - origin,
             create=create,
             completed=completed,
+            sample_width=self.options.sample_interval,
         )
 
     def _scheduler_info(self) -> SchedulerInfo:

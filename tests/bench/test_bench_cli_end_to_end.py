@@ -51,7 +51,17 @@ PHASE_KEYS = {
     "cpu_ms_per_pod",
     "create",
 }
-THROUGHPUT_KEYS = {"samples", "average", "p50", "p90", "p95", "p99", "overall", "intervals"}
+THROUGHPUT_KEYS = {
+    "samples",
+    "average",
+    "p50",
+    "p90",
+    "p95",
+    "p99",
+    "overall",
+    "intervals",
+    "sample_interval_seconds",
+}
 QUALITY_KEYS = {
     "evaluated",
     "infeasible_at_replay",
@@ -120,6 +130,16 @@ def test_bench_run_tiny(tmp_path: Path) -> None:
     assert "revision" in result["git"]
     assert png.stat().st_size > 0
     assert "SchedulingBasic/20Nodes_100Pods" in done.stdout
+    # a run of well under 6 s is sampled finer than 1 s, so its first table has figures
+    # (at 1 s it would have no sample at all and read "average -")
+    assert measured["duration_seconds"] < 6.0
+    assert measured["throughput"]["sample_interval_seconds"] < 1.0
+    assert measured["throughput"]["samples"] >= 1
+    assert measured["throughput"]["average"] is not None
+    assert "too few binds" not in done.stdout
+    assert f"plot: {png}" in done.stdout
+    assert f"figures (JSON): {out}" in done.stdout
+    assert "Invariants held" in done.stdout
 
 
 def test_tune_tiny_two_percentages(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from asched.benchmark.counting import (
     ThroughputCollector,
+    auto_interval,
     latency_summary,
     overall_rate,
     percentile,
@@ -163,3 +164,37 @@ def test_overall_rate() -> None:
     # 4 pods, last bound 2 s after the origin: 2 pods/s.
     assert overall_rate([0.5, 1.0, 1.5, 2.0], 0.0) == pytest.approx(2.0)
     assert overall_rate([], 0.0) is None
+
+
+@pytest.mark.parametrize(
+    ("duration", "expected"),
+    [
+        # 6 s or more: scheduler_perf's own 1 s, whatever the length
+        pytest.param(6.0, 1.0, id="6 s is long enough for 1 s samples"),
+        pytest.param(120.0, 1.0, id="a benchmark-sized run keeps 1 s"),
+        # 5.9 s: the widest finer width with >= 10 ticks: 5.9 / 0.5 = 11.8 ticks
+        pytest.param(5.9, 0.5, id="just under 6 s: half-second samples"),
+        # 4.9 s: 4.9 / 0.5 = 9.8 < 10, 4.9 / 0.2 = 24.5 ticks
+        pytest.param(4.9, 0.2, id="under 5 s: 0.2 s"),
+        # 0.9 s (the README's first run): 0.9 / 0.1 = 9 < 10, 0.9 / 0.05 = 18 ticks
+        pytest.param(0.9, 0.05, id="the README's first run"),
+        # 0.1 s (a fast bind ceiling): 0.1 / 0.01 = 10 ticks
+        pytest.param(0.1, 0.01, id="a 0.1 s ceiling phase"),
+        # 0.02 s: even 0.01 s gives 2 ticks; the finest width is the floor
+        pytest.param(0.02, 0.01, id="shorter still: the finest width"),
+    ],
+)
+def test_auto_interval(duration: float, expected: float) -> None:
+    assert auto_interval(duration) == expected
+
+
+def test_short_phase_gets_samples_at_its_width() -> None:
+    # 100 pods bound evenly over 0.9 s (one every 9 ms): at 1 s there is no tick at all;
+    # at auto_interval(0.9) = 0.05 s there are floor(0.9 / 0.05) = 18 ticks, the first is
+    # the baseline, so 17 samples of about 0.05 / 0.009 = 5.6 pods each = ~111 pods/s.
+    times = [0.009 * (k + 1) for k in range(100)]
+    assert samples_from_times(times, origin=0.0).samples == []
+    width = auto_interval(times[-1])
+    collector = samples_from_times(times, origin=0.0, interval=width)
+    assert len(collector.samples) == 17
+    assert summarize(collector.samples).average == pytest.approx(100 / 0.9, rel=0.1)
