@@ -225,6 +225,13 @@ async def serve(config: SimConfig, kubeconfig_out: Path | None) -> int:
         if kubeconfig_out is not None:
             kubeconfig.write_atomically(kubeconfig_out, server.kubeconfig())  # InputError
         print(f"asched sim: serving on {server.url}", file=sys.stderr, flush=True)
+        if kubeconfig_out is not None:
+            print(
+                f"asched sim: try `kubectl --kubeconfig {kubeconfig_out} get nodes`, or "
+                f"`asched run --kubeconfig {kubeconfig_out}`; Ctrl-C stops it",
+                file=sys.stderr,
+                flush=True,
+            )
         await stopping.wait()
     finally:
         logger.info("stopping")
