@@ -14,9 +14,9 @@ from asched.benchmark.counting import (
     LatencySummary,
     Summary,
     ThroughputCollector,
+    auto_interval,
     latency_summary,
     overall_rate,
-    auto_interval,
     samples_from_times,
     summarize,
 )

@@ -37,9 +37,9 @@ def _exported() -> dict[str, frozenset[str]]:
         wrapper = next(
             w
             for w in vars(metrics).values()
-            if isinstance(w, MetricWrapperBase) and w._name == family.name  # noqa: SLF001
+            if isinstance(w, MetricWrapperBase) and w._name == family.name
         )
-        labels = frozenset(wrapper._labelnames)  # noqa: SLF001
+        labels = frozenset(wrapper._labelnames)
         if family.type == "counter":
             series[f"{family.name}_total"] = labels
         elif family.type == "histogram":
@@ -64,9 +64,11 @@ def _expressions() -> list[tuple[str, str]]:
         for panel in dash["panels"]
         for target in panel.get("targets", ())
     ]
-    for variable in dash["templating"]["list"]:
-        if variable["type"] == "query":
-            found.append((f"${variable['name']}", variable["definition"]))
+    found += [
+        (f"${variable['name']}", variable["definition"])
+        for variable in dash["templating"]["list"]
+        if variable["type"] == "query"
+    ]
     return found
 
 
@@ -74,9 +76,11 @@ def test_every_queried_metric_is_exported_with_the_labels_used() -> None:
     exported = _exported()
     problems = []
     for title, expr in _expressions():
-        for name in METRIC.findall(expr):
-            if name not in exported:
-                problems.append(f"{title}: {name} is not exported")
+        problems += [
+            f"{title}: {name} is not exported"
+            for name in METRIC.findall(expr)
+            if name not in exported
+        ]
         for name, matchers in SELECTOR.findall(expr):
             known = exported.get(name, frozenset()) | TARGET_LABELS
             problems += [
@@ -85,10 +89,12 @@ def test_every_queried_metric_is_exported_with_the_labels_used() -> None:
                 if label not in known
             ]
         names = set(METRIC.findall(expr))
-        for grouping in BY.findall(expr):
-            for label in (part.strip() for part in grouping.split(",")):
-                if not any(label in exported.get(n, frozenset()) | TARGET_LABELS for n in names):
-                    problems.append(f"{title}: no metric of the expression has label {label!r}")
+        labels = [part.strip() for grouping in BY.findall(expr) for part in grouping.split(",")]
+        problems += [
+            f"{title}: no metric of the expression has label {label!r}"
+            for label in labels
+            if not any(label in exported.get(n, frozenset()) | TARGET_LABELS for n in names)
+        ]
     assert problems == []
 
 
@@ -132,7 +138,8 @@ def test_panels_are_well_formed() -> None:
     assert len(ids) == len(set(ids)), "panel ids must be unique"
     for panel in dash["panels"]:
         grid = panel["gridPos"]
-        assert 0 <= grid["x"] and grid["x"] + grid["w"] <= 24, panel["title"]
+        assert grid["x"] >= 0, panel["title"]
+        assert grid["x"] + grid["w"] <= 24, panel["title"]
         if panel["type"] != "row":
             assert panel["targets"], panel["title"]
             assert panel["datasource"]["uid"] == "${datasource}", panel["title"]

@@ -1,0 +1,1 @@
+"""Gang scheduling: all-or-nothing groups of pods (issue 13)."""
