@@ -68,13 +68,13 @@ class Rates:
         self._e2e_max[slot] = max(self._e2e_max[slot], seconds)
 
     def series(self, seconds: int | None = None) -> list[dict[str, Any]]:
-        """The last ``seconds`` (default: the whole window) whole seconds, oldest first:
-        ``ago`` (seconds before now), the counts, and the mean and max latencies
-        (seconds; None when nothing happened)."""
+        """The last ``seconds`` (default: the whole window) seconds, oldest first, the
+        current (partial) one last: ``ago`` (0 for the current second), the counts, and
+        the mean and max latencies (seconds; None when nothing happened)."""
         span = self.window if seconds is None else max(1, min(seconds, self.window))
         now = int(self._clock())
         out = []
-        for ago in range(span, 0, -1):
+        for ago in range(span - 1, -1, -1):
             second = now - ago
             slot = second % self.window
             fresh = self._second[slot] == second
@@ -94,7 +94,8 @@ class Rates:
         return out
 
     def totals(self, seconds: int) -> dict[str, Any]:
-        """Sums over the last ``seconds`` whole seconds, and per-second rates."""
+        """Sums over the last ``seconds`` seconds (the current one included), and the
+        per-second rates."""
         series = self.series(seconds)
         out: dict[str, Any] = {
             name: sum(row[name] for row in series) for name in (*_RESULTS, "bound")

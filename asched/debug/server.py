@@ -36,7 +36,7 @@ from asched.errors import InputError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["Middleware", "build_app", "check_exposure", "parse_address", "serve"]
+__all__ = ["Handler", "Middleware", "build_app", "check_exposure", "parse_address", "serve"]
 
 #: Methods the listener answers; anything else is 405.
 READ_METHODS: Final = frozenset({"GET", "HEAD"})
