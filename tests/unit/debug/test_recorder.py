@@ -167,31 +167,46 @@ def test_one_feasible_node_is_chosen_without_scores() -> None:
 
 
 def test_sampling_records_which_nodes_were_examined() -> None:
-    # 200 identical nodes, 10 %: upstream's formula finds max(200 * 10 // 100, 100) = 100
-    # feasible nodes, so the cycle examines the first 100 in node order and stops
-    nodes = [make_node(f"n{index:03}", cpu="4") for index in range(200)]
+    # 200 nodes, every 4th tainted (50 rejected), 10 %: upstream's formula wants
+    # max(200 * 10 // 100, 100) = 100 feasible nodes, so the cycle examines nodes in node
+    # order from its start index until it has found 100 feasible ones and stops
+    taint = [("dedicated", "x", "NoSchedule")]
+    nodes = [
+        make_node(f"n{index:03}", cpu="4", taints=taint if index % 4 == 0 else [])
+        for index in range(200)
+    ]
     scheduler, recorder, table = build(nodes, percentage=10)
+    profile = scheduler.profiles[PROFILE].framework.profile
     algorithm = scheduler.profiles[PROFILE].algorithm
     records: list[DecisionRecord] = []
     for name in ("a", "b"):
         pod = pending(name, cpu="1", memory="1Gi")
         start = algorithm.sampler.start
+        explained = evaluate_table(table, pod, profile)
         attempt(scheduler, pod)
         record = recorder.latest(pod.key)
         assert record is not None
         records.append(record)
         order = [table.name_of(row) for row in table.order()]
-        # the rotating start index: the second decision starts where the first stopped
-        examined = [order[(start + i) % 200] for i in range(100)]
+        # the rotating start index: the second decision starts where the first stopped,
+        # and goes on until it has passed 100 feasible nodes
+        examined: list[str] = []
+        while sum(1 for n in examined if explained.nodes[n].feasible) < 100:
+            examined.append(order[(start + len(examined)) % 200])
+        feasible = [n for n in examined if explained.nodes[n].feasible]
         assert [record.names[p] for p in record.scored.tolist()] == sorted(
-            examined, key=order.index
+            feasible, key=order.index
         )
         assert set(record.not_examined()) == set(order) - set(examined)
-        assert record.examined == 100
+        assert record.examined == len(examined)
         assert record.sampled
         assert int((record.verdicts == SCORED).sum()) == 100
-        assert int((record.verdicts == NOT_EXAMINED).sum()) == 100
-        assert set(record.evaluation().nodes) == set(examined)
+        assert int((record.verdicts == NOT_EXAMINED).sum()) == 200 - len(examined)
+        recorded = record.evaluation().nodes
+        assert set(recorded) == set(examined)
+        rejected = [n for n in examined if not explained.nodes[n].feasible]
+        assert rejected  # every 4th node: the rejections among the examined are recorded
+        assert {n: recorded[n] for n in rejected} == {n: explained.nodes[n] for n in rejected}
     assert records[0].names is records[1].names  # same node set: the names are shared
     assert set(records[0].not_examined()) != set(records[1].not_examined())
 
