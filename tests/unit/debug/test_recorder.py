@@ -177,12 +177,22 @@ def test_sampling_records_which_nodes_were_examined() -> None:
     ]
     scheduler, recorder, table = build(nodes, percentage=10)
     profile = scheduler.profiles[PROFILE].framework.profile
+    taints = scheduler.profiles[PROFILE].framework.plugins["TaintToleration"]
+    explained_rows: list[int] = []
+    explain = taints.explain
+
+    def counting(state: Any, pod: PodInfo, nodes: Any, row: int) -> Any:
+        explained_rows.append(row)
+        return explain(state, pod, nodes, row)
+
+    taints.explain = counting
     algorithm = scheduler.profiles[PROFILE].algorithm
     records: list[DecisionRecord] = []
     for name in ("a", "b"):
         pod = pending(name, cpu="1", memory="1Gi")
         start = algorithm.sampler.start
         explained = evaluate_table(table, pod, profile)
+        explained_rows.clear()
         attempt(scheduler, pod)
         record = recorder.latest(pod.key)
         assert record is not None
@@ -207,6 +217,8 @@ def test_sampling_records_which_nodes_were_examined() -> None:
         rejected = [n for n in examined if not explained.nodes[n].feasible]
         assert rejected  # every 4th node: the rejections among the examined are recorded
         assert {n: recorded[n] for n in rejected} == {n: explained.nodes[n] for n in rejected}
+        # only the examined nodes are explained (not the 50 tainted ones of the cluster)
+        assert sorted(table.name_of(r) for r in explained_rows) == sorted(rejected)
     assert records[0].names is records[1].names  # same node set: the names are shared
     assert set(records[0].not_examined()) != set(records[1].not_examined())
 
