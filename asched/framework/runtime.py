@@ -266,10 +266,20 @@ class Framework:
         return passing
 
     def first_failures(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, outcome: PreFilterOutcome
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        outcome: PreFilterOutcome,
+        within: BoolMask | None = None,
     ) -> dict[int, Status]:
-        """Cold path: for every live row that fails, the first failing plugin's status."""
+        """Cold path: for every live row that fails, the first failing plugin's status.
+
+        ``within`` (bool, ``(table.size,)``): only these rows (what a sampled decision
+        examined); the others are not explained."""
         live = table.alive[table.rows].copy()
+        if within is not None:
+            live &= within
         failures: dict[int, Status] = {}
         allowed = self.allowed_mask(table, outcome)
         if allowed is not None:

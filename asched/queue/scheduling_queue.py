@@ -38,7 +38,7 @@ import heapq
 import itertools
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 from asched.cluster.names import PodKey
@@ -416,6 +416,20 @@ class SchedulingQueue:
             return IN_FLIGHT
         found = self._where.get(key)
         return None if found is None else found[0]
+
+    def snapshot(self) -> Iterator[tuple[str, QueuedPod]]:
+        """Every pending pod with its place (``active``, ``backoff``, ``unschedulable``,
+        ``gated`` or ``in-flight``), for read-only views (the debug pages).
+
+        A list is taken first, so the caller may await between items; the QueuedPods are
+        the queue's own: read them, never change them."""
+        items = [(place, qp) for place, _, qp in self._where.values()]
+        items.extend((IN_FLIGHT, qp) for qp in self._in_flight.values())
+        return iter(items)
+
+    def backoff_expiry(self, qp: QueuedPod) -> float:
+        """Loop time at which a pod in backoff becomes active again (read-only)."""
+        return self._backoff_expiry(qp)
 
     def __len__(self) -> int:
         return len(self._where) + len(self._in_flight)

@@ -16,11 +16,13 @@ scheduling loop, and (when enabled) the leader's renew loop. Order of life:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import socket
+import ssl
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -31,6 +33,10 @@ from asched.api.watch import Reflector, Relisted, WatchEvent
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import SchedulerConfig
+from asched.debug import server as debug_server
+from asched.debug.rates import Rates
+from asched.debug.recorder import DEFAULT_DECISIONS, Recorder
+from asched.debug.views import Sources
 from asched.errors import RETRYABLE, DecodeError
 from asched.framework.algorithm import Algorithm
 from asched.framework.events import ANY, ClusterEvent
@@ -44,6 +50,7 @@ from asched.framework.extender import (
 from asched.framework.runtime import Framework
 from asched.health import HealthState
 from asched.leader import LeaderElector
+from asched.metrics import AttemptResult
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
@@ -81,6 +88,14 @@ class Options:
     seed: int | None = None
     identity: str = field(default_factory=lambda: f"{socket.gethostname()}_{uuid.uuid4()}")
     watch_timeout: int = 300
+    #: ``HOST:PORT`` of the read-only debug pages (None: off, and nothing is recorded)
+    debug_address: str | None = None
+    #: decisions the debug pages keep (the ring's size)
+    debug_decisions: int = DEFAULT_DECISIONS
+    #: TLS for the debug listener (required with authorization off loopback)
+    debug_ssl_context: ssl.SSLContext | None = None
+    #: aiohttp middlewares authorizing debug requests (required off loopback)
+    debug_middlewares: Sequence[debug_server.Middleware] = ()
 
 
 async def unless_set(event: asyncio.Event, work: Coroutine[Any, Any, T]) -> T | None:
@@ -190,6 +205,36 @@ class App:
             },
         )
         self.reporter = Reporter(client, instance=options.identity)
+        #: the debug pages' recorder and rates (None unless ``options.debug_address``)
+        self.recorder: Recorder | None = None
+        self.rates: Rates | None = None
+        self._debug_at: tuple[str, int] | None = None
+        on_attempt: Callable[[AttemptResult, str, float], None] = metrics.observe_attempt
+        on_bound: Callable[[BindJob, float], None] = _observe_bound
+        if options.debug_address is not None:
+            host, port = debug_server.parse_address(options.debug_address)
+            debug_server.check_exposure(
+                host,
+                port,
+                ssl_context=options.debug_ssl_context,
+                middlewares=options.debug_middlewares,
+            )
+            self._debug_at = host, port
+            self.recorder = Recorder(options.debug_decisions)
+            self.rates = rates = Rates(clock=loop.time)
+
+            def on_attempt(result: AttemptResult, profile: str, seconds: float) -> None:
+                metrics.observe_attempt(result, profile, seconds)
+                rates.attempt(result, seconds)
+
+            def on_bound(job: BindJob, now: float) -> None:
+                _observe_bound(job, now)
+                first = job.qp.initial_attempt
+                rates.bound(now - (first if first is not None else job.started))
+
+        self._elector: LeaderElector | None = None
+        #: the debug listener's address once it listens
+        self.debug_listening: debug_server.Listening | None = None
         self.ingest = Ingest(
             self.table,
             self.ledger,
@@ -206,13 +251,14 @@ class App:
             binder_factory=lambda s: Binder(s, max_in_flight=options.max_in_flight_binds),
             reporter=self.reporter,
             clock=loop.time,
-            on_attempt=metrics.observe_attempt,
-            on_bound=_observe_bound,
+            on_attempt=on_attempt,
+            on_bound=on_bound,
             evictions_factory=lambda s: Evictions(
                 client, self.reporter, s.waiting, on_failed=s.preemption_failed
             ),
             extenders=self.extenders,
             raw=self.raw,
+            recorder=self.recorder,
         )
         self.reflectors = [
             Reflector(client, kind, path, self._sink, watch_timeout=options.watch_timeout)
@@ -302,6 +348,53 @@ class App:
         )
 
     async def run(
+        self, *, elector: LeaderElector | None = None, health: HealthState | None = None
+    ) -> None:
+        """:meth:`_run`, with the debug listener (when on) from start to end."""
+        self._elector = elector
+        async with self._debug_pages():
+            await self._run(elector=elector, health=health)
+
+    @contextlib.asynccontextmanager
+    async def _debug_pages(self) -> AsyncIterator[None]:
+        """Serve the debug pages while the block runs (nothing when they are off)."""
+        if self._debug_at is None or self.recorder is None or self.rates is None:
+            yield
+            return
+        host, port = self._debug_at
+        sources = Sources(
+            queue=self.queue,
+            waiting=self.scheduler.waiting,
+            binder=self.scheduler.binder,
+            recorder=self.recorder,
+            rates=self.rates,
+            identity=self.options.identity,
+            loop_time=asyncio.get_running_loop().time,
+            leader=self._leader,
+        )
+        async with debug_server.serve(
+            sources,
+            host,
+            port,
+            ssl_context=self.options.debug_ssl_context,
+            middlewares=self.options.debug_middlewares,
+        ) as listening:
+            self.debug_listening = listening
+            yield
+
+    def _leader(self) -> dict[str, Any]:
+        """Who leads, as this replica knows it (for the debug pages)."""
+        elector = self._elector
+        if elector is None:
+            return {"election": False}
+        return {
+            "election": True,
+            "lease": elector.lease_name,
+            "leading": elector.is_leader,
+            "holder": elector.observed_holder,
+        }
+
+    async def _run(
         self, *, elector: LeaderElector | None = None, health: HealthState | None = None
     ) -> None:
         """Run until :attr:`stopping` is set (graceful) or a root task fails.

@@ -17,6 +17,8 @@ from asched import health
 from asched.api.client import KubeClient
 from asched.api.extender import ExtenderClient
 from asched.api.kubeconfig import resolve_kubeconfig
+from asched.debug import server as debug_server
+from asched.debug.recorder import DEFAULT_DECISIONS
 from asched.errors import LeadershipLost
 from asched.framework.extender import build_extenders
 from asched.framework.registry import configuration
@@ -63,6 +65,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="port of /healthz, /readyz and /metrics (plain HTTP; 0 picks a free one)",
     )
     parser.add_argument("--health-host", default="0.0.0.0", help="bind address of the health port")
+    parser.add_argument(
+        "--debug-addr",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve read-only debug pages (queue, decisions, now) at http://HOST:PORT/debug/; "
+        "loopback addresses only (default: off, and nothing is recorded)",
+    )
+    parser.add_argument(
+        "--debug-decisions",
+        metavar="N",
+        type=_positive,
+        default=DEFAULT_DECISIONS,
+        help=f"decisions the debug pages keep (default {DEFAULT_DECISIONS})",
+    )
+
+
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
 
 
 class _StopRequest:
@@ -96,6 +123,9 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
+    if args.debug_addr is not None:  # a bad or exposed address is refused before anything
+        host, port = debug_server.parse_address(args.debug_addr)
+        debug_server.check_exposure(host, port, ssl_context=None, middlewares=())
     config = configuration(args.config)
     extenders = build_extenders(config.extenders, ExtenderClient)  # TLS material read now
     source = resolve_kubeconfig(args.kubeconfig, config.client_connection.kubeconfig or None)
@@ -112,7 +142,12 @@ async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
         logger.warning("stopped before ready: while loading %s", where)
         return 0
     try:
-        options = Options(max_in_flight_binds=args.max_inflight_binds, seed=args.seed)
+        options = Options(
+            max_in_flight_binds=args.max_inflight_binds,
+            seed=args.seed,
+            debug_address=args.debug_addr,
+            debug_decisions=args.debug_decisions,
+        )
         app = App(config, client, options, extenders=extenders)
         stop.app = app
         if stop.event.is_set():

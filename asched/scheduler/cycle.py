@@ -36,6 +36,7 @@ import numpy as np
 from asched import metrics
 from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
+from asched.debug.recorder import Consulted, Recorder
 from asched.framework import contain, diagnosis, extender
 from asched.framework.algorithm import Algorithm, Decision
 from asched.framework.events import ClusterEvent
@@ -97,8 +98,12 @@ class Scheduler:
         evictions_factory: Callable[[Scheduler], Evictions] | None = None,
         extenders: Sequence[Extender] = (),
         raw: RawObjects | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.profiles = profiles
+        #: the debug pages' record of decisions (None: the debug listener is off, and
+        #: recording costs nothing but the ``is not None`` checks)
+        self.recorder = recorder
         #: the configured extenders, in upstream's call order
         self.extenders = tuple(extenders)
         self._binders = tuple(e for e in self.extenders if e.is_binder)
@@ -145,8 +150,17 @@ class Scheduler:
         if self.ledger.node_of(key) is not None:
             self.ledger.forget(key)
         requeued = self.queue.where(key) == IN_FLIGHT and self.queue.requeue(qp, status)
-        if requeued and self.reporter is not None:
-            self.reporter.unschedulable(qp.pod, status.message, error=True)
+        if requeued:
+            self._report(qp.pod, status.message, error=True)
+
+    def _report(
+        self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False
+    ) -> None:
+        """Tell the pod why its attempt failed (and the debug pages, when they are on)."""
+        if self.reporter is not None:
+            self.reporter.unschedulable(pod, message, nominated, error=error)
+        if self.recorder is not None:
+            self.recorder.reason(pod.key, message)
 
     def _schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         pod = qp.pod
@@ -193,6 +207,8 @@ class Scheduler:
             self._failed(qp, profile, Decision(pod, chosen))
             self._attempt("error", profile, start)
             return None
+        if self.recorder is not None:
+            self.recorder.chosen(qp, algorithm, decision, candidates)
         return self._assume(qp, profile, decision, start)
 
     def _assume(
@@ -220,6 +236,9 @@ class Scheduler:
         if waits:
             job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
             self.waiting.add(job.waiting)
+        if self.recorder is not None:
+            waiting = f", waiting at Permit for {', '.join(waits)}" if waits else ""
+            self.recorder.outcome(pod.key, f"assumed on {node}{waiting}")
         self.stats.scheduled += 1
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(
@@ -263,8 +282,8 @@ class Scheduler:
         qp = pending.qp
         self.stats.errors += 1
         requeued = self.queue.where(qp.key) == IN_FLIGHT and self.queue.requeue(qp, status)
-        if requeued and self.reporter is not None:
-            self.reporter.unschedulable(qp.pod, status.message, error=True)
+        if requeued:
+            self._report(qp.pod, status.message, error=True)
 
     def _conclude(self, consultation: Consultation) -> BindJob | Pending | None:
         qp, profile, start = consultation.qp, consultation.profile, consultation.started
@@ -299,6 +318,10 @@ class Scheduler:
                             extra[row] += score
                 profile.algorithm.choose(decision, mask, extra)
                 decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
+                if self.recorder is not None:
+                    self.recorder.chosen(
+                        qp, profile.algorithm, decision, mask, self._consulted(consultation)
+                    )
                 return self._assume(qp, profile, decision, start)
         again = bool(rows) or (consultation.nominated_only and not outcome.feasible)
         if again and consultation.rounds < consult.MAX_ROUNDS:
@@ -319,6 +342,18 @@ class Scheduler:
         decision.candidates = None
         self._attempt("unschedulable", profile, start)
         return self._failed(qp, profile, decision, extender_filtered=outcome.filtered)
+
+    def _consulted(self, consultation: Consultation) -> Consulted:
+        """What the extenders said, for the recorder (only called when it is on)."""
+        outcome = consultation.outcome
+        assert outcome is not None
+        weights = {e.name: e.weight for e in self.extenders}
+        scores = consultation.scores
+        columns = tuple(
+            (name, weights.get(name, 1), contributions)
+            for name, contributions in (scores.by_extender if scores is not None else ())
+        )
+        return Consulted(consultation.names, outcome.statuses, columns)
 
     def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
         if self._on_attempt is not None:
@@ -348,6 +383,8 @@ class Scheduler:
             return diagnosed
         if isinstance(diagnosed, Status):
             status, nominated, rejectors = diagnosed, None, frozenset[str]()
+            if self.recorder is not None:
+                self.recorder.failed(qp, None, decision, status.message)
         else:
             status, nominated, rejectors = diagnosed
         if extender_filtered:
@@ -366,9 +403,10 @@ class Scheduler:
         else:
             self.stats.unschedulable += 1
         message = status.message
-        if self.queue.requeue(qp, status, rejectors) and self.reporter is not None:
-            error = status.code == Code.ERROR
-            self.reporter.unschedulable(qp.pod, message, nominated, error=error)
+        if self.queue.requeue(qp, status, rejectors):
+            self._report(qp.pod, message, nominated, error=status.code == Code.ERROR)
+        if self.recorder is not None:
+            self.recorder.outcome(qp.key, "requeued")
         logger.debug("pod %s unschedulable: %s", qp.pod.key, message)
 
     def _diagnose(
@@ -378,20 +416,28 @@ class Scheduler:
         and the plugins that rejected the pod somewhere; or the preemption to finish once
         the preempting extenders have answered."""
         if decision.status.code == Code.ERROR:
-            return Status.error(decision.status.message), None, frozenset()
+            status = Status.error(decision.status.message)
+            if self.recorder is not None:
+                self.recorder.failed(qp, profile.algorithm, decision, status.message)
+            return status, None, frozenset()
         rejectors = frozenset(s.plugin for s in decision.failures().values() if s.plugin)
         if decision.pre_filter is not None and not decision.pre_filter.status.ok:
             rejectors = frozenset({decision.pre_filter.status.plugin})
         nominated: str | None = None
         post_filter = ""
+        result: PostFilterResult | None = None
         if profile.framework.post_filter:
-            result = self._post_filter(qp, profile, decision)
-            if isinstance(result, Preemption):
-                result.rejectors = rejectors
-                return result
+            found = self._post_filter(qp, profile, decision)
+            if isinstance(found, Preemption):
+                found.rejectors = rejectors
+                return found
+            result = found
             nominated = result.nominated_node
             post_filter = "" if result.status.ok else result.status.message
-        return self._failure(decision, rejectors, post_filter), nominated, rejectors
+        status = self._failure(decision, rejectors, post_filter)
+        if self.recorder is not None:
+            self.recorder.failed(qp, profile.algorithm, decision, status.message, result)
+        return status, nominated, rejectors
 
     @staticmethod
     def _failure(decision: Decision, rejectors: frozenset[str], post_filter: str) -> Status:
@@ -475,6 +521,9 @@ class Scheduler:
                 result = PostFilterResult(Status.unschedulable(message, plugin=""))
         post_filter = "" if result.status.ok else result.status.message
         status = self._failure(decision, preemption.rejectors, post_filter)
+        if self.recorder is not None:
+            algorithm = preemption.profile.algorithm
+            self.recorder.failed(qp, algorithm, decision, status.message, result)
         self._requeue_failed(qp, status, result.nominated_node, preemption.rejectors)
 
     def preemption_failed(self, preemptor: PodInfo, node: str) -> None:
@@ -484,8 +533,7 @@ class Scheduler:
         if table.nominations.node_of(preemptor.key) != node:
             return
         table.nominations.clear(preemptor.key)
-        if self.reporter is not None:
-            self.reporter.unschedulable(preemptor, "preemption: evicting victims failed", "")
+        self._report(preemptor, "preemption: evicting victims failed", "")
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
 
     # ------------------------------------------------------------------ outcomes
@@ -496,6 +544,9 @@ class Scheduler:
         job.framework.run_post_bind(job.state, job.pod, job.node)
         if self.reporter is not None:
             self.reporter.scheduled(job.pod, job.node)
+        if self.recorder is not None:
+            self.recorder.outcome(job.pod.key, f"bound to {job.node}")
+            self.recorder.forget_reason(job.pod.key)
         if self._on_bound is not None:
             self._on_bound(job, self.clock())
 
@@ -519,9 +570,10 @@ class Scheduler:
                 else status.message
             )
             requeued = self.queue.requeue(job.qp, Status(status.code, (message,), status.plugin))
-            if requeued and self.reporter is not None:
-                error = status.code == Code.ERROR
-                self.reporter.unschedulable(job.pod, message, error=error)
+            if requeued:
+                self._report(job.pod, message, error=status.code == Code.ERROR)
+        if self.recorder is not None:
+            self.recorder.outcome(job.pod.key, f"rolled back from {job.node}: {status.message}")
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)  # what it held may help others
         logger.debug("rolled back %s from %s: %s", job.pod.key, job.node, status.message)
 
