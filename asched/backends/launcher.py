@@ -6,8 +6,7 @@ starts in seconds, is reachable only from this machine, and leaves nothing behin
 
 The recipe (``/work/shared/reference/real-apiserver.md``): etcd on two free ports; kube-apiserver
 with TLS only (v1.20 has no plain-HTTP port) from a self-signed certificate it writes into
-``--cert-dir``, a static token file (one ``system:masters`` user, and two users with no group
-for tests of delegated authentication: :data:`TOKEN_USERS`), RBAC, service-account keys made
+``--cert-dir``, a static token file (one ``system:masters`` user), RBAC, service-account keys made
 with openssl, and the admission plugins that need controllers disabled. The kubeconfig embeds the
 server's own certificate as ``certificate-authority-data``, so clients *verify* TLS.
 
@@ -50,9 +49,6 @@ SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 #: Admission plugins that wait for objects only controllers create (default ServiceAccount,
 #: node taints from a node lifecycle controller).
 DISABLED_ADMISSION_PLUGINS = "ServiceAccount,TaintNodesByCondition"
-#: Users of the token file besides the admin, with no group (the server adds
-#: ``system:authenticated``): what a test binds RBAC to, e.g. to read ``/metrics``, or not.
-TOKEN_USERS = ("metrics-reader", "nobody")
 
 
 class KubeApiServer:
@@ -83,8 +79,6 @@ class KubeApiServer:
         Token + CA kubeconfig for this server.
     token : str
         The ``system:masters`` bearer token (never logged).
-    user_tokens : dict of str to str
-        User name -> bearer token of each of :data:`TOKEN_USERS` (no RBAC of their own).
     ca_pem : bytes
         The server's self-signed certificate chain.
     etcd_url : str
@@ -112,7 +106,6 @@ class KubeApiServer:
         self.port = 0
         self.etcd_port = 0
         self.token = ""
-        self.user_tokens: dict[str, str] = {}
         self.ca_pem = b""
 
     def __repr__(self) -> str:
@@ -261,10 +254,7 @@ class KubeApiServer:
         directory = self.directory
         self.token = secrets.token_hex(24)
         tokens = directory / "tokens.csv"
-        self.user_tokens = {user: secrets.token_hex(24) for user in TOKEN_USERS}
-        lines = [f"{self.token},admin,admin,system:masters"]
-        lines += [f"{token},{user},{user}" for user, token in self.user_tokens.items()]
-        tokens.write_text("".join(f"{line}\n" for line in lines))
+        tokens.write_text(f"{self.token},admin,admin,system:masters\n")
         tokens.chmod(0o600)
         (directory / "certs").mkdir()
         result = subprocess.run(

@@ -71,6 +71,7 @@ logger = logging.getLogger(__name__)
 ALWAYS_ALLOW: Final = ("/healthz", "/readyz", "/livez")
 CACHE_CONTROL: Final = "no-cache, private"
 
+
 def path_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
     """A predicate for upstream's always-allow syntax: exact paths, or ``prefix*``."""
     exact = frozenset(p for p in patterns if not p.endswith("*"))
