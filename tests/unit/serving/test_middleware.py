@@ -18,6 +18,7 @@ import pytest
 from asched import health
 from asched.api.client import KubeClient
 from asched.serving import delegated_auth
+from asched.serving.middleware import path_matcher
 from asched.serving.reviews import ACCESS_REVIEWS, TOKEN_REVIEWS
 
 READER_TOKEN = "reader-token-0123456789"
@@ -244,3 +245,27 @@ async def test_a_real_client_whose_api_server_is_down(state, http, tmp_path: Pat
             assert (await call(http, server, "/readyz"))[:2] == (200, "ok")
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize(
+    ("patterns", "path", "allowed"),
+    [
+        pytest.param(("/healthz",), "/healthz", True, id="exact"),
+        pytest.param(("/healthz",), "/healthz/ping", False, id="exact is not a prefix"),
+        pytest.param(("/healthz",), "/healthzz", False, id="exact, longer name"),
+        pytest.param(("/debug/*",), "/debug/queue", True, id="prefix"),
+        pytest.param(("/debug/*",), "/debug/", True, id="prefix itself"),
+        pytest.param(("/debug/*",), "/debugger", False, id="prefix needs the slash"),
+        pytest.param((), "/healthz", False, id="nothing allowed"),
+    ],
+)
+def test_always_allow_patterns(patterns: tuple[str, ...], path: str, allowed: bool) -> None:
+    assert path_matcher(patterns)(path) is allowed
+
+
+async def test_always_allow_is_configurable(api, clock, state, http) -> None:
+    # another listener (debug pages) that serves only behind auth: nothing always allowed
+    middleware = delegated_auth(api, always_allow=(), clock=clock)
+    async with health.serve(state, "127.0.0.1", 0, middlewares=[middleware]) as server:
+        status, text, _ = await call(http, server, "/healthz")
+        assert (status, json.loads(text)) == (401, UNAUTHORIZED)
