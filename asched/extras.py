@@ -1,11 +1,12 @@
 """Optional features and the pip extras that install their libraries.
 
-The scheduler (``asched run``, ``asched explain``) needs only the core dependencies of
-pyproject.toml. The simulator's HTTPS (``asched sim --tls``) needs the ``sim`` extra
-(``cryptography``, for its throw-away CA); the benchmarks and the tuner need the ``bench``
-extra (``matplotlib`` for the plots, and ``sim`` because they start the simulator). Those
-libraries are imported only inside the modules of their feature, and a feature whose extra
-is missing says what to install (:class:`MissingExtra`) instead of failing on an import.
+The scheduler (``asched run``, ``asched explain``) and the simulator need only the core
+dependencies of pyproject.toml; ``cryptography`` is one of them since ``asched run`` serves
+its metrics port over TLS with a certificate it makes (it was the ``sim`` extra, which stays,
+empty, so ``pip install 'asched[sim]'`` keeps working). The benchmarks and the tuner need the
+``bench`` extra (``matplotlib`` for the plots). Its libraries are imported only inside the
+modules of their feature, and a feature whose extra is missing says what to install
+(:class:`MissingExtra`) instead of failing on an import.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from asched.errors import InputError
 
 #: extra -> the top-level modules it provides (keep in step with pyproject.toml).
 EXTRAS: Final[Mapping[str, tuple[str, ...]]] = {
-    "sim": ("cryptography",),
-    "bench": ("matplotlib", "cryptography"),
+    "sim": (),
+    "bench": ("matplotlib",),
 }
 
 

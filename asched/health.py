@@ -1,9 +1,11 @@
 """The HTTP endpoints a kubelet and Prometheus talk to: /healthz, /livez, /readyz, /metrics.
 
-Why a separate plain-HTTP server: kube-scheduler serves these on its secure port 10259;
-asched keeps the port number (so manifests and dashboards look familiar) but serves plain
-HTTP, because probes and an in-cluster scrape need no client certificate and asched has no
-authn/authz stack to put in front of them. Nothing here exposes configuration or objects.
+Served like kube-scheduler's secure port 10259: over TLS, with delegated authentication and
+authorization in front of everything but the health paths (:mod:`asched.serving` makes the
+SSL context and the middleware; ``asched run`` decides with :func:`asched.serving.plan`).
+This module only serves: :func:`serve` takes an optional SSL context and middlewares, and
+without them it is plain HTTP (a loopback address, or ``--insecure-serving``). Nothing here
+exposes configuration or objects.
 
 Semantics (kube-scheduler's ``newHealthEndpointsAndMetricsHandler``):
 
@@ -17,9 +19,10 @@ Semantics (kube-scheduler's ``newHealthEndpointsAndMetricsHandler``):
   standby replica is ready: readiness is not leadership.
 * ``/metrics``: :data:`asched.metrics.REGISTRY` in the Prometheus text format.
 
-Invariants: handlers never await anything but the response (state is read synchronously,
-checks are plain functions), so a probe cannot hang on the API server; the server is a
-context manager whose exit always closes the listening socket.
+Invariants: the health handlers never await anything but the response (state is read
+synchronously, checks are plain functions) and the health paths are always allowed by the
+auth middleware, so a probe cannot hang on the API server; the server is a context manager
+whose exit always closes the listening socket.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+import ssl
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from aiohttp import web
+from aiohttp import typedefs, web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from asched import metrics
@@ -39,7 +43,7 @@ from asched.errors import InputError
 
 logger = logging.getLogger(__name__)
 
-#: kube-scheduler's port (``KubeSchedulerPort``); served as plain HTTP here.
+#: kube-scheduler's secure port (``KubeSchedulerPort``).
 DEFAULT_PORT: Final = 10259
 DEFAULT_HOST: Final = "0.0.0.0"  # probes come from the kubelet, via the pod IP
 #: Upstream's watchdog tolerance beyond the lease duration (``NewLeaderHealthzAdaptor(20s)``).
@@ -135,8 +139,11 @@ def _report(failures: list[str], status: int, what: str) -> web.Response:
     return web.Response(status=status, text="\n".join([*lines, f"{what} check failed"]) + "\n")
 
 
-def build_app(state: HealthState) -> web.Application:
-    """The aiohttp application serving the four endpoints from ``state``."""
+def build_app(
+    state: HealthState, middlewares: Iterable[typedefs.Middleware] = ()
+) -> web.Application:
+    """The aiohttp application serving the four endpoints from ``state``, behind
+    ``middlewares`` (e.g. :func:`asched.serving.delegated_auth`)."""
 
     async def live(request: web.Request) -> web.Response:
         what = request.path.lstrip("/")
@@ -153,7 +160,7 @@ def build_app(state: HealthState) -> web.Application:
         response.headers["Content-Type"] = CONTENT_TYPE_LATEST
         return response
 
-    app = web.Application()
+    app = web.Application(middlewares=list(middlewares))
     app.router.add_get("/healthz", live)
     app.router.add_get("/livez", live)
     app.router.add_get("/readyz", ready)
@@ -163,33 +170,44 @@ def build_app(state: HealthState) -> web.Application:
 
 @dataclass(frozen=True, slots=True)
 class Serving:
-    """A running health server: the address it is bound to."""
+    """A running health server: the address it is bound to, and ``https`` or ``http``."""
 
     host: str
     port: int
+    scheme: str = "http"
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
 
 
 @contextlib.asynccontextmanager
 async def serve(
-    state: HealthState, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT
+    state: HealthState,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    middlewares: Iterable[typedefs.Middleware] = (),
 ) -> AsyncIterator[Serving]:
     """Serve the endpoints on ``host:port`` until the block exits.
 
-    ``port=0`` binds a free port (tests); the bound port is in the yielded :class:`Serving`.
+    With ``ssl_context`` it is HTTPS; ``middlewares`` wrap every handler (the delegated
+    auth of :mod:`asched.serving`). ``port=0`` binds a free port (tests); the bound port
+    is in the yielded :class:`Serving`.
     An address that cannot be bound (in use, not local) raises InputError naming it.
     As a root task::
 
         async with health.serve(state, port=10259):
             await asyncio.Future()   # until cancelled; exiting closes the socket
     """
-    runner = web.AppRunner(build_app(state), access_log=None, handle_signals=False)
+    app = build_app(state, middlewares)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
+    scheme = "http" if ssl_context is None else "https"
     try:
-        site = web.TCPSite(runner, host, port)
+        site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
         try:
             await site.start()
         except OSError as exc:  # in use, not an address of this host, a privileged port
@@ -198,7 +216,8 @@ async def serve(
                 f"{host}:{port}: cannot serve the health endpoints: {reason}"
             ) from None
         bound = int(runner.addresses[0][1]) if runner.addresses else port
-        logger.info("health endpoints on http://%s:%d", host, bound)
-        yield Serving(host, bound)
+        serving = Serving(host, bound, scheme)
+        logger.info("health endpoints on %s", serving.url)
+        yield serving
     finally:
         await runner.cleanup()

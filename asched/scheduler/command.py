@@ -13,7 +13,7 @@ import logging
 import signal
 from typing import Final
 
-from asched import health
+from asched import health, serving
 from asched.api.client import KubeClient
 from asched.api.extender import ExtenderClient
 from asched.api.kubeconfig import resolve_kubeconfig
@@ -37,6 +37,14 @@ SIGTERM or SIGINT stops it gracefully in any state: before it is ready (the last
 line says what it was waiting for), or while scheduling (in-flight binds finish or roll
 back, reports are flushed, the lease is released).
 
+/healthz, /readyz, /livez and /metrics are served on --bind-address:--secure-port
+(0.0.0.0:10259) as kube-scheduler serves them: over HTTPS (the --tls-cert-file and
+--tls-private-key-file pair, else a self-signed certificate made at startup), /metrics
+only to a bearer token the API server authenticates (TokenReview) and authorizes for
+`get` on the path (SubjectAccessReview), the health paths to anyone. Plain HTTP without
+authentication on a loopback --bind-address (unless certificate files are given), or with
+--insecure-serving (on any address; a warning unless loopback). See docs/metrics.md.
+
 exit status: 0 after a graceful stop; 1 when the run fails (lost leadership, an
 unrecoverable error); 2 for bad input (a field error list, or one line naming the file
 or address).
@@ -59,18 +67,40 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=None, help="seed for tie-breaking (default: random)"
     )
     parser.add_argument(
+        "--secure-port",
         "--health-port",
+        dest="secure_port",
         type=int,
-        default=10259,
-        help="port of /healthz, /readyz and /metrics (plain HTTP; 0 picks a free one)",
+        default=health.DEFAULT_PORT,
+        help="port of /healthz, /readyz, /livez and /metrics (default %(default)s; 0 picks "
+        "a free one)",
     )
-    parser.add_argument("--health-host", default="0.0.0.0", help="bind address of the health port")
+    parser.add_argument(
+        "--bind-address",
+        "--health-host",
+        dest="bind_address",
+        default=health.DEFAULT_HOST,
+        help="address to serve them on (default %(default)s: every interface)",
+    )
+    parser.add_argument(
+        "--tls-cert-file",
+        help="PEM certificate (then any intermediates) for HTTPS (default: self-signed, "
+        "made at startup)",
+    )
+    parser.add_argument("--tls-private-key-file", help="PEM private key of --tls-cert-file")
+    parser.add_argument(
+        "--insecure-serving",
+        action="store_true",
+        help="serve plain HTTP without authentication, on any --bind-address (a warning "
+        "unless loopback)",
+    )
     parser.add_argument(
         "--debug-addr",
         metavar="HOST:PORT",
         default=None,
-        help="serve read-only debug pages (queue, decisions, now) at http://HOST:PORT/debug/; "
-        "loopback addresses only (default: off, and nothing is recorded)",
+        help="serve read-only debug pages (queue, decisions, now) at HOST:PORT/debug/: plain "
+        "HTTP on a loopback address; elsewhere HTTPS with the same token checks as /metrics "
+        "(refused with --insecure-serving). Default: off, and nothing is recorded",
     )
     parser.add_argument(
         "--debug-decisions",
@@ -123,11 +153,10 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
-    if args.debug_addr is not None:  # a bad or exposed address is refused before anything
-        host, port = debug_server.parse_address(args.debug_addr)
-        debug_server.check_exposure(host, port, ssl_context=None, middlewares=())
     config = configuration(args.config)
     extenders = build_extenders(config.extenders, ExtenderClient)  # TLS material read now
+    tls = _serving_tls(args)  # the serving certificate too: a bad file is exit 2, at once
+    debug_tls = _debug_tls(args, tls)  # a bad or exposed debug address: exit 2, at once
     source = resolve_kubeconfig(args.kubeconfig, config.client_connection.kubeconfig or None)
     where = "the in-cluster service account" if source.path is None else str(source.path)
     logger.info("kubeconfig: %s (from %s)", where, source.origin)
@@ -142,11 +171,15 @@ async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
         logger.warning("stopped before ready: while loading %s", where)
         return 0
     try:
+        # one authorizer (and its caches) for /metrics and the debug pages
+        auth = serving.delegated_auth(client) if tls is not None or debug_tls is not None else None
         options = Options(
             max_in_flight_binds=args.max_inflight_binds,
             seed=args.seed,
             debug_address=args.debug_addr,
             debug_decisions=args.debug_decisions,
+            debug_ssl_context=None if debug_tls is None else debug_tls.context,
+            debug_middlewares=() if debug_tls is None or auth is None else (auth,),
         )
         app = App(config, client, options, extenders=extenders)
         stop.app = app
@@ -162,7 +195,14 @@ async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
             )
         logger.info("asched starting: profiles %s, API %s", ", ".join(app.profiles), client.host)
         lost = False
-        async with health.serve(state, args.health_host, args.health_port):
+        middlewares = [auth] if tls is not None and auth is not None else []
+        async with health.serve(
+            state,
+            args.bind_address,
+            args.secure_port,
+            ssl_context=None if tls is None else tls.context,
+            middlewares=middlewares,
+        ):
             try:
                 await app.run(elector=elector, health=state)
             except* LeadershipLost:
@@ -174,6 +214,47 @@ async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
         return 0
     finally:
         await client.close()
+
+
+def _serving_tls(args: argparse.Namespace) -> serving.ServerTLS | None:
+    """The health port's TLS (None: plain HTTP), as :func:`asched.serving.plan` decides."""
+    plan = serving.plan(
+        args.bind_address,
+        cert_file=args.tls_cert_file,
+        key_file=args.tls_private_key_file,
+        insecure=args.insecure_serving,
+    )
+    if plan.warning:
+        logger.warning("%s", plan.warning)
+    if not plan.secure:
+        logger.info("health and metrics on %s: plain HTTP, no authentication", args.bind_address)
+        return None
+    return serving.ssl_context_for(
+        args.tls_cert_file,
+        args.tls_private_key_file,
+        hosts=serving.self_signed_hosts(args.bind_address),
+    )
+
+
+def _debug_tls(
+    args: argparse.Namespace, tls: serving.ServerTLS | None
+) -> serving.ServerTLS | None:
+    """The debug listener's TLS: None on a loopback address (plain HTTP, no authentication,
+    for ``kubectl port-forward``); elsewhere the health port's, or one of its own when the
+    health port is plain (its certificate files, else self-signed for that address).
+    With ``--insecure-serving`` a non-loopback debug address is refused: the pages are
+    never exposed without authorization. InputError (exit 2) for a bad address."""
+    if args.debug_addr is None:
+        return None
+    host, port = debug_server.parse_address(args.debug_addr)
+    if debug_server.is_loopback(host) or args.insecure_serving:
+        debug_server.check_exposure(host, port, ssl_context=None, middlewares=())
+        return None
+    if tls is not None:
+        return tls
+    return serving.ssl_context_for(
+        args.tls_cert_file, args.tls_private_key_file, hosts=serving.self_signed_hosts(host)
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,20 +1,13 @@
 """HTTPS for ``asched sim``: the server's SSL context and the CA clients must trust.
 
-Plain HTTP needs nothing beyond the core dependencies; HTTPS needs ``cryptography`` (the
-``sim`` extra) for its throw-away CA, imported here only when a server asks for TLS, so a
-scheduler-only install still runs ``asched sim --plain-http``.
+The certificates come from :mod:`asched.sim.certificates` (``cryptography``, a core
+dependency since ``asched run`` serves TLS too), imported only when a server asks for TLS.
 """
 
 from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass
-from typing import Final
-
-from asched import extras
-
-#: what needs the extra, as the one-line error names it.
-FEATURE: Final = "HTTPS (--tls, or --kubeconfig-out without --plain-http)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,14 +18,8 @@ class ServingTLS:
     ca_pem: bytes
 
 
-def require() -> None:
-    """Raise :class:`~asched.extras.MissingExtra` unless HTTPS can be served."""
-    extras.require("sim", FEATURE)
-
-
 def generate(host: str) -> ServingTLS:
     """A fresh CA and a serving certificate for ``host``, valid for a year."""
-    require()
     from asched.sim import certificates
 
     return certificates.generate(host)

@@ -18,9 +18,11 @@ import yaml
 
 from asched import cli
 from asched.health import DEFAULT_PORT
+from asched.serving import ALWAYS_ALLOW
 from tests.configs import load_config
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+EXAMPLES = DEPLOY / "examples"
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
@@ -38,10 +40,16 @@ NEEDED = [
     ("", ("events",), ("create", "patch", "update")),
     ("events.k8s.io", ("events",), ("create", "patch", "update")),
 ]
+#: What the built-in ClusterRole system:auth-delegator grants (checked on the real server
+#: below): the reviews of the delegated authn/authz of /metrics.
+AUTH_DELEGATOR = {
+    ("authentication.k8s.io", "tokenreviews", "create", ""),
+    ("authorization.k8s.io", "subjectaccessreviews", "create", ""),
+}
 
 
-def documents(name: str) -> list[dict[str, Any]]:
-    return [doc for doc in yaml.safe_load_all((DEPLOY / name).read_text()) if doc]
+def documents(name: str, folder: Path = DEPLOY) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all((folder / name).read_text()) if doc]
 
 
 def one(kind: str, name: str | None = None) -> dict[str, Any]:
@@ -149,9 +157,12 @@ def test_deployment_runs_asched_hardened_with_probes_on_the_health_port() -> Non
 
     (port,) = main["ports"]
     assert (port["name"], port["containerPort"]) == ("health", DEFAULT_PORT)
+    # the port is TLS (self-signed: the kubelet does not verify probes' certificates), and
+    # the health paths need no token
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
         get = main[probe]["httpGet"]
-        assert (get["path"], get["port"], get["scheme"]) == (path, "health", "HTTP")
+        assert (get["path"], get["port"], get["scheme"]) == (path, "health", "HTTPS")
+        assert path in ALWAYS_ALLOW
 
     spread = pod["topologySpreadConstraints"][0]
     assert spread["topologyKey"] == "kubernetes.io/hostname"
@@ -200,8 +211,60 @@ def test_kustomization_renders_every_manifest() -> None:
             "RoleBinding",
             "ConfigMap",
             "Deployment",
+            "Service",
+            "ClusterRole",
+            "ClusterRoleBinding",
         ]
     )
+
+
+def test_the_scheduler_may_create_the_reviews_of_delegated_auth() -> None:
+    binding = one("ClusterRoleBinding", "asched:auth-delegator")
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "system:auth-delegator",
+    }
+    assert binding["subjects"] == one("ClusterRoleBinding", "asched")["subjects"]
+
+
+def test_the_metrics_reader_role_grants_get_on_metrics_only() -> None:
+    role = one("ClusterRole", "asched-metrics-reader")
+    assert role["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    (example,) = documents("prometheus-rbac.yaml", EXAMPLES)
+    assert (example["kind"], example["roleRef"]["name"]) == (
+        "ClusterRoleBinding",
+        "asched-metrics-reader",
+    )
+
+
+def test_service_and_service_monitor_reach_the_metrics_port() -> None:
+    service = one("Service", "asched")
+    deployment = one("Deployment", "asched")
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert service["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    (port,) = service["spec"]["ports"]
+    (container_port,) = container()["ports"]
+    assert (port["name"], port["port"], port["targetPort"]) == (
+        "https-metrics",
+        DEFAULT_PORT,
+        container_port["name"],
+    )
+
+    (monitor,) = documents("servicemonitor.yaml", EXAMPLES)
+    assert monitor["kind"] == "ServiceMonitor"
+    assert (
+        monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    )
+    assert monitor["spec"]["namespaceSelector"]["matchNames"] == [service["metadata"]["namespace"]]
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert (endpoint["port"], endpoint["scheme"], endpoint["path"]) == (
+        "https-metrics",
+        "https",
+        "/metrics",
+    )
+    assert endpoint["bearerTokenFile"].endswith("/serviceaccount/token")
 
 
 @pytest.mark.kube_apiserver
@@ -223,8 +286,35 @@ def test_server_side_dry_run_is_accepted(kube_apiserver) -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 7, result.stdout
+    assert len(lines) == 10, result.stdout
     assert all(line.endswith("(server dry run)") for line in lines), result.stdout
+
+
+@pytest.mark.kube_apiserver
+def test_the_examples_and_auth_delegator_on_the_real_server(kube_apiserver) -> None:
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [KUBECTL, *args, "--kubeconfig", str(kube_apiserver.kubeconfig)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+
+    # the ServiceMonitor's CRD is absent here: only the binding example is sent
+    result = kubectl("apply", "--dry-run=server", "-f", str(EXAMPLES / "prometheus-rbac.yaml"))
+    assert result.returncode == 0, result.stderr
+    # system:auth-delegator grants exactly the two reviews (what docs/deploy.md lists)
+    result = kubectl("get", "clusterrole", "system:auth-delegator", "-o", "yaml")
+    assert result.returncode == 0, result.stderr
+    granted = {
+        (group, resource, verb, "")
+        for rule in yaml.safe_load(result.stdout)["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert granted == AUTH_DELEGATOR
 
 
 def documented_permissions() -> set[tuple[str, str, str, str]]:
@@ -252,8 +342,10 @@ def documented_permissions() -> set[tuple[str, str, str, str]]:
 
 
 def test_docs_list_exactly_the_granted_permissions() -> None:
-    # every verb on every resource the ClusterRole and the Role grant, and nothing else
-    granted = {
+    # every verb on every resource the ClusterRole and the Role grant (and the bound
+    # system:auth-delegator), and nothing else
+    one("ClusterRoleBinding", "asched:auth-delegator")
+    granted = AUTH_DELEGATOR | {
         (group, resource, verb, name)
         for kind, role in (("ClusterRole", "asched"), ("Role", "asched-leader-election"))
         for rule in one(kind, role)["rules"]

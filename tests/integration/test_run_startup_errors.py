@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from asched.serving import certificates
+
 GOOD = """apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]
@@ -125,3 +127,49 @@ def test_an_extender_ca_that_cannot_be_read_is_one_line(tmp_path: Path) -> None:
     result = asched_run(tmp_path, "--config", str(config))
     assert_one_line_error(result, "")
     assert str(missing) in result.stderr
+
+
+def tls_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A certificate, its key, and the key of another certificate (PEM files)."""
+    issued = certificates.issue("asched", ["127.0.0.1"])
+    cert, key, other = tmp_path / "tls.crt", tmp_path / "tls.key", tmp_path / "other.key"
+    cert.write_bytes(issued.cert_pem)
+    key.write_bytes(issued.key_pem)
+    other.write_bytes(certificates.issue("other", ["127.0.0.1"]).key_pem)
+    return cert, key, other
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        pytest.param(
+            ("--tls-cert-file", "{cert}", "--tls-private-key-file", "{other}"),
+            "{other}: the private key does not match the certificate in {cert}",
+            id="mismatched key",
+        ),
+        pytest.param(
+            ("--tls-cert-file", "{missing}", "--tls-private-key-file", "{key}"),
+            "{missing}: cannot read --tls-cert-file: No such file or directory",
+            id="unreadable certificate",
+        ),
+        pytest.param(
+            ("--tls-cert-file", "{cert}"),
+            "--tls-private-key-file: required with --tls-cert-file",
+            id="certificate without key",
+        ),
+        pytest.param(
+            ("--insecure-serving", "--tls-cert-file", "{cert}", "--tls-private-key-file", "{key}"),
+            "--insecure-serving: cannot be used with --tls-cert-file or --tls-private-key-file",
+            id="insecure with files",
+        ),
+    ],
+)
+def test_serving_certificate_errors(tmp_path: Path, flags: tuple[str, ...], expected: str) -> None:
+    cert, key, other = tls_files(tmp_path)
+    names = {"cert": cert, "key": key, "other": other, "missing": tmp_path / "missing.crt"}
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(GOOD)
+    args = [flag.format(**names) for flag in flags]
+    result = asched_run(tmp_path, "--kubeconfig", str(kubeconfig), *args)
+    assert_one_line_error(result, expected.format(**names))
+    assert result.stderr.strip() == f"asched run: error: {expected.format(**names)}"

@@ -157,3 +157,17 @@ async def test_metrics_endpoint_serves_the_asched_registry(server, http) -> None
     # Only our registry: none of prometheus-client's default process/python collectors.
     assert "python_gc_objects_collected_total" not in body
     metrics.set_leader(leading=False)
+
+
+@pytest.mark.parametrize(
+    ("serving", "url"),
+    [
+        pytest.param(health.Serving("127.0.0.1", 10259), "http://127.0.0.1:10259", id="http"),
+        pytest.param(
+            health.Serving("0.0.0.0", 10259, "https"), "https://0.0.0.0:10259", id="https"
+        ),
+        pytest.param(health.Serving("::1", 8443, "https"), "https://[::1]:8443", id="IPv6"),
+    ],
+)
+def test_serving_url(serving: health.Serving, url: str) -> None:
+    assert serving.url == url
