@@ -236,9 +236,7 @@ def _serving_tls(args: argparse.Namespace) -> serving.ServerTLS | None:
     )
 
 
-def _debug_tls(
-    args: argparse.Namespace, tls: serving.ServerTLS | None
-) -> serving.ServerTLS | None:
+def _debug_tls(args: argparse.Namespace, tls: serving.ServerTLS | None) -> serving.ServerTLS | None:
     """The debug listener's TLS: None on a loopback address (plain HTTP, no authentication,
     for ``kubectl port-forward``); elsewhere the health port's, or one of its own when the
     health port is plain (its certificate files, else self-signed for that address).

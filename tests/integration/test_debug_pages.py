@@ -103,6 +103,8 @@ def asched_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("address", "error"),
     [
+        # off loopback the pages get HTTPS and token checks, unless --insecure-serving asked
+        # for plain HTTP: then they are refused rather than exposed without authorization
         pytest.param(
             "0.0.0.0:10260",
             "--debug-addr 0.0.0.0:10260: a non-loopback address needs TLS and delegated "
@@ -122,7 +124,11 @@ def test_run_refuses_an_exposed_or_bad_debug_address(
     tmp_path: Path, address: str, error: str
 ) -> None:
     # refused before anything else is read (the kubeconfig here does not exist)
-    result = asched_run(tmp_path, "--debug-addr", address, "--kubeconfig", "/nonexistent")
+    result = asched_run(
+        tmp_path,
+        *("--bind-address", "127.0.0.1", "--insecure-serving"),  # plain HTTP, asked for
+        *("--debug-addr", address, "--kubeconfig", "/nonexistent"),
+    )
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     [line] = result.stderr.strip().splitlines()

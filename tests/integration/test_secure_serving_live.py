@@ -251,7 +251,7 @@ async def test_asched_run_serves_tls_from_files_with_delegated_auth(
             }
         )
     )
-    port = free_port()
+    port, debug_port = free_port(), free_port()
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -270,6 +270,9 @@ async def test_asched_run_serves_tls_from_files_with_delegated_auth(
         str(cert),
         "--tls-private-key-file",
         str(key),
+        # off loopback the debug pages get the same TLS and the same token checks
+        "--debug-addr",
+        f"0.0.0.0:{debug_port}",
         stderr=asyncio.subprocess.PIPE,
     )
     base = f"https://127.0.0.1:{port}"
@@ -291,6 +294,17 @@ async def test_asched_run_serves_tls_from_files_with_delegated_auth(
             0
         ] == 403
         assert (await fetch(f"{base}/metrics", issued.ca_pem))[0] == 401
+
+        queue = f"https://127.0.0.1:{debug_port}/debug/api/queue"
+        assert (await fetch(queue, issued.ca_pem))[0] == 401  # no token
+        # prometheus may get /metrics only, not /debug/*: 403 with upstream's message
+        status, body, _ = await fetch(queue, issued.ca_pem, identities.tokens["prometheus"])
+        assert status == 403
+        assert json.loads(body)["message"].endswith('cannot get path "/debug/api/queue"')
+        # the cluster admin (system:masters) may: the pages answer over the same TLS
+        status, body, _ = await fetch(queue, issued.ca_pem, kube_apiserver.token)
+        assert status == 200, body
+        assert "counts" in json.loads(body)
         process.send_signal(signal.SIGTERM)
         async with asyncio.timeout(60):
             assert await process.wait() == 0
