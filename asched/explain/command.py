@@ -76,37 +76,48 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-n", "--namespace", help="the pod's namespace (default: the context's, else default)"
     )
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default: as kubectl finds it)")
-    parser.add_argument("--context", help="the kubeconfig context to use")
-    parser.add_argument(
+    cluster = parser.add_argument_group("a live cluster (kubectl's conventions)")
+    cluster.add_argument(
+        "--kubeconfig", metavar="FILE", help="kubeconfig file (default: as kubectl finds it)"
+    )
+    cluster.add_argument("--context", help="the kubeconfig context to use")
+    cluster.add_argument(
         "--config-map",
         metavar="NAMESPACE/NAME",
         help="read the configuration from this ConfigMap's config.yaml "
         "(default: kube-system/asched-config when it exists)",
     )
-    parser.add_argument(
+    cluster.add_argument(
         "--snapshot-out", metavar="FILE", help="save what was read as a snapshot file"
     )
-    parser.add_argument("--snapshot", help="nodes, pods, ... as a List or YAML stream")
-    parser.add_argument("--pod", help="with --snapshot: the pod to place (YAML or JSON)")
-    parser.add_argument("--config", help="a KubeSchedulerConfiguration (default: see below)")
-    parser.add_argument(
+    files = parser.add_argument_group("a snapshot file instead")
+    files.add_argument(
+        "--snapshot", metavar="FILE", help="nodes, pods, ... as a List or YAML stream"
+    )
+    files.add_argument("--pod", metavar="FILE", help="the pod to place (YAML or JSON)")
+    answer = parser.add_argument_group("the answer")
+    answer.add_argument(
+        "--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: see below)"
+    )
+    answer.add_argument(
         "--scheduler-name", help="the profile to use (default: the pod's schedulerName)"
     )
-    parser.add_argument(
+    answer.add_argument(
         "--no-extenders",
         action="store_true",
         help="do not call the configuration's extenders (the in-tree answer only)",
     )
-    parser.add_argument(
+    answer.add_argument(
         "-o",
         "--output",
         choices=output.FORMATS,
         default="table",
         help="table (default), wide (every row and plugin column), json, or yaml",
     )
-    parser.add_argument("--seed", type=int, default=0, help="tie-break seed (default 0)")
-    parser.add_argument("--limit", type=int, default=20, help="table rows per section (0 = all)")
+    answer.add_argument("--seed", type=int, default=0, help="tie-break seed (default 0)")
+    answer.add_argument(
+        "--limit", type=int, default=20, help="table rows per section (0 = all; wide: all)"
+    )
 
 
 def _read_pod(path: str) -> Mapping[str, Any]:

@@ -41,6 +41,7 @@ from aiohttp import web
 from asched.backends.errors import StatusError
 from asched.backends.kubeconfig import read_kubeconfig, write_kubeconfig
 from asched.backends.launcher import LIMITED_USER, KubeApiServer
+from asched.benchmark.extender_server import ExtenderRules, serve_extender
 from asched.explain.config_source import CONFIG_MAP_KEY, DEFAULT_CONFIG_MAP
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -622,3 +623,41 @@ async def test_kubectl_asched_merges_kubeconfig_and_honours_context(
         program=program,
     )
     assert chosen.json()["selected"] == scene.b
+
+
+async def test_the_configured_extenders_are_called(cluster: Any, tmp_path: Path) -> None:
+    scene = await build_scene(cluster)
+    rules = ExtenderRules(fail=frozenset({scene.b}), fail_reason="being drained")
+    async with serve_extender(rules) as server:
+        config = tmp_path / "config.json"
+        config.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "extenders": [server.entry(weight=1)],
+                }
+            )
+        )
+        base = (scene.pod, "-n", cluster.namespace, "--kubeconfig", cluster.kubeconfig)
+        answer = (await run(*base, "--config", config, "-o", "json")).json()
+        sent = server.calls_of("filter")[0].body
+        skipped = (await run(*base, "--config", config, "--no-extenders", "-o", "json")).json()
+        assert len(server.calls_of("filter")) == 1  # --no-extenders calls nothing
+    # node-b would win (74 over 43) but the extender rejects it: node-a is chosen
+    assert answer["nodes"][scene.b] == {
+        "feasible": False,
+        "plugin": server.url,
+        "code": "Unschedulable",
+        "reasons": ["being drained"],
+    }
+    assert answer["selected"] == scene.a
+    assert skipped["selected"] == scene.b
+    # the extender was sent the pod and the Node objects as the API served them
+    assert sent["Pod"]["metadata"]["name"] == scene.pod
+    assert sorted(node["metadata"]["name"] for node in sent["Nodes"]["items"]) == sorted(
+        [scene.a, scene.b]
+    )
+    served = await cluster.rest.get(f"/api/v1/nodes/{scene.a}")
+    (node_a,) = [n for n in sent["Nodes"]["items"] if n["metadata"]["name"] == scene.a]
+    assert node_a["metadata"]["uid"] == served["metadata"]["uid"]
