@@ -211,12 +211,18 @@ async def budget_path(reader: Reader) -> tuple[str, str]:
 
 
 async def list_collection(
-    reader: Reader, collection: Collection, path: str, api_version: str
+    reader: Reader,
+    collection: Collection,
+    path: str,
+    api_version: str,
+    *,
+    page_size: int = PAGE_SIZE,
 ) -> list[KubeObject]:
-    """Every object of one collection (paged), each with ``kind`` and ``apiVersion``."""
+    """Every object of one collection (pages of ``page_size``), each with ``kind`` and
+    ``apiVersion``."""
     params = {"fieldSelector": NOT_FINISHED} if collection.resource == "pods" else None
     try:
-        items, version = await reader.list_all(path, page_size=PAGE_SIZE, params=params)
+        items, version = await reader.list_all(path, page_size=page_size, params=params)
     except ApiError as exc:
         action = f"list {collection.resource}"
         raise LiveReadError(describe_failure(exc, action, collection.needed_for)) from None
@@ -237,10 +243,12 @@ async def read_cluster(
     namespace: str,
     name: str,
     collections: Sequence[Collection] = COLLECTIONS,
+    *,
+    page_size: int = PAGE_SIZE,
 ) -> ClusterRead:
     """Read the pod ``namespace/name`` and every collection, in order (see the module
-    docstring). Raises :class:`InputError` when the pod is not there and
-    :class:`LiveReadError` when a read fails."""
+    docstring), in LIST pages of ``page_size`` objects. Raises :class:`InputError` when
+    the pod is not there and :class:`LiveReadError` when a read fails."""
     pod = await read_pod(reader, namespace, name)
     objects: list[KubeObject] = []
     for collection in collections:
@@ -248,7 +256,7 @@ async def read_cluster(
             path, api_version = await budget_path(reader)
         else:
             path, api_version = collection.path, collection.api_version
-        items = await list_collection(reader, collection, path, api_version)
+        items = await list_collection(reader, collection, path, api_version, page_size=page_size)
         if collection.resource == "pods":
             items = [item for item in items if not _is(item, namespace, name)]
         objects.extend(items)

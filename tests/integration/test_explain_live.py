@@ -38,10 +38,12 @@ import pytest
 import yaml
 from aiohttp import web
 
+from asched.api.client import KubeClient
 from asched.backends.errors import StatusError
 from asched.backends.kubeconfig import read_kubeconfig, write_kubeconfig
 from asched.backends.launcher import LIMITED_USER, KubeApiServer
 from asched.benchmark.extender_server import ExtenderRules, serve_extender
+from asched.explain import live
 from asched.explain.config_source import CONFIG_MAP_KEY, DEFAULT_CONFIG_MAP
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -661,3 +663,49 @@ async def test_the_configured_extenders_are_called(cluster: Any, tmp_path: Path)
     served = await cluster.rest.get(f"/api/v1/nodes/{scene.a}")
     (node_a,) = [n for n in sent["Nodes"]["items"] if n["metadata"]["name"] == scene.a]
     assert node_a["metadata"]["uid"] == served["metadata"]["uid"]
+
+
+async def test_reads_are_paged_and_the_same_whatever_the_page(
+    cluster: Any, recording_proxy: tuple[Recorder, Path]
+) -> None:
+    recorder, kubeconfig = recording_proxy
+    scene = await build_scene(cluster)
+    client = await KubeClient.connect(str(kubeconfig))
+    try:
+        whole = await live.read_cluster(client, cluster.namespace, scene.pod)
+        recorder.requests.clear()
+        paged = await live.read_cluster(client, cluster.namespace, scene.pod, page_size=1)
+    finally:
+        await client.close()
+    assert paged.objects == whole.objects
+    assert paged.pod == whole.pod
+    # 3 test nodes at least: pages of 1 take a continue token for every node after the first
+    nodes = [
+        parse_qs(urlsplit(p).query) for _, p in recorder.requests if p.startswith("/api/v1/nodes?")
+    ]
+    assert len(nodes) >= 3
+    assert all(query["limit"] == ["1"] for query in nodes)
+    assert "continue" not in nodes[0]
+    assert all("continue" in query for query in nodes[1:])
+    # the pod explained is read, never among the cluster's pods
+    names = {o["metadata"]["name"] for o in whole.objects if o["kind"] == "Pod"}
+    assert scene.pod not in names
+    assert whole.pod["metadata"]["name"] == scene.pod
+
+
+async def test_a_finished_pod_holds_nothing_on_its_node(cluster: Any) -> None:
+    scene = await build_scene(cluster)
+    pods = await cluster.rest.list_all(f"/api/v1/namespaces/{cluster.namespace}/pods")
+    bound = next(p["metadata"]["name"] for p in pods if p["spec"].get("nodeName") == scene.a)
+    await cluster.rest.patch(
+        f"/api/v1/namespaces/{cluster.namespace}/pods/{bound}/status",
+        {"status": {"phase": "Succeeded"}},
+    )
+    answer = (
+        await run(
+            scene.pod, "-n", cluster.namespace, "--kubeconfig", cluster.kubeconfig, "-o", "json"
+        )
+    ).json()
+    # node-a is as empty as node-b now: cpu (4000 - 1500) * 100 // 4000 = 62, memory 87 -> 74
+    assert answer["nodes"][scene.a]["scores"]["NodeResourcesFit"] == 74
+    assert answer["nodes"][scene.b]["scores"]["NodeResourcesFit"] == 74
