@@ -52,8 +52,8 @@ EPILOG: Final = """\
 examples:
   asched run --config config.yaml       schedule pods (kubeconfig: --kubeconfig,
                                         in-cluster, $KUBECONFIG or ~/.kube/config)
-  asched explain --snapshot cluster.yaml --pod pod.yaml
-                                        where would this pod go, and why
+  asched explain -n shop web-7d9f       where would this pod go, and why (also
+                                        `kubectl asched explain`, or --snapshot FILE)
   asched sim --nodes 1000 --kubeconfig-out sim.kubeconfig
                                         a simulated API server to try it on
   asched bench run scheduling-basic-500n --plot basic-500.png
