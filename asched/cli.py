@@ -52,8 +52,8 @@ EPILOG: Final = """\
 examples:
   asched run --config config.yaml       schedule pods (kubeconfig: --kubeconfig,
                                         in-cluster, $KUBECONFIG or ~/.kube/config)
-  asched explain --snapshot cluster.yaml --pod pod.yaml
-                                        where would this pod go, and why
+  asched explain -n shop web-7d9f       where would this pod go, and why (also
+                                        `kubectl asched explain`, or --snapshot FILE)
   asched sim --nodes 1000 --kubeconfig-out sim.kubeconfig
                                         a simulated API server to try it on
   asched bench run scheduling-basic-500n --plot basic-500.png
@@ -104,12 +104,20 @@ class _CommandParser(argparse.ArgumentParser):
         raise MissingExtra(self.needs)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the top-level parser with every available subcommand registered."""
+def build_parser(
+    *,
+    prog: str = "asched",
+    description: str = DESCRIPTION,
+    epilog: str = EPILOG,
+    commands: Sequence[str] | None = None,
+) -> argparse.ArgumentParser:
+    """Return the top-level parser with every available subcommand registered
+    (``commands``: only these; another front end, such as the kubectl plugin, passes its
+    own ``prog``, texts and commands)."""
     parser = argparse.ArgumentParser(
-        prog="asched",
-        description=DESCRIPTION,
-        epilog=EPILOG,
+        prog=prog,
+        description=description,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"asched {__version__}")
@@ -123,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", metavar="COMMAND", parser_class=_CommandParser
     )
     for name, (module_name, help_text) in COMMANDS.items():
+        if commands is not None and name not in commands:
+            continue
         if not _available(module_name):
             continue
         extra = NEEDS_EXTRA.get(name)
@@ -133,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub = subparsers.add_parser(
             name,
             help=help_text,
-            description=f"asched {name}: {help_text}.",
+            description=f"{prog} {name}: {help_text}.",
             epilog=getattr(module, "EPILOG", None),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -154,7 +164,12 @@ def _name_errors_after(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit status."""
-    parser = build_parser()
+    return dispatch(build_parser(), argv)
+
+
+def dispatch(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` with ``parser`` and run the chosen command; return the exit status
+    (the one mapping of exceptions to exit statuses, for every front end)."""
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:
         parser.print_help()

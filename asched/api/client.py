@@ -132,9 +132,16 @@ class KubeClient:
 
     @classmethod
     async def connect(
-        cls, kubeconfig: str | None = None, *, max_connections: int = 128
+        cls,
+        kubeconfig: str | None = None,
+        *,
+        context: str | None = None,
+        max_connections: int = 128,
     ) -> KubeClient:
         """From a kubeconfig file, or the in-cluster service account when None.
+
+        ``kubeconfig`` may be an ``os.pathsep`` list of files, merged as kubectl merges
+        them; ``context`` picks a context (default: the merged ``current-context``).
 
         Raises
         ------
@@ -146,9 +153,9 @@ class KubeClient:
         configuration = k8s_client.Configuration()
         try:
             if kubeconfig:
-                kubeconfig_check.check_kubeconfig(kubeconfig)
+                chosen = kubeconfig_check.check_kubeconfig(kubeconfig, context=context)
                 await k8s_config.load_kube_config(
-                    config_file=kubeconfig, client_configuration=configuration
+                    config_file=kubeconfig, context=chosen.name, client_configuration=configuration
                 )
             else:
                 k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]

@@ -17,12 +17,20 @@ what kubernetes-asyncio would otherwise trip over with a traceback: a document t
 a mapping (or is another kind, such as a KubeSchedulerConfiguration), a missing or
 undefined ``current-context``, a context naming an undefined cluster or user, a cluster
 without a server. Every failure is one :class:`~asched.errors.InputError` naming the file.
+
+Command-line tools run by an operator (``asched explain``, the ``kubectl asched`` plugin)
+resolve as kubectl does instead (:func:`resolve_kubectl`): ``--kubeconfig FILE`` alone;
+else *every* existing file of ``$KUBECONFIG``, merged (:func:`read_kubeconfigs`: the first
+file to define a name wins, and the first to set ``current-context``); else
+``~/.kube/config``; else the in-cluster service account. ``--context`` picks a context of
+the merged view (:func:`check_kubeconfig`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -102,6 +110,83 @@ def resolve_kubeconfig(
     raise InputError(f"no kubeconfig found; tried {', '.join(tried)}")
 
 
+#: The namespace file of the in-cluster service account (kubectl's default namespace there).
+IN_CLUSTER_NAMESPACE: Final = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+@dataclass(frozen=True, slots=True)
+class KubectlSource:
+    """The kubeconfig files an operator's tool reads, merged in order.
+
+    Attributes
+    ----------
+    paths : tuple of Path
+        The files, first wins; empty means the in-cluster service account.
+    origin : str
+        How they were chosen: ``--kubeconfig``, ``$KUBECONFIG``, ``~/.kube/config`` or
+        ``in-cluster``.
+    """
+
+    paths: tuple[Path, ...]
+    origin: str
+
+    @property
+    def kubeconfig(self) -> str | None:
+        """The files as one ``os.pathsep`` list (what the client loads); None in-cluster."""
+        return os.pathsep.join(map(str, self.paths)) if self.paths else None
+
+
+def resolve_kubectl(
+    explicit: str | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+) -> KubectlSource:
+    """Pick the kubeconfig files as kubectl does (client-go's loading rules).
+
+    ``--kubeconfig`` (``explicit``) is used alone, and must exist (checked when read).
+    Else ``$KUBECONFIG``: its existing entries, all of them (missing ones are skipped, as
+    kubectl skips them); when it is set, ``~/.kube/config`` is not consulted. Else
+    ``~/.kube/config``. When no file is left, the in-cluster service account if
+    ``$KUBERNETES_SERVICE_HOST`` is set.
+
+    Raises
+    ------
+    InputError
+        Nothing was found; the message lists what was tried.
+    """
+    env = os.environ if environ is None else environ
+    if explicit:
+        return KubectlSource((Path(explicit).expanduser(),), "--kubeconfig")
+    listed = env.get(KUBECONFIG_ENV, "")
+    entries = [Path(entry).expanduser() for entry in listed.split(os.pathsep) if entry]
+    if entries:
+        existing = tuple(path for path in entries if path.exists())
+        if existing:
+            return KubectlSource(existing, f"${KUBECONFIG_ENV}")
+        tried = f"${KUBECONFIG_ENV} ({listed}: no such file)"
+    else:
+        default = (home if home is not None else Path.home()) / ".kube" / "config"
+        if default.exists():
+            return KubectlSource((default,), "~/.kube/config")
+        tried = f"${KUBECONFIG_ENV} (not set), {default} (no such file)"
+    if env.get(SERVICE_HOST_ENV):
+        return KubectlSource((), "in-cluster")
+    raise InputError(
+        f"no kubeconfig found; tried --kubeconfig (not given), {tried}, "
+        f"in-cluster (${SERVICE_HOST_ENV} not set)"
+    )
+
+
+def in_cluster_namespace(path: Path = IN_CLUSTER_NAMESPACE) -> str | None:
+    """The service account's namespace in a pod (None when the file is not there)."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return text or None
+
+
 def _named(document: Mapping[str, Any], section: str, key: str, name: str) -> dict[str, Any]:
     """``section`` as ``{name: entry[key]}``; malformed entries raise naming the file."""
     entries = document.get(section)
@@ -120,37 +205,88 @@ def _named(document: Mapping[str, Any], section: str, key: str, name: str) -> di
     return named
 
 
-def check_kubeconfig(path: str | os.PathLike[str]) -> None:
-    """Raise InputError, naming ``path``, unless it is a usable kubeconfig.
+@dataclass(frozen=True, slots=True)
+class KubeconfigView:
+    """One kubeconfig, or several merged the way kubectl merges a ``$KUBECONFIG`` list.
 
-    Only the structure is checked (see the module docstring); kubernetes-asyncio reads it.
+    Merging (client-go's ``ClientConfigLoadingRules.Load``): for contexts, clusters and
+    users the first file that defines a name wins; the first file that sets
+    ``current-context`` wins. Entries map a name to its body (``context``, ``cluster``
+    or ``user``).
     """
-    name = os.fspath(path)
-    document = textfile.parse_yaml(
-        textfile.read_text(name, "the kubeconfig"), name, unique_keys=False
-    )
-    if not isinstance(document, Mapping):
-        got = "empty" if document is None else f"a {type(document).__name__}"
-        raise InputError(f"{name}: not a kubeconfig (the document is {got}, not an object)")
-    kind = document.get("kind")
-    if kind is not None and kind != "Config":
-        raise InputError(f"{name}: not a kubeconfig (kind {kind!r}, expected 'Config')")
-    contexts = _named(document, "contexts", "context", name)
-    defined = ", ".join(contexts) or "none"
-    current = document.get("current-context")
-    if not current:
-        raise InputError(f"{name}: current-context is not set (contexts: {defined})")
-    if current not in contexts:
-        raise InputError(
-            f"{name}: current-context {current!r} is not defined (contexts: {defined})"
+
+    source: str
+    contexts: dict[str, dict[str, Any]]
+    clusters: dict[str, dict[str, Any]]
+    users: dict[str, dict[str, Any]]
+    current_context: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextChoice:
+    """The context a client uses: its name and its namespace (None when it sets none)."""
+
+    name: str
+    namespace: str | None
+
+
+def read_kubeconfigs(paths: Sequence[str | os.PathLike[str]]) -> KubeconfigView:
+    """Read and merge ``paths`` in order (see :class:`KubeconfigView`); errors name the file."""
+    names = [os.fspath(path) for path in paths]
+    view = KubeconfigView(os.pathsep.join(names), {}, {}, {}, None)
+    current: str | None = None
+    for name in names:
+        document = textfile.parse_yaml(
+            textfile.read_text(name, "the kubeconfig"), name, unique_keys=False
         )
-    context = contexts[current]
-    cluster_name = context.get("cluster")
-    clusters = _named(document, "clusters", "cluster", name)
-    if cluster_name not in clusters:
+        if not isinstance(document, Mapping):
+            got = "empty" if document is None else f"a {type(document).__name__}"
+            raise InputError(f"{name}: not a kubeconfig (the document is {got}, not an object)")
+        kind = document.get("kind")
+        if kind is not None and kind != "Config":
+            raise InputError(f"{name}: not a kubeconfig (kind {kind!r}, expected 'Config')")
+        for section, key, merged in (
+            ("contexts", "context", view.contexts),
+            ("clusters", "cluster", view.clusters),
+            ("users", "user", view.users),
+        ):
+            for entry, body in _named(document, section, key, name).items():
+                merged.setdefault(entry, body)
+        current = current or document.get("current-context") or None
+    return dataclasses.replace(view, current_context=current)
+
+
+def check_kubeconfig(path: str | os.PathLike[str], *, context: str | None = None) -> ContextChoice:
+    """Raise InputError, naming ``path``, unless it is a usable kubeconfig; return the
+    context a client will use (``context``, else the ``current-context``).
+
+    ``path`` may be a ``os.pathsep``-separated list, merged as kubectl merges
+    ``$KUBECONFIG`` (:func:`read_kubeconfigs`). Only the structure is checked (see the
+    module docstring); kubernetes-asyncio reads it.
+    """
+    view = read_kubeconfigs(os.fspath(path).split(os.pathsep))
+    name = view.source
+    defined = ", ".join(view.contexts) or "none"
+    if context is not None:
+        if context not in view.contexts:
+            raise InputError(f"{name}: context {context!r} is not defined (contexts: {defined})")
+        current = context
+    else:
+        if not view.current_context:
+            raise InputError(f"{name}: current-context is not set (contexts: {defined})")
+        current = view.current_context
+        if current not in view.contexts:
+            raise InputError(
+                f"{name}: current-context {current!r} is not defined (contexts: {defined})"
+            )
+    body = view.contexts[current]
+    cluster_name = body.get("cluster")
+    if cluster_name not in view.clusters:
         raise InputError(f"{name}: context {current!r}: cluster {cluster_name!r} is not defined")
-    if not clusters[cluster_name].get("server"):
+    if not view.clusters[cluster_name].get("server"):
         raise InputError(f"{name}: cluster {cluster_name!r} has no server")
-    user_name = context.get("user")
-    if user_name and user_name not in _named(document, "users", "user", name):
+    user_name = body.get("user")
+    if user_name and user_name not in view.users:
         raise InputError(f"{name}: context {current!r}: user {user_name!r} is not defined")
+    namespace = body.get("namespace")
+    return ContextChoice(current, namespace if isinstance(namespace, str) and namespace else None)

@@ -6,7 +6,8 @@ starts in seconds, is reachable only from this machine, and leaves nothing behin
 
 The recipe (``/work/shared/reference/real-apiserver.md``): etcd on two free ports; kube-apiserver
 with TLS only (v1.20 has no plain-HTTP port) from a self-signed certificate it writes into
-``--cert-dir``, a static token file (one ``system:masters`` user), RBAC, service-account keys made
+``--cert-dir``, a static token file (one ``system:masters`` user, and one unprivileged user
+for RBAC tests), RBAC, service-account keys made
 with openssl, and the admission plugins that need controllers disabled. The kubeconfig embeds the
 server's own certificate as ``certificate-authority-data``, so clients *verify* TLS.
 
@@ -50,6 +51,9 @@ SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 #: node taints from a node lifecycle controller).
 DISABLED_ADMISSION_PLUGINS = "ServiceAccount,TaintNodesByCondition"
 
+#: The unprivileged user of :attr:`KubeApiServer.limited_token` (RBAC grants it nothing).
+LIMITED_USER = "asched-limited"
+
 
 class KubeApiServer:
     """etcd + kube-apiserver on free loopback ports, in a temp dir.
@@ -79,6 +83,9 @@ class KubeApiServer:
         Token + CA kubeconfig for this server.
     token : str
         The ``system:masters`` bearer token (never logged).
+    limited_token : str
+        The bearer token of :data:`LIMITED_USER`, a user in no group but
+        ``system:authenticated``: it may do only what a test grants it with RBAC.
     ca_pem : bytes
         The server's self-signed certificate chain.
     etcd_url : str
@@ -106,6 +113,7 @@ class KubeApiServer:
         self.port = 0
         self.etcd_port = 0
         self.token = ""
+        self.limited_token = ""
         self.ca_pem = b""
 
     def __repr__(self) -> str:
@@ -253,8 +261,12 @@ class KubeApiServer:
     def _prepare_files(self) -> None:
         directory = self.directory
         self.token = secrets.token_hex(24)
+        self.limited_token = secrets.token_hex(24)
         tokens = directory / "tokens.csv"
-        tokens.write_text(f"{self.token},admin,admin,system:masters\n")
+        tokens.write_text(
+            f"{self.token},admin,admin,system:masters\n"
+            f"{self.limited_token},{LIMITED_USER},{LIMITED_USER}\n"
+        )
         tokens.chmod(0o600)
         (directory / "certs").mkdir()
         result = subprocess.run(

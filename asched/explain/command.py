@@ -1,4 +1,12 @@
-"""``asched explain``: where would this pod go in this cluster, and why (or why nowhere)."""
+"""``asched explain``: where would this pod go in this cluster, and why (or why nowhere).
+
+Two forms, exclusive: a live cluster (``POD``, read through a kubeconfig as kubectl reads
+it: :mod:`asched.explain.live`), or a snapshot file (``--snapshot FILE`` with the pod as
+``--pod FILE`` or as ``POD``, a pod of the snapshot). Both build the same
+:class:`~asched.cluster.snapshot.Snapshot` and run the same engine and renderers. This
+module only parses, picks the form and wires the parts; ``kubectl asched explain``
+(:mod:`asched.kubectl_plugin`) is the same command.
+"""
 
 from __future__ import annotations
 
@@ -6,56 +14,110 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
-import orjson
-
-from asched import terminal, textfile
+from asched import textfile
+from asched.api import kubeconfig
+from asched.api.client import KubeClient
 from asched.api.extender import ExtenderClient
 from asched.cluster.decode import decode_pod
-from asched.cluster.snapshot import load_snapshot, objects_of
+from asched.cluster.snapshot import Snapshot, build_snapshot, load_snapshot, objects_of
 from asched.config.types import Profile, SchedulerConfig
 from asched.errors import DecodeError, InputError
+from asched.explain import config_source, live, output
+from asched.explain.config_source import ConfigChoice
 from asched.explain.engine import evaluate, table_of
 from asched.explain.extenders import explain_with_extenders
-from asched.explain.render import render
-from asched.framework.registry import configuration
+from asched.framework.result import Evaluation
 
 EPILOG: Final = """\
-example:
+examples:
+  asched explain web-7d9f -n shop            a pending pod of the live cluster (kubeconfig
+                                             as kubectl finds it: --kubeconfig, $KUBECONFIG,
+                                             ~/.kube/config; --context picks a context)
+  asched explain shop/web-7d9f -o json --snapshot-out web.yaml
+                                             ... and save what was read
+  asched explain --snapshot web.yaml shop/web-7d9f
+                                             replay a saved snapshot (same answer)
   kubectl get nodes,pods,namespaces,services,pdb -A -o yaml > cluster.yaml
   asched explain --snapshot cluster.yaml --pod pod.yaml
-  asched explain --snapshot cluster.yaml --pod <(kubectl get pod web -o yaml) -o json
 
 It runs the same filters and scores as `asched run` (and PostFilter preemption when no
-node fits) against the snapshot, changes nothing, and prints the nodes' verdicts and scores.
-Every node is evaluated (no sampling). The configuration's extenders are called too (filter
-and prioritize, sent every node that passed the in-tree filters); --no-extenders skips them.
+node fits), changes nothing, and prints the nodes' verdicts and scores, under a line
+naming the configuration used: --config FILE, else (live) the ConfigMap a deployed asched
+runs with (kube-system/asched-config, key config.yaml; --config-map NAMESPACE/NAME),
+else the default profile. Every node is evaluated (no sampling). The configuration's
+extenders are called too (filter and prioritize, sent every node that passed the
+in-tree filters); --no-extenders skips them. Against a live cluster it only reads
+(GET and paged LIST).
 
-exit status: 0 when explained (placeable or not); 2 for bad input (one line naming the
-file, object and field).
+exit status: 0 when explained (placeable or not); 1 when the cluster cannot be read
+(forbidden, unreachable); 2 for bad input (one line naming the file, object and field,
+or the pod that is not there).
 """
+
+#: Options of the live form only: (dest, flag).
+LIVE_ONLY: Final = (
+    ("kubeconfig", "--kubeconfig"),
+    ("context", "--context"),
+    ("config_map", "--config-map"),
+    ("snapshot_out", "--snapshot-out"),
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--snapshot", required=True, help="nodes, pods, ... as a List or YAML stream"
+        "pod_name",
+        nargs="?",
+        metavar="POD",
+        help="the pod to explain, NAME or NAMESPACE/NAME (live, or a pod of --snapshot)",
     )
-    parser.add_argument("--pod", required=True, help="the pod to place (YAML or JSON)")
     parser.add_argument(
-        "--config", help="a KubeSchedulerConfiguration (default: the default profile)"
+        "-n", "--namespace", help="the pod's namespace (default: the context's, else default)"
     )
-    parser.add_argument(
+    cluster = parser.add_argument_group("a live cluster (kubectl's conventions)")
+    cluster.add_argument(
+        "--kubeconfig", metavar="FILE", help="kubeconfig file (default: as kubectl finds it)"
+    )
+    cluster.add_argument("--context", help="the kubeconfig context to use")
+    cluster.add_argument(
+        "--config-map",
+        metavar="NAMESPACE/NAME",
+        help="read the configuration from this ConfigMap's config.yaml "
+        "(default: kube-system/asched-config when it exists)",
+    )
+    cluster.add_argument(
+        "--snapshot-out", metavar="FILE", help="save what was read as a snapshot file"
+    )
+    files = parser.add_argument_group("a snapshot file instead")
+    files.add_argument(
+        "--snapshot", metavar="FILE", help="nodes, pods, ... as a List or YAML stream"
+    )
+    files.add_argument("--pod", metavar="FILE", help="the pod to place (YAML or JSON)")
+    answer = parser.add_argument_group("the answer")
+    answer.add_argument(
+        "--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: see below)"
+    )
+    answer.add_argument(
         "--scheduler-name", help="the profile to use (default: the pod's schedulerName)"
     )
-    parser.add_argument(
+    answer.add_argument(
         "--no-extenders",
         action="store_true",
         help="do not call the configuration's extenders (the in-tree answer only)",
     )
-    parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    parser.add_argument("--seed", type=int, default=0, help="tie-break seed (default 0)")
-    parser.add_argument("--limit", type=int, default=20, help="table rows per section (0 = all)")
+    answer.add_argument(
+        "-o",
+        "--output",
+        choices=output.FORMATS,
+        default="table",
+        help="table (default), wide (every row and plugin column), json, or yaml",
+    )
+    answer.add_argument("--seed", type=int, default=0, help="tie-break seed (default 0)")
+    answer.add_argument(
+        "--limit", type=int, default=20, help="table rows per section (0 = all; wide: all)"
+    )
 
 
 def _read_pod(path: str) -> Mapping[str, Any]:
@@ -79,34 +141,121 @@ def choose_profile(config: SchedulerConfig, requested: str | None, pod_scheduler
     return config.profile(pod_scheduler) or config.profiles[0]
 
 
-def run(args: argparse.Namespace) -> int:
-    config = configuration(args.config)
-    snapshot = load_snapshot(args.snapshot)
-    raw_pod = _read_pod(args.pod)
-    try:
-        pod = decode_pod(raw_pod)
-    except DecodeError as exc:
-        raise DecodeError(f"{args.pod}: {exc.obj}", exc.path, exc.message) from None
-    profile = choose_profile(config, args.scheduler_name, pod.scheduler_name)
-    if config.extenders and not args.no_extenders:
-        evaluation = asyncio.run(
-            explain_with_extenders(
-                config.extenders,
-                ExtenderClient,
-                table_of(snapshot),
-                pod,
-                raw_pod,
-                profile,
-                snapshot.raw_nodes.__getitem__,
-                seed=args.seed,
+def pod_target(text: str, namespace: str | None, default_namespace: str) -> tuple[str, str]:
+    """``POD`` (``NAME`` or ``NAMESPACE/NAME``) and ``-n`` -> (namespace, name)."""
+    given, slash, name = text.rpartition("/")
+    if not name or (slash and not given) or "/" in given:
+        raise InputError(f"POD: expected NAME or NAMESPACE/NAME, got {text!r}")
+    if given and namespace is not None and given != namespace:
+        raise InputError(f"POD {text!r} is in namespace {given!r}, but -n says {namespace!r}")
+    return given or namespace or default_namespace, name
+
+
+def check_form(args: argparse.Namespace) -> None:
+    """The live and snapshot forms are exclusive; a usage error names the clash."""
+    if args.snapshot is None:
+        if args.pod is not None:
+            raise InputError(
+                "--pod FILE goes with --snapshot FILE; against a live cluster give POD"
             )
-        )
+        if args.pod_name is None:
+            raise InputError("give POD (a live cluster), or --snapshot FILE with --pod FILE or POD")
+        return
+    for dest, flag in LIVE_ONLY:
+        if getattr(args, dest) is not None:
+            raise InputError(f"{flag} reads a live cluster; --snapshot reads a file: give one")
+    if (args.pod is None) == (args.pod_name is None):
+        raise InputError("with --snapshot, give the pod either as --pod FILE or as POD")
+    if args.pod is not None and args.namespace is not None:
+        raise InputError("-n names the namespace of POD; --pod FILE holds its own")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What to evaluate: the cluster, the pod (as JSON, and how errors name it), the
+    configuration."""
+
+    snapshot: Snapshot
+    raw_pod: Mapping[str, Any]
+    pod_source: str
+    choice: ConfigChoice
+
+
+def _from_snapshot(args: argparse.Namespace) -> Question:
+    choice = config_source.from_file(args.config)
+    if args.pod is not None:
+        return Question(load_snapshot(args.snapshot), _read_pod(args.pod), args.pod, choice)
+    namespace, name = pod_target(args.pod_name, args.namespace, "default")
+    objects = objects_of(textfile.read_text(args.snapshot, "the snapshot"), args.snapshot)
+    pods = [obj for obj in objects if obj.get("kind") == "Pod" and _is(obj, namespace, name)]
+    if not pods:
+        raise InputError(f'{args.snapshot}: pods "{name}" not found in namespace "{namespace}"')
+    rest = [obj for obj in objects if not any(obj is pod for pod in pods)]
+    return Question(build_snapshot(rest, args.snapshot), pods[0], f"{args.snapshot}", choice)
+
+
+def _is(obj: Mapping[str, Any], namespace: str, name: str) -> bool:
+    meta = obj.get("metadata") or {}
+    return bool(meta.get("name") == name and (meta.get("namespace") or "default") == namespace)
+
+
+async def _from_cluster(args: argparse.Namespace) -> Question:
+    source = kubeconfig.resolve_kubectl(args.kubeconfig)
+    if source.kubeconfig is not None:
+        context = kubeconfig.check_kubeconfig(source.kubeconfig, context=args.context)
+        default_namespace = context.namespace or "default"
+    elif args.context is not None:
+        raise InputError("--context: no kubeconfig found (in-cluster configuration)")
     else:
-        evaluation = evaluate(snapshot, pod, profile, seed=args.seed)
-    if args.output == "json":
-        sys.stdout.write(
-            orjson.dumps(evaluation.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n"
+        default_namespace = kubeconfig.in_cluster_namespace() or "default"
+    namespace, name = pod_target(args.pod_name, args.namespace, default_namespace)
+    client = await KubeClient.connect(source.kubeconfig, context=args.context)
+    try:
+        read = await live.read_cluster(client, namespace, name)
+        choice = await config_source.from_cluster(client, args.config, args.config_map)
+    finally:
+        await client.close()
+    if args.snapshot_out is not None:
+        output.save_snapshot(args.snapshot_out, read.document())
+    return Question(read.snapshot(), read.pod, f"{read.source}: pods {namespace}/{name}", choice)
+
+
+async def _evaluate(args: argparse.Namespace, question: Question) -> Evaluation:
+    try:
+        pod = decode_pod(question.raw_pod)
+    except DecodeError as exc:
+        raise DecodeError(f"{question.pod_source}: {exc.obj}", exc.path, exc.message) from None
+    config = question.choice.config
+    profile = choose_profile(config, args.scheduler_name, pod.scheduler_name)
+    snapshot = question.snapshot
+    if config.extenders and not args.no_extenders:
+        return await explain_with_extenders(
+            config.extenders,
+            ExtenderClient,
+            table_of(snapshot),
+            pod,
+            question.raw_pod,
+            profile,
+            snapshot.raw_nodes.__getitem__,
+            seed=args.seed,
         )
+    return evaluate(snapshot, pod, profile, seed=args.seed)
+
+
+async def _explain(args: argparse.Namespace) -> tuple[Evaluation, ConfigChoice]:
+    if args.snapshot is not None:
+        question = _from_snapshot(args)
     else:
-        render(evaluation, terminal.console(), limit=args.limit)
+        question = await _from_cluster(args)
+    return await _evaluate(args, question), question.choice
+
+
+def run(args: argparse.Namespace) -> int:
+    check_form(args)
+    try:
+        evaluation, choice = asyncio.run(_explain(args))
+    except live.LiveReadError as exc:
+        print(f"{getattr(args, '_prog', 'asched explain')}: error: {exc}", file=sys.stderr)
+        return 1
+    output.emit(evaluation, choice, args.output, limit=args.limit)
     return 0

@@ -9,6 +9,11 @@ With extenders, a prioritizer is one more score column (its score x10, under its
 a node an extender rejected names it as the plugin, and a table says what each extender
 was asked and how that went (an ignorable extender that failed is said to be skipped).
 Without extenders the output is what it always was.
+
+``wide`` (``-o wide``) shows more: every row (no limit), a column for every weighted
+plugin (``-`` where a plugin gave a node no score, e.g. a PreScore that skipped), and one
+row per infeasible node instead of groups. ``configuration``, when given, is a line above
+the tables naming the KubeSchedulerConfiguration used.
 """
 
 from __future__ import annotations
@@ -19,19 +24,31 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from asched.framework.result import Evaluation, ExtenderCall
+from asched.framework.result import Evaluation, ExtenderCall, NodeVerdict
 
 
-def render(evaluation: Evaluation, console: Console, *, limit: int = 20) -> None:
-    """Print the evaluation as tables and a one-line verdict."""
+def render(
+    evaluation: Evaluation,
+    console: Console,
+    *,
+    limit: int = 20,
+    wide: bool = False,
+    configuration: str | None = None,
+) -> None:
+    """Print the evaluation as tables and a one-line verdict (``wide``: see the module
+    docstring; ``limit`` is then ignored)."""
+    if wide:
+        limit = 0
     feasible = [(n, v) for n, v in evaluation.nodes.items() if v.feasible]
     infeasible = [(n, v) for n, v in evaluation.nodes.items() if not v.feasible]
+    if configuration is not None:
+        console.print(f"configuration: {configuration}", markup=False, highlight=False)
     console.print(
         f"[bold]{evaluation.pod}[/bold] with profile [bold]{evaluation.profile}[/bold]: "
         f"{len(feasible)} of {len(evaluation.nodes)} nodes feasible"
     )
     if feasible:
-        plugins = [p for p in evaluation.weights if any(p in v.scores for _, v in feasible)]
+        plugins = [p for p in evaluation.weights if wide or any(p in v.scores for _, v in feasible)]
         table = Table(box=box.SIMPLE_HEAVY, title="Feasible nodes (normalized score per plugin)")
         table.add_column("node")
         for plugin in plugins:
@@ -49,7 +66,9 @@ def render(evaluation: Evaluation, console: Console, *, limit: int = 20) -> None
                 f"{len(ranked) - len(shown)} more feasible nodes not shown (--limit 0 shows all)"
             )
         console.print(table)
-    if infeasible:
+    if infeasible and wide:
+        _render_each_infeasible(infeasible, console)
+    elif infeasible:
         table = Table(box=box.SIMPLE_HEAVY, title="Infeasible nodes")
         table.add_column("nodes", justify="right")
         table.add_column("plugin")
@@ -77,6 +96,19 @@ def render(evaluation: Evaluation, console: Console, *, limit: int = 20) -> None
         console.print(f"[green]selected:[/green] {evaluation.selected}{tied}")
     else:
         console.print(f"[red]unschedulable:[/red] {evaluation.message}")
+
+
+def _render_each_infeasible(infeasible: list[tuple[str, NodeVerdict]], console: Console) -> None:
+    """One row per infeasible node, by plugin then node name (``-o wide``)."""
+    table = Table(box=box.SIMPLE_HEAVY, title="Infeasible nodes")
+    table.add_column("node")
+    table.add_column("plugin")
+    table.add_column("code")
+    table.add_column("reasons")
+    for name, verdict in sorted(infeasible, key=lambda item: (item[1].plugin or "", item[0])):
+        code = verdict.code.upstream_name if verdict.code is not None else ""
+        table.add_row(name, verdict.plugin or "", code, "; ".join(verdict.reasons))
+    console.print(table)
 
 
 def _render_preemption(evaluation: Evaluation, console: Console) -> None:

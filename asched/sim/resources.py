@@ -263,6 +263,16 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
     _spec(
         group="",
         version="v1",
+        resource="configmaps",
+        kind="ConfigMap",
+        namespaced=True,
+        storage="configmaps",
+        short_names=("cm",),
+        schema=_PLAIN,
+    ),
+    _spec(
+        group="",
+        version="v1",
         resource="services",
         kind="Service",
         namespaced=True,

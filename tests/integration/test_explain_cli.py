@@ -46,7 +46,9 @@ def test_json_contract_on_a_real_cluster_shape() -> None:
         "top",
         "message",
         "preemption",
+        "configuration",
     }
+    assert answer["configuration"] == {"source": "default", "name": None}  # no --config
     assert answer["preemption"] is None  # a node fits: PostFilter does not run
     assert answer["pod"] == "shop/frontend-extra"
     assert answer["profile"] == "default-scheduler"
@@ -404,8 +406,12 @@ async def test_no_extenders_gives_the_in_tree_answer(tmp_path: Path) -> None:
     assert code == 0, err
     assert server.calls == []
     in_tree = explain("--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml", "-o", "json")
-    assert out == in_tree.stdout  # the default profile's answer, byte for byte
-    assert json.loads(out)["selected"] == "worker-b1"
+    answer, default = json.loads(out), json.loads(in_tree.stdout)
+    # the default profile's answer; only the configuration it names differs
+    assert answer.pop("configuration") == {"source": "file", "name": str(config)}
+    assert default.pop("configuration") == {"source": "default", "name": None}
+    assert answer == default
+    assert answer["selected"] == "worker-b1"
 
 
 async def test_a_failing_extender_is_an_answer_not_a_crash(tmp_path: Path) -> None:
