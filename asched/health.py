@@ -39,7 +39,7 @@ from aiohttp import typedefs, web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from asched import metrics
-from asched.errors import InputError
+from asched.serving.listen import listen
 
 logger = logging.getLogger(__name__)
 
@@ -202,22 +202,14 @@ async def serve(
         async with health.serve(state, port=10259):
             await asyncio.Future()   # until cancelled; exiting closes the socket
     """
-    app = build_app(state, middlewares)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
     scheme = "http" if ssl_context is None else "https"
-    try:
-        site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
-        try:
-            await site.start()
-        except OSError as exc:  # in use, not an address of this host, a privileged port
-            reason = exc.strerror or str(exc)
-            raise InputError(
-                f"{host}:{port}: cannot serve the health endpoints: {reason}"
-            ) from None
-        bound = int(runner.addresses[0][1]) if runner.addresses else port
+    async with listen(
+        build_app(state, middlewares),
+        host,
+        port,
+        ssl_context=ssl_context,
+        refusal=lambda reason: f"{host}:{port}: cannot serve the health endpoints: {reason}",
+    ) as bound:
         serving = Serving(host, bound, scheme)
         logger.info("health endpoints on %s", serving.url)
         yield serving
-    finally:
-        await runner.cleanup()

@@ -20,7 +20,6 @@ two cycles and take well under a millisecond but for a decision over thousands o
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import ssl
 from collections.abc import AsyncIterator, Sequence
@@ -33,6 +32,8 @@ from aiohttp.typedefs import Handler, Middleware
 from asched.debug import pages, views
 from asched.debug.record import DecisionRecord
 from asched.errors import InputError
+from asched.serving.listen import listen
+from asched.serving.plan import is_loopback
 
 logger = logging.getLogger(__name__)
 
@@ -70,16 +71,6 @@ def parse_address(value: str) -> tuple[str, int]:
     elif ":" in host:
         raise InputError(f"--debug-addr {value!r}: write an IPv6 address in brackets, [::1]:PORT")
     return host, int(port_text)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine's loopback interface only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name, or "" (every interface)
 
 
 def check_exposure(
@@ -212,20 +203,13 @@ async def serve(
     one, in the yielded :class:`Listening`). InputError for an address it may not use
     (:func:`check_exposure`) or cannot bind."""
     check_exposure(host, port, ssl_context=ssl_context, middlewares=middlewares)
-    runner = web.AppRunner(
-        build_app(sources, middlewares=middlewares), access_log=None, handle_signals=False
-    )
-    await runner.setup()
-    try:
-        site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
-        try:
-            await site.start()
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise InputError(f"--debug-addr {host}:{port}: cannot listen: {reason}") from None
-        bound = int(runner.addresses[0][1]) if runner.addresses else port
+    async with listen(
+        build_app(sources, middlewares=middlewares),
+        host,
+        port,
+        ssl_context=ssl_context,
+        refusal=lambda reason: f"--debug-addr {host}:{port}: cannot listen: {reason}",
+    ) as bound:
         listening = Listening(host, bound, ssl_context is not None)
         logger.info("debug pages on %s", listening.url)
         yield listening
-    finally:
-        await runner.cleanup()

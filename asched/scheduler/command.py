@@ -245,7 +245,7 @@ def _debug_tls(args: argparse.Namespace, tls: serving.ServerTLS | None) -> servi
     if args.debug_addr is None:
         return None
     host, port = debug_server.parse_address(args.debug_addr)
-    if debug_server.is_loopback(host) or args.insecure_serving:
+    if serving.is_loopback(host) or args.insecure_serving:
         debug_server.check_exposure(host, port, ssl_context=None, middlewares=())
         return None
     if tls is not None:
