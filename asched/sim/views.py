@@ -115,7 +115,10 @@ def list_bytes(spec: ResourceSpec, entries: Iterable[Entry], meta: JSON) -> byte
     head = orjson.dumps(
         {"kind": f"{spec.kind}List", "apiVersion": spec.api_version, "metadata": meta}
     )
-    items = b",".join(_body(spec, entry) for entry in entries)
+    if spec.custom:  # unstructured lists: every item carries its kind and apiVersion
+        items = b",".join(spec.prefix + entry.raw[1:] for entry in entries)
+    else:
+        items = b",".join(_body(spec, entry) for entry in entries)
     return head[:-1] + b',"items":[' + items + b"]}"
 
 
