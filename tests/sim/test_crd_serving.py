@@ -9,7 +9,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .conftest import Api
+import aiohttp
+
+from asched.sim.server import SimConfig, SimServer
+
+from .conftest import TIME_SCALE, TOKEN, Api
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "example.com"
@@ -159,3 +163,27 @@ async def test_a_cluster_scoped_resource_has_no_namespaced_path(api: Api):
     assert created.status == 201, created.body
     assert "namespace" not in created.body["metadata"]
     assert namespaced.status == 404
+
+
+async def test_a_snapshot_restores_an_established_crd_and_its_objects():
+    crd = widget_crd()
+    crd["status"] = {
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"},
+        ],
+        "acceptedNames": {"plural": "widgets", "kind": "Widget"},
+        "storedVersions": ["v1"],
+    }
+    saved = widget("a", size=4)
+    saved["metadata"]["namespace"] = "default"
+    # Objects first: the snapshot's order must not matter.
+    config = SimConfig(token=TOKEN, time_scale=TIME_SCALE, snapshot=(saved, crd))
+
+    async with SimServer(config) as server:
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with aiohttp.ClientSession(base_url=server.url, headers=headers) as session:
+            got = await Api(server, session).get(f"/apis/{GROUP}/v1/namespaces/default/widgets/a")
+
+    assert got.status == 200, got.body
+    assert got.body["spec"] == {"size": 4}
