@@ -24,6 +24,7 @@ conversion, and the 405 a create gets while a CRD terminates (the window is one 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, Final
 
 from asched.sim import custom
@@ -85,9 +86,10 @@ def mark_deleted(registry: Registry, entry: Entry, *, dry_run: bool) -> Entry:
     crd = entry.obj
     meta = dict(crd["metadata"])
     meta["deletionTimestamp"] = registry.clock.now()
-    meta["finalizers"] = [*(meta.get("finalizers") or []), FINALIZER]
-    if FINALIZER in (crd["metadata"].get("finalizers") or []):
-        meta["finalizers"] = list(crd["metadata"]["finalizers"])
+    finalizers = list(meta.get("finalizers") or [])
+    if FINALIZER not in finalizers:
+        finalizers.append(FINALIZER)
+    meta["finalizers"] = finalizers
     marked = with_condition(
         {**crd, "metadata": meta},
         registry.clock.now(),
@@ -123,8 +125,8 @@ class Controller:
                 self._later(name, meta.get("uid"), self._finalize)
             return
         if is_true(crd, "Established"):
-            self._registry.catalog.install(custom.storage_of(crd), custom.specs_for(crd))
             self._store.add_table(custom.storage_of(crd))
+            self._registry.catalog.install(custom.storage_of(crd), custom.specs_for(crd))
         if not is_true(crd, "Established") or crd["status"].get("acceptedNames") != accepted_names(
             crd
         ):
@@ -133,7 +135,8 @@ class Controller:
     def close(self) -> None:
         """Watches end on a server stop; the controller lives as long as the server."""
 
-    def _later(self, name: str, uid: str | None, step: Any) -> None:
+    def _later(self, name: str, uid: str | None, step: Callable[[Entry], None]) -> None:
+        """Run ``step`` on the CRD one loop step from now, if it is still the same object."""
         if name in self._scheduled:
             return
         self._scheduled.add(name)
