@@ -37,6 +37,7 @@ SYSTEM_PRIORITY_CLASSES: Final = (
 )
 #: snapshot objects are created in this order (dependencies first), then the rest.
 _FIRST: Final = (
+    "CustomResourceDefinition",
     "Namespace",
     "PriorityClass",
     "StorageClass",
@@ -84,6 +85,18 @@ def hollow(registry: Registry, count: int, template: JSON | None, zones: int) ->
         registry.create(spec, "", node)
 
 
+def _served(registry: Registry, api_version: str, kind: str) -> resources.ResourceSpec | None:
+    """The built-in or custom view serving ``kind`` at ``api_version`` (custom resources
+    are served once their CRD, restored first, is Established, as a snapshot's CRDs are)."""
+    found = resources.by_kind(api_version, kind)
+    if found is not None:
+        return found
+    for spec in registry.catalog.custom_specs():
+        if spec.kind == kind and spec.api_version == api_version:
+            return spec
+    return None
+
+
 def restore(registry: Registry, objects: list[JSON]) -> int:
     """Replay snapshot objects; return how many were loaded."""
     rank = {kind: position for position, kind in enumerate(_FIRST)}
@@ -91,7 +104,7 @@ def restore(registry: Registry, objects: list[JSON]) -> int:
     namespaces = _spec("", "v1", "namespaces")
     loaded = 0
     for obj in ordered:
-        spec = resources.by_kind(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        spec = _served(registry, str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
         raw_meta = obj.get("metadata")
         meta: JSON = raw_meta if isinstance(raw_meta, dict) else {}
         label = f"{obj.get('kind')} {meta.get('namespace', '')}/{meta.get('name', '')}"

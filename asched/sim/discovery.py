@@ -10,7 +10,7 @@ falls back, as it does against a 1.20 server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import orjson
@@ -47,7 +47,7 @@ def _resource(spec: ResourceSpec) -> JSON:
     return entry
 
 
-def _resources(group: str, version: str) -> list[JSON]:
+def _resources(specs: Iterable[ResourceSpec], group: str, version: str) -> list[JSON]:
     listed: list[JSON] = []
     if not group:
         listed.append(
@@ -59,7 +59,7 @@ def _resources(group: str, version: str) -> list[JSON]:
                 "verbs": ["create"],
             }
         )
-    for spec in SPECS:
+    for spec in specs:
         if spec.group != group or spec.version != version:
             continue
         listed.append(_resource(spec))
@@ -81,8 +81,16 @@ def _group(name: str, versions: tuple[str, ...]) -> JSON:
     return {"name": name, "versions": listed, "preferredVersion": listed[0]}
 
 
-def build() -> Mapping[str, bytes]:
-    """Every discovery path -> its encoded document."""
+def build(
+    specs: Iterable[ResourceSpec] = SPECS,
+    group_versions: Mapping[str, tuple[str, ...]] = GROUP_VERSIONS,
+) -> Mapping[str, bytes]:
+    """Every discovery path -> its encoded document, for the resources served.
+
+    ``group_versions`` lists each group's versions, the preferred one first, in the order
+    ``/apis`` lists the groups (built-in groups first, then custom ones, as a real server).
+    """
+    specs = tuple(specs)
     documents: dict[str, bytes] = {
         "/version": orjson.dumps(VERSION),
         "/api": orjson.dumps(
@@ -95,23 +103,27 @@ def build() -> Mapping[str, bytes]:
             }
         ),
         "/api/v1": orjson.dumps(
-            {"kind": "APIResourceList", "groupVersion": "v1", "resources": _resources("", "v1")}
+            {
+                "kind": "APIResourceList",
+                "groupVersion": "v1",
+                "resources": _resources(specs, "", "v1"),
+            }
         ),
     }
-    groups = [_group(name, versions) for name, versions in GROUP_VERSIONS.items() if name]
+    groups = [_group(name, versions) for name, versions in group_versions.items() if name]
     documents["/apis"] = orjson.dumps(
         {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
     )
     for group in groups:
         name = group["name"]
         documents[f"/apis/{name}"] = orjson.dumps({"kind": "APIGroup", "apiVersion": "v1", **group})
-        for version in GROUP_VERSIONS[name]:
+        for version in group_versions[name]:
             documents[f"/apis/{name}/{version}"] = orjson.dumps(
                 {
                     "kind": "APIResourceList",
                     "apiVersion": "v1",
                     "groupVersion": f"{name}/{version}",
-                    "resources": _resources(name, version),
+                    "resources": _resources(specs, name, version),
                 }
             )
     return documents

@@ -54,6 +54,9 @@ HEADERS: Final = {"Content-Type": "application/json", "Cache-Control": "no-cache
 BOUND: Final = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}'
 HEALTH_PATHS: Final = frozenset({"/healthz", "/livez", "/readyz"})
 PATCH_TYPES: Final = [patch.JSON_PATCH, patch.MERGE_PATCH, patch.STRATEGIC_PATCH]
+#: what a custom resource accepts, as the real server lists it in its 415 (the sim does not
+#: implement server-side apply: an apply patch gets the generic 415).
+CUSTOM_PATCH_TYPES: Final = (patch.JSON_PATCH, patch.MERGE_PATCH, "application/apply-patch+yaml")
 #: how long a list or watch waits for a future resourceVersion before 504 (as 1.20: 3 s).
 FUTURE_RV_WAIT: Final = 3.0
 #: the largest request body, in bytes (kube-apiserver's ``MaxRequestBodyBytes``: 3 MiB);
@@ -106,7 +109,6 @@ class Api:
         self.controls = controls
         self.stats = stats
         self._bearer = f"Bearer {settings.token}"
-        self._discovery = discovery.build()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         """Answer one request; never raises (except cancellation)."""
@@ -122,14 +124,16 @@ class Api:
                 return await self._bind(request, path)
             if path.startswith("/admin/"):
                 return await admin.handle(request, self.controls, self.faults, self.stats)
-            document = self._discovery.get(path.rstrip("/") or "/")
+            served = self.registry.catalog
+            document = served.discovery.get(path.rstrip("/") or "/")
             if document is not None and request.method == "GET":
                 return _json(document)
             if path in HEALTH_PATHS:
                 return web.Response(text="ok", content_type="text/plain")
             if path == "/openapi/v2" and request.method == "GET":
                 return _openapi(request)
-            return await self._resource(request, routing.parse(path))
+            route = routing.parse(path, served.by_gvr, served.group_versions)
+            return await self._resource(request, route)
         except apierrors.PageNotFound:
             return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
         except StatusError as error:
@@ -276,6 +280,13 @@ class Api:
             return _json(views.object_bytes(spec, entry), 201 if created else 200)
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+            if spec.custom and content_type not in CUSTOM_PATCH_TYPES:
+                raise apierrors.StatusError(
+                    415,
+                    "UnsupportedMediaType",
+                    "the body of the request was in an unknown format - accepted media types "
+                    f"include: {', '.join(CUSTOM_PATCH_TYPES)}",
+                )
             if content_type not in PATCH_TYPES:
                 raise apierrors.StatusError(
                     415, "UnsupportedMediaType", "415: Unsupported Media Type", {}

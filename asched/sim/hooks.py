@@ -45,6 +45,9 @@ class Hooks:
     #: graceful kinds (pods) are marked (deletionTimestamp, a MODIFIED event) before
     #: removal, even with grace 0; others are removed at once.
     graceful: bool = False
+    #: a ``/status`` write keeps the stored metadata (custom resources), where built-in
+    #: kinds take the request's labels and annotations along with the status.
+    status_keeps_metadata: bool = False
 
     def name_error(self, name: str) -> str | None:
         """Why ``name`` is not a valid object name of this kind, or None."""
@@ -70,6 +73,10 @@ class Hooks:
         ``events.k8s.io`` than through the core group, as on a real server.
         """
         return []
+
+    def spec_changed(self, obj: JSON, old: JSON) -> bool:
+        """Whether an update changes what ``metadata.generation`` counts (the ``spec``)."""
+        return obj.get("spec") != old.get("spec")
 
     def grace_seconds(self, obj: JSON, requested: int | None) -> int:
         """How long a DELETE waits before the object is really removed (0: at once)."""

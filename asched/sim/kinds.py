@@ -12,9 +12,10 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any, Final
 
-from asched.sim import apierrors, pods, selectors, validation
+from asched.sim import apierrors, crd_validation, pods, selectors, validation
 from asched.sim.apierrors import FieldCause
 from asched.sim.hooks import Context, Hooks, items, section
+from asched.sim.resources import ResourceSpec
 
 JSON = dict[str, Any]
 
@@ -465,6 +466,7 @@ HOOKS: Final[Mapping[str, Hooks]] = {
     "statefulsets": WorkloadHooks(statefulset=True),
     "replicationcontrollers": WorkloadHooks(legacy_selector=True),
     "poddisruptionbudgets": DisruptionBudgetHooks(),
+    "customresourcedefinitions": crd_validation.CustomResourceDefinitionHooks(),
 }
 GENERIC: Final = Hooks()
 
@@ -472,3 +474,8 @@ GENERIC: Final = Hooks()
 def hooks_for(storage: str) -> Hooks:
     """The hooks of one storage."""
     return HOOKS.get(storage, GENERIC)
+
+
+def hooks_of(spec: ResourceSpec) -> Hooks:
+    """The hooks of one view: its own (a custom resource's version), else its storage's."""
+    return spec.hooks if spec.hooks is not None else HOOKS.get(spec.storage, GENERIC)

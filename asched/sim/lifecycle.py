@@ -22,11 +22,11 @@ import contextlib
 import time
 from typing import Any, Final
 
-from asched.sim import apierrors, kinds, pods
+from asched.sim import apierrors, crds, kinds, pods
 from asched.sim.listing import ListOptions
 from asched.sim.options import DeleteOptions
 from asched.sim.registry import Registry
-from asched.sim.resources import STORAGE, ResourceSpec
+from asched.sim.resources import ResourceSpec
 from asched.sim.store import Entry, object_key
 
 JSON = dict[str, Any]
@@ -80,9 +80,11 @@ def delete(
     _check_preconditions(spec, entry, options)
     if spec.storage == "namespaces":
         return _delete_namespace(registry, entry, dry_run=dry_run), False
+    if spec.storage == crds.STORAGE and not entry.obj["metadata"].get("deletionTimestamp"):
+        return crds.mark_deleted(registry, entry, dry_run=dry_run), False
     table = registry.table(spec)
     meta = entry.obj["metadata"]
-    hooks = kinds.hooks_for(spec.storage)
+    hooks = kinds.hooks_of(spec)
     grace = hooks.grace_seconds(entry.obj, options.grace_period_seconds)
     finalizers = meta.get("finalizers") or []
     if meta.get("deletionTimestamp"):
@@ -176,10 +178,10 @@ def _delete_namespace(registry: Registry, entry: Entry, *, dry_run: bool) -> Ent
 def purge_namespace(registry: Registry, name: str, uid: str | None) -> None:
     """What the namespace controller does: delete the contents, then the namespace."""
     store = registry.store
-    for storage, spec in STORAGE.items():
-        if not spec.namespaced:
+    for storage, spec in registry.catalog.storages().items():
+        table = store.tables.get(storage)
+        if not spec.namespaced or table is None:
             continue
-        table = store.tables[storage]
         for key in list(table.keys_in(name)):
             store.remove(table, key)
     table = store.tables["namespaces"]

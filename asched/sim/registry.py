@@ -24,7 +24,7 @@ from typing import Any, Final, Protocol
 
 import orjson
 
-from asched.sim import apierrors, kinds, listing, patch, shapes, validation, views
+from asched.sim import apierrors, catalog, kinds, listing, patch, shapes, validation, views
 from asched.sim.apierrors import StatusError
 from asched.sim.hooks import Hooks
 from asched.sim.listing import ListOptions
@@ -74,6 +74,8 @@ class Registry:
         self._random = random.Random(seed)
         #: seconds after binding at which pods turn Running (None: never); see lifecycle.
         self.run_pods_after: float | None = None
+        #: what is served (built-in and custom resources); see :mod:`asched.sim.crds`.
+        self.catalog = catalog.Catalog()
 
     # Context ---------------------------------------------------------------------------
 
@@ -204,7 +206,7 @@ class Registry:
     ) -> Entry:
         """POST: 201 with the stored object (``restore`` keeps status/uid, for snapshots)."""
         obj = self._incoming(spec, namespace, body)
-        hooks = kinds.hooks_for(spec.storage)
+        hooks = kinds.hooks_of(spec)
         metadata = obj["metadata"]
         if metadata.get("resourceVersion") and not restore:
             raise apierrors.unknown(
@@ -322,7 +324,7 @@ class Registry:
         dry_run: bool = False,
     ) -> Entry:
         """The common tail of PUT and PATCH: preconditions, carry-over, validation, store."""
-        hooks = kinds.hooks_for(spec.storage)
+        hooks = kinds.hooks_of(spec)
         metadata = obj["metadata"]
         old_meta = old.obj["metadata"]
         wanted_rv = metadata.get("resourceVersion")
@@ -344,6 +346,9 @@ class Registry:
                 "spec": {**(old.obj.get("spec") or {}), "finalizers": finalizers},
             }
         elif subresource == "status":
+            if hooks.status_keeps_metadata:
+                metadata = {**old_meta, "resourceVersion": metadata.get("resourceVersion")}
+                obj["metadata"] = metadata
             for key, value in old.obj.items():
                 if key not in ("metadata", "status"):
                     obj[key] = value
@@ -385,7 +390,7 @@ class Registry:
         if spec.generation:
             generation = old_meta.get("generation", 1)
             metadata["generation"] = (
-                generation + 1 if obj.get("spec") != old.obj.get("spec") else generation
+                generation + 1 if hooks.spec_changed(obj, old.obj) else generation
             )
         metadata["resourceVersion"] = old_meta["resourceVersion"]
         self._validate(spec, hooks, obj, old.obj)

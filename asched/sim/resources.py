@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from asched.sim.hooks import Hooks
 from asched.sim.patch import EMPTY, MergeList, Struct
 
 JSON = dict[str, Any]
@@ -98,6 +99,13 @@ class ResourceSpec:
     #: whether PUT may omit metadata.resourceVersion (AllowUnconditionalUpdate).
     unconditional_update: bool = True
     prefix: bytes = b""
+    #: a custom resource (served from a CustomResourceDefinition, see :mod:`asched.sim.crds`):
+    #: list items carry kind/apiVersion, strategic merge patches are refused.
+    custom: bool = False
+    #: the hooks of this view when they are not the storage's (a custom resource's version).
+    hooks: Hooks | None = None
+    #: a custom resource's ``additionalPrinterColumns``, as the CRD gives them.
+    printer_columns: tuple[JSON, ...] = ()
 
     @property
     def api_version(self) -> str:
@@ -188,7 +196,7 @@ _NEW_EVENT_FIELDS: Final = {
 }
 
 
-def _spec(**kwargs: Any) -> ResourceSpec:
+def make_spec(**kwargs: Any) -> ResourceSpec:
     spec = ResourceSpec(**kwargs)
     api_version = spec.api_version
     prefix = f'{{"kind":"{spec.kind}","apiVersion":"{api_version}",'.encode()
@@ -196,7 +204,7 @@ def _spec(**kwargs: Any) -> ResourceSpec:
 
 
 SPECS: Final[tuple[ResourceSpec, ...]] = (
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="pods",
@@ -216,7 +224,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         ),
         return_deleted=True,
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="nodes",
@@ -234,7 +242,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
             }
         ),
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="namespaces",
@@ -248,7 +256,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=Struct({"metadata": _META, "status": _CONDITIONS}),
         return_deleted=True,
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="events",
@@ -260,7 +268,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_PLAIN,
         create_on_update=True,
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="configmaps",
@@ -286,7 +294,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         ),
         return_deleted=True,
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="replicationcontrollers",
@@ -300,7 +308,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_TEMPLATED,
         generation=True,
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="persistentvolumes",
@@ -313,7 +321,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_PLAIN,
         return_deleted=True,
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="persistentvolumeclaims",
@@ -325,7 +333,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_PLAIN,
         return_deleted=True,
     ),
-    _spec(
+    make_spec(
         group="apps",
         version="v1",
         resource="replicasets",
@@ -339,7 +347,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_TEMPLATED,
         generation=True,
     ),
-    _spec(
+    make_spec(
         group="apps",
         version="v1",
         resource="statefulsets",
@@ -352,7 +360,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_TEMPLATED,
         generation=True,
     ),
-    _spec(
+    make_spec(
         group="events.k8s.io",
         version="v1",
         resource="events",
@@ -364,7 +372,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_PLAIN,
         create_on_update=True,
     ),
-    _spec(
+    make_spec(
         group="coordination.k8s.io",
         version="v1",
         resource="leases",
@@ -375,7 +383,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         create_on_update=True,
         unconditional_update=False,
     ),
-    _spec(
+    make_spec(
         group="policy",
         version="v1",
         resource="poddisruptionbudgets",
@@ -387,7 +395,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=Struct({"metadata": _META, "status": _CONDITIONS}),
         generation=True,
     ),
-    _spec(
+    make_spec(
         group="policy",
         version="v1beta1",
         resource="poddisruptionbudgets",
@@ -399,7 +407,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=Struct({"metadata": _META, "status": _CONDITIONS}),
         generation=True,
     ),
-    _spec(
+    make_spec(
         group="scheduling.k8s.io",
         version="v1",
         resource="priorityclasses",
@@ -409,7 +417,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         short_names=("pc",),
         schema=_PLAIN,
     ),
-    _spec(
+    make_spec(
         group="storage.k8s.io",
         version="v1",
         resource="storageclasses",
@@ -420,7 +428,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         schema=_PLAIN,
         return_deleted=True,
     ),
-    _spec(
+    make_spec(
         group="storage.k8s.io",
         version="v1",
         resource="csinodes",
@@ -429,7 +437,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         storage="csinodes",
         schema=Struct({"metadata": _META, "spec": Struct({"drivers": MergeList("name")})}),
     ),
-    _spec(
+    make_spec(
         group="storage.k8s.io",
         version="v1",
         resource="csidrivers",
@@ -437,6 +445,19 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         namespaced=False,
         storage="csidrivers",
         schema=_PLAIN,
+    ),
+    make_spec(
+        group="apiextensions.k8s.io",
+        version="v1",
+        resource="customresourcedefinitions",
+        kind="CustomResourceDefinition",
+        namespaced=False,
+        storage="customresourcedefinitions",
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
+        subresources=(_status("CustomResourceDefinition"),),
+        schema=Struct({"metadata": _META, "status": _CONDITIONS}),
+        generation=True,
     ),
 )
 
@@ -448,6 +469,7 @@ BY_GVR: Final[Mapping[tuple[str, str, str], ResourceSpec]] = {
 #: group -> versions served, preferred first (policy/v1 is preferred over v1beta1).
 GROUP_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "": ("v1",),
+    "apiextensions.k8s.io": ("v1",),
     "apps": ("v1",),
     "events.k8s.io": ("v1",),
     "coordination.k8s.io": ("v1",),

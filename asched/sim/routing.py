@@ -15,6 +15,7 @@ Anything else is a 404 ``the server could not find the requested resource``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from asched.sim import apierrors
@@ -36,8 +37,16 @@ class Route:
     watch: bool
 
 
-def parse(path: str) -> Route:
-    """Parse ``path`` or raise a 404 StatusError."""
+def parse(
+    path: str,
+    by_gvr: Mapping[tuple[str, str, str], ResourceSpec] = BY_GVR,
+    group_versions: Mapping[str, tuple[str, ...]] = GROUP_VERSIONS,
+) -> Route:
+    """Parse ``path`` or raise a 404 StatusError.
+
+    ``by_gvr`` and ``group_versions`` are what is served right now: the built-in rows and
+    the established custom resources (:class:`asched.sim.catalog.Catalog`).
+    """
     parts = path.strip("/").split("/")
     if len(parts) >= 3 and parts[0] == "api":
         group, version, rest = "", parts[1], parts[2:]
@@ -45,7 +54,7 @@ def parse(path: str) -> Route:
         group, version, rest = parts[1], parts[2], parts[3:]
     else:
         raise apierrors.PageNotFound()
-    if version not in GROUP_VERSIONS.get(group, ()):
+    if version not in group_versions.get(group, ()):
         raise apierrors.PageNotFound()
     watch = False
     if rest[0] == "watch":
@@ -54,7 +63,7 @@ def parse(path: str) -> Route:
     if (
         len(rest) >= 3
         and rest[0] == "namespaces"
-        and ((group, version, rest[2]) in BY_GVR or (not group and rest[2] == "bindings"))
+        and ((group, version, rest[2]) in by_gvr or (not group and rest[2] == "bindings"))
     ):
         namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3 or any(not part for part in rest):
@@ -66,7 +75,7 @@ def parse(path: str) -> Route:
         if namespace is None or name:
             raise apierrors.path_not_found()
         return Route(None, namespace, "", "", watch=False)
-    spec = BY_GVR.get((group, version, resource))
+    spec = by_gvr.get((group, version, resource))
     if spec is None or (namespace is not None and not spec.namespaced):
         raise apierrors.path_not_found()
     if spec.namespaced and namespace is None and name:

@@ -28,7 +28,7 @@ from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestHandler
 
-from asched.sim import bootstrap, kubeconfig, tls
+from asched.sim import bootstrap, crds, kubeconfig, tls
 from asched.sim.admin import Stats
 from asched.sim.faults import Faults
 from asched.sim.handlers import MAX_BODY_BYTES, Api, ApiSettings
@@ -137,6 +137,7 @@ class SimServer:
         self.clock = LoopClock(config.time_scale)
         self.registry = Registry(self.store, self.clock, seed=config.seed)
         self.registry.run_pods_after = config.run_pods_after
+        self.crds = crds.Controller(self.registry)
         self.faults = Faults(
             watch_cut_after=config.watch_cut_after,
             bind_error_rate=config.bind_error_rate,

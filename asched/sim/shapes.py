@@ -369,6 +369,52 @@ KINDS: Final[Mapping[str, Obj]] = {
             "status": Obj({"disruptionsAllowed": INT, "conditions": ListOf(_CONDITION)}),
         }
     ),
+    "customresourcedefinitions": Obj(
+        {
+            "metadata": META,
+            "spec": Obj(
+                {
+                    "group": STR,
+                    "scope": STR,
+                    "names": Obj(
+                        {
+                            "plural": STR,
+                            "singular": STR,
+                            "kind": STR,
+                            "listKind": STR,
+                            "shortNames": STRINGS,
+                            "categories": STRINGS,
+                        }
+                    ),
+                    "versions": ListOf(
+                        Obj(
+                            {
+                                "name": STR,
+                                "served": BOOL,
+                                "storage": BOOL,
+                                "schema": Obj({"openAPIV3Schema": ANY_OBJ}),
+                                "subresources": Obj({"status": ANY_OBJ, "scale": ANY_OBJ}),
+                                "additionalPrinterColumns": ListOf(
+                                    Obj(
+                                        {
+                                            "name": STR,
+                                            "type": STR,
+                                            "format": STR,
+                                            "description": STR,
+                                            "jsonPath": STR,
+                                            "priority": INT,
+                                        }
+                                    )
+                                ),
+                            }
+                        )
+                    ),
+                    "conversion": Obj({"strategy": STR}),
+                }
+            ),
+            "status": Obj({"conditions": ListOf(_CONDITION), "storedVersions": STRINGS}),
+        }
+    ),
 }
 
 

@@ -185,6 +185,7 @@ class Store:
 
     def __init__(self, names: Iterable[str], history_limit: int) -> None:
         self.rv = 1
+        self.history_limit = history_limit
         self.tables: dict[str, Table] = {
             name: Table(name, history_limit, self.rv) for name in names
         }
@@ -192,6 +193,26 @@ class Store:
     def table(self, name: str) -> Table:
         """The table of one storage."""
         return self.tables[name]
+
+    def add_table(self, name: str) -> Table:
+        """The table of a storage created while serving (a custom resource); kept if it exists.
+
+        Its history starts now: a watch from an older resourceVersion gets 410, as a new
+        watch cache's would.
+        """
+        table = self.tables.get(name)
+        if table is None:
+            table = Table(name, self.history_limit, self.rv)
+            self.tables[name] = table
+        return table
+
+    def drop_table(self, name: str) -> None:
+        """Forget an empty table and end its watches (a deleted custom resource's storage)."""
+        table = self.tables.pop(name, None)
+        if table is None:
+            return
+        for subscriber in tuple(table.subscribers):
+            subscriber.close()
 
     def commit(self, table: Table, obj: JSON, *, record: bool = True) -> Entry:
         """Store ``obj`` (taking ownership) under a new resourceVersion; emit ADDED/MODIFIED."""
@@ -225,6 +246,7 @@ class Store:
 
     def set_history_limit(self, limit: int) -> None:
         """Change every table's history bound (the ``history`` fault)."""
+        self.history_limit = limit
         for table in self.tables.values():
             table.shrink(limit)
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-from asched.sim import printers
+from asched.sim import columns, printers
 from asched.sim.resources import ResourceSpec
 from asched.sim.store import Entry, Event
 
@@ -27,6 +27,8 @@ TABLE_MEDIA: Final = "as=Table"
 
 
 def _layout(spec: ResourceSpec) -> printers.Layout:
+    if spec.custom:
+        return columns.layout(spec.printer_columns)
     return printers.LAYOUTS.get((spec.group, spec.resource), printers.DEFAULT)
 
 

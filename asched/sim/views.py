@@ -111,11 +111,20 @@ def full_object(spec: ResourceSpec, entry: Entry) -> JSON:
 
 
 def list_bytes(spec: ResourceSpec, entries: Iterable[Entry], meta: JSON) -> bytes:
-    """A ``<Kind>List`` whose items are the cached bytes of each entry."""
+    """A ``<Kind>List`` whose items are the cached bytes of each entry.
+
+    A custom resource's list is unstructured, as on a real server: its metadata always has
+    ``continue`` (empty on the last page) and every item its kind and apiVersion.
+    """
+    if spec.custom:
+        meta = {"continue": "", **meta}
     head = orjson.dumps(
         {"kind": f"{spec.kind}List", "apiVersion": spec.api_version, "metadata": meta}
     )
-    items = b",".join(_body(spec, entry) for entry in entries)
+    if spec.custom:
+        items = b",".join(spec.prefix + entry.raw[1:] for entry in entries)
+    else:
+        items = b",".join(_body(spec, entry) for entry in entries)
     return head[:-1] + b',"items":[' + items + b"]}"
 
 
