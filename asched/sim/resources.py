@@ -278,7 +278,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         short_names=("cm",),
         schema=_PLAIN,
     ),
-    _spec(
+    make_spec(
         group="",
         version="v1",
         resource="services",
