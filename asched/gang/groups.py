@@ -1,0 +1,174 @@
+"""Gangs as asched reads them: scheduler-plugins' PodGroup and upstream's Workload.
+
+Two APIs describe the same thing, a group of pods that is placed all together or not at
+all; both decode to one :class:`Gang`, so the plugin and the queue know one shape:
+
+* **PodGroup** (``scheduling.x-k8s.io/v1alpha1``, scheduler-plugins): ``spec.minMember``,
+  ``spec.minResources``, ``spec.scheduleTimeoutSeconds``. A pod joins with the label
+  ``scheduling.x-k8s.io/pod-group: <name>``, in the PodGroup's namespace.
+* **Workload** (``scheduling.k8s.io/v1alpha1``, KEP-4671, alpha in v1.35): each of
+  ``spec.podGroups[]`` with ``policy.gang.minCount`` is a gang named
+  ``<workload>/<podGroup>``; a pod joins with ``spec.workloadRef{name, podGroup}``.
+  A group whose policy is ``basic`` (no gang) is not a gang. The group timeout is
+  upstream's fixed 5 minutes.
+
+Validation is at this boundary: a value the CRD's schema would refuse (``minMember``
+below 1, a malformed quantity) raises :class:`~asched.errors.DecodeError` naming the
+object and the field, so the caller reports it on the group and its members instead of
+crashing. Quantities are in asched's canonical units (millicores, bytes, counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from asched.cluster.quantity import QuantityError, canonical
+from asched.errors import DecodeError
+
+#: The label a pod joins a PodGroup with (scheduler-plugins' ``PodGroupLabel``).
+POD_GROUP_LABEL: Final = "scheduling.x-k8s.io/pod-group"
+#: Upstream's gang group timeout for Workloads (KEP-4671): 5 minutes.
+WORKLOAD_TIMEOUT_SECONDS: Final = 300.0
+
+Source = Literal["PodGroup", "Workload"]
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """One gang: ``min_member`` pods placed together, or none.
+
+    ``key`` is ``namespace/name`` (``namespace/workload/podGroup`` for a Workload's
+    group); ``timeout_seconds`` None means the plugin's ``permitWaitingTimeSeconds``;
+    ``created`` is the object's creationTimestamp (RFC 3339 text; it orders gangs in the
+    queue and compares as text because the API server writes it in one format).
+    """
+
+    key: str
+    namespace: str
+    name: str
+    source: Source
+    min_member: int
+    min_resources: Mapping[str, int] = field(default_factory=dict)
+    timeout_seconds: float | None = None
+    created: str = ""
+    uid: str = ""
+
+
+def _meta(raw: Mapping[str, Any], kind: str) -> tuple[str, str, str, str, str]:
+    meta = raw.get("metadata")
+    if not isinstance(meta, Mapping):
+        raise DecodeError(kind, "metadata", "must be an object")
+    name, namespace = meta.get("name"), meta.get("namespace", "default")
+    if not isinstance(name, str) or not name:
+        raise DecodeError(kind, "metadata.name", "must be a non-empty string")
+    if not isinstance(namespace, str):
+        raise DecodeError(f"{kind} {name}", "metadata.namespace", "must be a string")
+    created = meta.get("creationTimestamp") or ""
+    uid = meta.get("uid") or ""
+    return name, namespace, f"{kind} {namespace}/{name}", str(created), str(uid)
+
+
+def _whole(value: Any, obj: str, path: str, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DecodeError(obj, path, f"must be an integer, got {value!r}")
+    if value < minimum:
+        raise DecodeError(obj, path, f"must be at least {minimum}, got {value}")
+    return value
+
+
+def _resources(raw: Any, obj: str, path: str) -> dict[str, int]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise DecodeError(obj, path, "must be a map of resource names to quantities")
+    out: dict[str, int] = {}
+    for name, quantity in raw.items():
+        text = str(quantity) if isinstance(quantity, int | float) else quantity
+        if not isinstance(text, str):
+            raise DecodeError(obj, f"{path}.{name}", f"must be a quantity, got {quantity!r}")
+        try:
+            amount = canonical(str(name), text)
+        except QuantityError as exc:
+            raise DecodeError(obj, f"{path}.{name}", str(exc)) from None
+        if amount < 0:
+            raise DecodeError(obj, f"{path}.{name}", f"must not be negative, got {text!r}")
+        out[str(name)] = amount
+    return out
+
+
+def decode_pod_group(raw: Mapping[str, Any]) -> Gang:
+    """A PodGroup as a :class:`Gang`; DecodeError naming the field for a bad value."""
+    name, namespace, obj, created, uid = _meta(raw, "PodGroup")
+    spec = raw.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise DecodeError(obj, "spec", "must be an object")
+    min_member = _whole(spec.get("minMember", 1), obj, "spec.minMember", minimum=1)
+    timeout = spec.get("scheduleTimeoutSeconds")
+    return Gang(
+        key=f"{namespace}/{name}",
+        namespace=namespace,
+        name=name,
+        source="PodGroup",
+        min_member=min_member,
+        min_resources=_resources(spec.get("minResources"), obj, "spec.minResources"),
+        timeout_seconds=None
+        if timeout is None
+        else float(_whole(timeout, obj, "spec.scheduleTimeoutSeconds", minimum=1)),
+        created=created,
+        uid=uid,
+    )
+
+
+def decode_workload(raw: Mapping[str, Any]) -> list[Gang]:
+    """The gangs of a Workload: one per pod group with a ``gang`` policy."""
+    name, namespace, obj, created, uid = _meta(raw, "Workload")
+    spec = raw.get("spec") or {}
+    groups = spec.get("podGroups") if isinstance(spec, Mapping) else None
+    if not isinstance(groups, list):
+        raise DecodeError(obj, "spec.podGroups", "must be a list")
+    gangs = []
+    for index, group in enumerate(groups):
+        path = f"spec.podGroups[{index}]"
+        if not isinstance(group, Mapping) or not isinstance(group.get("name"), str):
+            raise DecodeError(obj, f"{path}.name", "must be a string")
+        policy = group.get("policy") or {}
+        gang = policy.get("gang") if isinstance(policy, Mapping) else None
+        if gang is None:
+            continue  # a basic group: its pods are scheduled one by one
+        if not isinstance(gang, Mapping):
+            raise DecodeError(obj, f"{path}.policy.gang", "must be an object")
+        count = _whole(gang.get("minCount"), obj, f"{path}.policy.gang.minCount", minimum=1)
+        gangs.append(
+            Gang(
+                key=f"{namespace}/{name}/{group['name']}",
+                namespace=namespace,
+                name=f"{name}/{group['name']}",
+                source="Workload",
+                min_member=count,
+                timeout_seconds=WORKLOAD_TIMEOUT_SECONDS,
+                created=created,
+                uid=uid,
+            )
+        )
+    return gangs
+
+
+def gang_key_of(pod: Mapping[str, Any]) -> str | None:
+    """The key of the gang a pod's JSON names (PodGroup label, else workloadRef), or None.
+
+    A pod naming both is a member of its PodGroup (the label is checked first)."""
+    meta = pod.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    labels = meta.get("labels") or {}
+    group = labels.get(POD_GROUP_LABEL) if isinstance(labels, Mapping) else None
+    if isinstance(group, str) and group:
+        return f"{namespace}/{group}"
+    spec = pod.get("spec") or {}
+    ref = spec.get("workloadRef") if isinstance(spec, Mapping) else None
+    if isinstance(ref, Mapping):
+        workload, pod_group = ref.get("name"), ref.get("podGroup")
+        if isinstance(workload, str) and isinstance(pod_group, str) and workload and pod_group:
+            return f"{namespace}/{workload}/{pod_group}"
+    return None
