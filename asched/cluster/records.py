@@ -21,6 +21,9 @@ NO_SCHEDULE: Final = "NoSchedule"
 PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
 NO_EXECUTE: Final = "NoExecute"
 TAINT_EFFECTS: Final = (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)
+#: Pod phases of a pod that has finished: it holds nothing on its node (kube-scheduler's
+#: informer leaves such pods out: ``status.phase!=Succeeded,status.phase!=Failed``).
+TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 
 @dataclass(frozen=True, slots=True)

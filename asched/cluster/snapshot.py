@@ -17,7 +17,7 @@ from typing import Any
 
 from asched import textfile
 from asched.cluster.decode import decode_node, decode_pod
-from asched.cluster.records import NodeInfo, PodInfo
+from asched.cluster.records import TERMINAL_PHASES, NodeInfo, PodInfo
 from asched.errors import DecodeError, InputError
 
 KEPT_RAW_KINDS = (
@@ -76,7 +76,8 @@ def build_snapshot(objects: Iterable[Mapping[str, Any]], source: str = "") -> Sn
                 snapshot.raw_nodes[node.name] = obj
             elif kind == "Pod":
                 pod = decode_pod(obj)
-                if pod.node_name:
+                # a finished pod holds nothing on its node, as in the live scheduler
+                if pod.node_name and pod.phase not in TERMINAL_PHASES:
                     snapshot.pods.append(pod)
             elif kind in KEPT_RAW_KINDS:
                 snapshot.extras.setdefault(str(kind), []).append(obj)

@@ -28,7 +28,7 @@ from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod, object_context
 from asched.cluster.names import PodKey
-from asched.cluster.records import NodeInfo, PodInfo
+from asched.cluster.records import TERMINAL_PHASES, NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.cluster.workloads import KIND_OF_RESOURCE
 from asched.errors import DecodeError
@@ -39,7 +39,6 @@ from asched.scheduler.raw import RawObjects
 
 logger = logging.getLogger(__name__)
 
-TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 _Object = TypeVar("_Object", bound=KubeObject)
 
