@@ -92,6 +92,13 @@ EXTENDER_REQUEST_DURATION: Final = Histogram(
     buckets=exponential_buckets(0.0005, 2, 14),
     registry=REGISTRY,
 )
+PERMIT_WAITING: Final = Gauge(
+    "asched_permit_waiting_pods",
+    "Pods assumed and waiting at Permit (gang members waiting for their siblings); they"
+    " hold their node's resources but no binding slot"
+    " (upstream: scheduler_permit_wait_duration_seconds measures the wait instead).",
+    registry=REGISTRY,
+)
 EXTENDERS_INFLIGHT: Final = Gauge(
     "asched_extender_consultations_inflight",
     "Pods whose extenders are being asked (each holds a binding slot).",

@@ -134,4 +134,6 @@ _KINDS: Final = {
     "statefulsets": "StatefulSet",
     "replicationcontrollers": "ReplicationController",
     "poddisruptionbudgets": "PodDisruptionBudget",
+    "podgroups": "PodGroup",
+    "workloads": "Workload",
 }

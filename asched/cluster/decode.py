@@ -19,6 +19,7 @@ from typing import Any, Final
 from asched.api.objects import NodeJSON, PodJSON
 from asched.cluster import bounds, quantity
 from asched.cluster.affinity import decode_pod_affinity
+from asched.cluster.gangs import gang_key_of
 from asched.cluster.labelsyntax import valid_label_key, valid_label_value
 from asched.cluster.records import (
     TAINT_EFFECTS,
@@ -432,6 +433,7 @@ def decode_pod(raw: PodJSON | Raw) -> PodInfo:
         preempted=meta.get("deletionTimestamp") is not None and _preempted(status),
         out_of_range=ctx.out_of_range,
         scheduled_condition=_scheduled_condition(status),
+        gang=gang_key_of(raw) or "",
     )
 
 

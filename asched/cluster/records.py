@@ -220,6 +220,10 @@ class PodInfo:
     out_of_range: str = ""
     #: ``(status, reason, message)`` of the PodScheduled condition; None when it has none
     scheduled_condition: tuple[str, str, str] | None = None
+    #: the key of the gang the pod belongs to: ``namespace/podgroup`` (its
+    #: ``scheduling.x-k8s.io/pod-group`` label) or ``namespace/workload/podGroup`` (its
+    #: ``spec.workloadRef``); "" when none (:mod:`asched.cluster.gangs`)
+    gang: str = ""
 
     if TYPE_CHECKING:
 

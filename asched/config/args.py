@@ -16,6 +16,9 @@ VolumeBindingArgs                   bindTimeoutSeconds >= 0 (600); ``shape`` is
 NodeAffinityArgs                    addedAffinity, decoded like a pod's nodeAffinity
 PodTopologySpreadArgs               defaultingType System|List (System);
                                     defaultConstraints only with List
+CoschedulingArgs (scheduler-plugins) permitWaitingTimeSeconds >= 0 (60),
+                                    podGroupBackoffSeconds >= 0 (0),
+                                    podGroupRejectPercentage 0..100 (10)
 ==================================  =============================================
 
 PodTopologySpread's default constraints are kept as the validated objects the user wrote
@@ -44,6 +47,7 @@ from asched.config.args_resources import (
 from asched.config.catalogue import ArgsSpec, Catalogue
 from asched.config.schema import Problems, Section, is_qualified_name, quote
 from asched.config.types import (
+    CoschedulingArgs,
     DefaultPreemptionArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
@@ -53,6 +57,8 @@ from asched.config.types import (
 from asched.errors import DecodeError
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
+#: Args kinds that may also name their own group's version (scheduler-plugins' args).
+OTHER_API_VERSIONS: Final = {"CoschedulingArgs": "config.x-k8s.io/v1"}
 PLUGIN_CONFIG_FIELDS: Final = frozenset({"name", "args"})
 TYPE_META_FIELDS: Final = frozenset({"kind", "apiVersion"})
 CONSTRAINT_FIELDS: Final = frozenset(
@@ -129,6 +135,18 @@ def _read_default_preemption(section: Section) -> DefaultPreemptionArgs:
             "must not be 0 while minCandidateNodesAbsolute is also 0",
         )
     return DefaultPreemptionArgs(percentage, absolute)
+
+
+def _read_coscheduling(section: Section) -> CoschedulingArgs:
+    problems = section.problems
+    wait = section.integer("permitWaitingTimeSeconds", 60)
+    backoff = section.integer("podGroupBackoffSeconds", 0)
+    for key, value in (("permitWaitingTimeSeconds", wait), ("podGroupBackoffSeconds", backoff)):
+        if value < 0:
+            problems.add(section.at(key), f"must not be negative, got {value}")
+    reject = section.integer("podGroupRejectPercentage", 10)
+    problems.check_range(section.at("podGroupRejectPercentage"), reject, 0, 100)
+    return CoschedulingArgs(wait, backoff, reject)
 
 
 def _read_volume_binding(section: Section) -> VolumeBindingArgs:
@@ -235,6 +253,13 @@ IN_TREE_ARGS: Final[dict[str, ArgsSpec]] = {
         frozenset({"minCandidateNodesPercentage", "minCandidateNodesAbsolute"}),
         _read_default_preemption,
     ),
+    "Coscheduling": ArgsSpec(
+        "CoschedulingArgs",
+        frozenset(
+            {"permitWaitingTimeSeconds", "podGroupBackoffSeconds", "podGroupRejectPercentage"}
+        ),
+        _read_coscheduling,
+    ),
     "VolumeBinding": ArgsSpec(
         "VolumeBindingArgs", frozenset({"bindTimeoutSeconds", "shape"}), _read_volume_binding
     ),
@@ -254,7 +279,7 @@ def _read_args(entry: Section, plugin: str, spec: ArgsSpec) -> object:
             "kind", f"must be {quote(spec.kind)} for plugin {quote(plugin)}, got {kind!r}"
         )
     api_version = section.string("apiVersion", API_VERSION)
-    if api_version != API_VERSION:
+    if api_version != API_VERSION and api_version != OTHER_API_VERSIONS.get(spec.kind):
         section.report("apiVersion", f"must be {quote(API_VERSION)}, got {api_version!r}")
     return spec.read(section)
 

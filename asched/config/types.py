@@ -153,6 +153,15 @@ class DefaultPreemptionArgs:
 
 
 @dataclass(frozen=True, slots=True)
+class CoschedulingArgs:
+    """scheduler-plugins' Coscheduling args (``apis/config/types.go``), its defaults."""
+
+    permit_waiting_time_seconds: int = 60
+    pod_group_backoff_seconds: int = 0
+    pod_group_reject_percentage: int = 10
+
+
+@dataclass(frozen=True, slots=True)
 class VolumeBindingArgs:
     bind_timeout_seconds: int = 600
 

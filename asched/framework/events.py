@@ -22,6 +22,10 @@ class ClusterEvent(enum.Enum):
     NODE_SCHEDULABLE = "NodeSchedulableChange"
     ASSIGNED_POD_DELETE = "AssignedPodDelete"
     ASSIGNED_POD_ADD = "AssignedPodAdd"
+    #: a pod that is not bound yet was added (a gang's sibling may have arrived)
+    UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
+    #: a PodGroup or a Workload was added, changed or deleted
+    GANG_CHANGE = "PodGroupChange"
     UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
     FORCE_ACTIVATE = "ForceActivate"
 

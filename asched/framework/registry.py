@@ -30,6 +30,7 @@ from asched.config.load import default_config, load_config_file
 from asched.config.types import SchedulerConfig
 from asched.errors import PluginLoadError
 from asched.framework.plugins import (
+    coscheduling,
     default_binder,
     default_preemption,
     image_locality,
@@ -69,6 +70,7 @@ IN_TREE: Final[tuple[PluginSpec, ...]] = (
     node_resources_balanced_allocation.SPEC,
     image_locality.SPEC,
     default_binder.SPEC,
+    coscheduling.SPEC,
 )
 
 

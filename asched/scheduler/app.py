@@ -32,7 +32,7 @@ from asched.api.extender import ExtenderClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.config.types import SchedulerConfig
+from asched.config.types import Profile, SchedulerConfig
 from asched.debug import server as debug_server
 from asched.debug.rates import Rates
 from asched.debug.recorder import DEFAULT_DECISIONS, Recorder
@@ -47,14 +47,17 @@ from asched.framework.extender import (
     any_prioritizer,
     build_extenders,
 )
+from asched.framework.plugins.coscheduling import NAME as COSCHEDULING
 from asched.framework.runtime import Framework
+from asched.framework.waiting import WaitingPods
 from asched.health import HealthState
 from asched.leader import LeaderElector
 from asched.metrics import AttemptResult
-from asched.queue.scheduling_queue import SchedulingQueue
+from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
+from asched.scheduler.gangs import GangRuntime, plain_need
 from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
@@ -69,6 +72,15 @@ T = TypeVar("T")
 NOT_READY_LOG_INTERVAL: Final = 30.0
 
 #: kind -> collection path, for what the scheduler and its plugins read.
+#: Where gangs are declared: resource -> its group version (watched when served and a
+#: profile enables Coscheduling; a cluster without the CRD is polled for it).
+GANG_APIS: Final[dict[str, str]] = {
+    "podgroups": "/apis/scheduling.x-k8s.io/v1alpha1",
+    "workloads": "/apis/scheduling.k8s.io/v1alpha1",
+}
+#: Seconds between looks for a gang API the cluster does not serve (yet).
+GANG_API_POLL_SECONDS: Final = 30.0
+
 WATCHED: dict[str, str] = {
     "nodes": "/api/v1/nodes",
     "pods": "/api/v1/pods",
@@ -78,6 +90,11 @@ WATCHED: dict[str, str] = {
     "replicasets": "/apis/apps/v1/replicasets",
     "statefulsets": "/apis/apps/v1/statefulsets",
 }
+
+
+def _enabled(profile: Profile) -> tuple[str, ...]:
+    """Every plugin the profile runs."""
+    return profile.resolved.all_names()
 
 
 @dataclass(slots=True)
@@ -169,6 +186,12 @@ class App:
         self._work = asyncio.Event()
         self._events: list[WatchEvent | Relisted] = []
         handle = ApiHandle(client)
+        waiting = WaitingPods()
+        #: gang scheduling (None: no profile enables Coscheduling)
+        self.gangs: GangRuntime | None = None
+        if any(COSCHEDULING in _enabled(p) for p in config.profiles):
+            self.gangs = gangs = GangRuntime(self.table, waiting, loop.time)
+            handle.gang_host = lambda: gangs
         self.extenders = (
             tuple(extenders)
             if extenders is not None
@@ -187,10 +210,13 @@ class App:
                 extender_scores=any_prioritizer(self.extenders),
             )
             framework.observe = _extension_point_observer(profile.scheduler_name)
-            self.profiles[profile.scheduler_name] = ProfileRuntime(framework, algorithm)
+            need = plain_need(self.table) if COSCHEDULING in _enabled(profile) else None
+            self.profiles[profile.scheduler_name] = ProfileRuntime(framework, algorithm, need)
         first = next(iter(self.profiles.values())).framework
         self.queue = SchedulingQueue(
             clock=loop.time,
+            # the profiles' QueueSort (the configuration holds it to one for all profiles)
+            sort_key=first.queue_sort[0].sort_key if first.queue_sort else priority_sort_key,
             initial_backoff=float(config.pod_initial_backoff_seconds),
             max_backoff=float(config.pod_max_backoff_seconds),
             wakeup=self._work.set,
@@ -243,6 +269,8 @@ class App:
             on_bad_pod=self._report_bad_pod,
             on_pod_gone=self.reporter.forget,
             raw=self.raw if self.extenders else None,
+            gangs=self.gangs.index if self.gangs is not None else None,
+            on_gang_gone=self.gangs.gone if self.gangs is not None else None,
         )
         self.scheduler = Scheduler(
             profiles=self.profiles,
@@ -259,6 +287,8 @@ class App:
             extenders=self.extenders,
             raw=self.raw,
             recorder=self.recorder,
+            waiting=waiting,
+            gangs=self.gangs,
         )
         self.reflectors = [
             Reflector(client, kind, path, self._sink, watch_timeout=options.watch_timeout)
@@ -425,6 +455,16 @@ class App:
                 watch_timeout=self.options.watch_timeout,
             )
         )
+        absent: list[str] = []
+        if self.gangs is not None:
+            for resource, group_version in GANG_APIS.items():
+                served = await self._unless_stopped(self._served(group_version))
+                if served is None:
+                    return
+                if served:
+                    self.reflectors.append(self._gang_reflector(resource))
+                else:
+                    absent.append(resource)
         ended = False
         try:
             async with asyncio.TaskGroup() as group:
@@ -433,6 +473,9 @@ class App:
                 ]
                 background.append(group.create_task(self.reporter.run(), name="reporter"))
                 background.append(group.create_task(self._gauges(health), name="gauges"))
+                background += [
+                    group.create_task(self._await_gang_api(r), name=f"discover {r}") for r in absent
+                ]
                 reminder = group.create_task(self._log_not_ready(elector), name="not ready")
                 active = await self._unless_stopped(self._become_active(elector, health))
                 reminder.cancel()
@@ -530,6 +573,42 @@ class App:
             return "/apis/policy/v1beta1/poddisruptionbudgets"
         return "/apis/policy/v1/poddisruptionbudgets"
 
+    def _gang_reflector(self, resource: str) -> Reflector:
+        return Reflector(
+            self.client,
+            resource,
+            f"{GANG_APIS[resource]}/{resource}",
+            self._sink,
+            watch_timeout=self.options.watch_timeout,
+        )
+
+    async def _served(self, group_version: str) -> bool:
+        """Whether the API server serves ``group_version`` (a failed look: assume not)."""
+        try:
+            found = await self.client.request("GET", group_version)
+        except RETRYABLE as exc:
+            logger.warning("discovering %s failed (%s): looking again later", group_version, exc)
+            return False
+        return found.status == 200
+
+    async def _await_gang_api(self, resource: str) -> None:
+        """Watch ``resource`` once the cluster serves it (its CRD installed later)."""
+        group_version = GANG_APIS[resource]
+        logger.info(
+            "%s are not served (%s): gang members naming one wait; looking again every %.0fs",
+            resource,
+            group_version,
+            GANG_API_POLL_SECONDS,
+        )
+        served = await self._served(group_version)
+        while not served:  # a poll of the API server: there is no event to wait for
+            await asyncio.sleep(GANG_API_POLL_SECONDS)
+            served = await self._served(group_version)
+        logger.info("%s are served now: watching them", resource)
+        reflector = self._gang_reflector(resource)
+        self.reflectors.append(reflector)
+        await reflector.run()
+
     async def _gauges(self, health: HealthState | None) -> None:
         """Refresh gauges and API reachability once a second."""
         while True:
@@ -537,6 +616,7 @@ class App:
             metrics.set_cache_size(self.table.n_nodes, len(self.table.pods), len(self.ledger))
             metrics.BINDS_INFLIGHT.set(len(self.scheduler.binder.in_flight))
             metrics.EXTENDERS_INFLIGHT.set(self.scheduler.binder.consulting)
+            metrics.PERMIT_WAITING.set(len(self.scheduler.waiting))
             if health is not None:
                 health.set_api_reachable(all(r.healthy for r in self.reflectors))
             await asyncio.sleep(1.0)

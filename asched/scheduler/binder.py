@@ -9,7 +9,8 @@ scheduler's single rollback), and on cancellation (shutdown, leadership lost) ro
 pod back before re-raising: unreserve, forget, and no API call left half-done counted.
 
 The number of binds in flight is bounded by ``slots``; the cycle acquires a slot before it
-pops a pod (an await *before* the pop, never between pop and permit).
+pops a pod (an await *before* the pop, never between pop and permit). A pod waiting at
+Permit gives its slot back while it waits and takes one again once allowed.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class BindJob:
     started: float = 0.0
     #: the binding extenders' turn: their Status, or None when none bound the pod
     extender_bind: Callable[[], Awaitable[Status | None]] | None = None
+    #: whether the job holds a binding slot (it gives it back while it waits at Permit)
+    holds_slot: bool = True
 
 
 class Outcomes(Protocol):
@@ -163,13 +166,21 @@ class Binder:
             self.outcomes.rollback(job, Status.error(f"binding failed: {exc}"))
         finally:
             self.in_flight.pop(job.pod.key, None)
-            self.slots.release()
+            if job.holds_slot:
+                self.slots.release()
 
     async def _cycle(self, job: BindJob) -> Status:
         if job.waiting is not None:
+            # a pod waiting at Permit holds no binding slot: members of a gang wait for
+            # siblings that need slots to be decided at all (64 waiting members of
+            # unfinished gangs would otherwise stop the cycle until their timeouts)
+            self.slots.release()
+            job.holds_slot = False
             status = await job.waiting.wait()
             if not status.ok:
                 return status
+            await self.slots.acquire()
+            job.holds_slot = True
         status = await job.framework.run_pre_bind(job.state, job.pod, job.node)
         if not status.ok:
             return status

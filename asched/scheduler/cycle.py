@@ -41,7 +41,8 @@ from asched.framework import contain, diagnosis, extender
 from asched.framework.algorithm import Algorithm, Decision
 from asched.framework.events import ClusterEvent
 from asched.framework.extender import Extender
-from asched.framework.interface import PostFilterResult
+from asched.framework.interface import PostFilterResult, PreFilterOutcome
+from asched.framework.plugins.coscheduling import NAME as COSCHEDULING
 from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
 from asched.framework.preemption import CandidateSelector
 from asched.framework.runtime import Framework
@@ -54,6 +55,7 @@ from asched.scheduler import consult
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.consult import Consultation, Pending, Preemption
 from asched.scheduler.evictions import Evictions
+from asched.scheduler.gangs import GangRuntime, NeedOf
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
@@ -63,10 +65,14 @@ logger = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class ProfileRuntime:
-    """One profile's framework and its decision algorithm (cache, start index, rng)."""
+    """One profile's framework and its decision algorithm (cache, start index, rng).
+
+    ``gang_need``: how a gang member's resources are counted for the whole-gang check,
+    when the profile enables Coscheduling (None: it does not; gangs are not checked)."""
 
     framework: Framework
     algorithm: Algorithm
+    gang_need: NeedOf | None = None
 
 
 @dataclass(slots=True)
@@ -99,8 +105,12 @@ class Scheduler:
         extenders: Sequence[Extender] = (),
         raw: RawObjects | None = None,
         recorder: Recorder | None = None,
+        waiting: WaitingPods | None = None,
+        gangs: GangRuntime | None = None,
     ) -> None:
         self.profiles = profiles
+        #: gang scheduling's bookkeeping (None: no profile enables Coscheduling)
+        self.gangs = gangs
         #: the debug pages' record of decisions (None: the debug listener is off, and
         #: recording costs nothing but the ``is not None`` checks)
         self.recorder = recorder
@@ -115,7 +125,7 @@ class Scheduler:
         self.ledger = ledger
         self.reporter = reporter
         self.clock = clock
-        self.waiting = WaitingPods()
+        self.waiting = waiting if waiting is not None else WaitingPods()
         self.stats = CycleStats()
         self.binder = binder_factory(self)
         self.evictions = evictions_factory(self) if evictions_factory is not None else None
@@ -184,6 +194,14 @@ class Scheduler:
         run instead of choosing (see :mod:`asched.scheduler.consult`)."""
         pod = qp.pod
         algorithm = profile.algorithm
+        if pod.gang and profile.gang_need is not None and self.gangs is not None:
+            admit = partial(self.gangs.admit, pod, algorithm, profile.gang_need)
+            refused = contain.guarded(pod, "decide", admit)
+            if refused is not None:
+                self._attempt(_result(refused), profile, start)
+                outcome = PreFilterOutcome(refused)
+                refusal = Decision(pod, refused, pre_filter=outcome, _algorithm=algorithm)
+                return self._failed(qp, profile, refusal)
         decided = contain.guarded(
             pod, "decide", partial(algorithm.candidates, pod, nominated=nominated)
         )
@@ -540,6 +558,8 @@ class Scheduler:
     def bound(self, job: BindJob) -> None:
         """The API accepted the binding. The ledger keeps it until the watch confirms."""
         self.stats.bound += 1
+        if job.waiting is not None:
+            self.waiting.remove(job.waiting)  # allowed at Permit, and bound since
         self.queue.done(job.pod.key)
         job.framework.run_post_bind(job.state, job.pod, job.node)
         if self.reporter is not None:
@@ -569,6 +589,8 @@ class Scheduler:
                 if status.code.rejected
                 else status.message
             )
+            if job.pod.gang and status.plugin == COSCHEDULING and self.gangs is not None:
+                message = self.gangs.describe(job.pod.gang, message)
             requeued = self.queue.requeue(job.qp, Status(status.code, (message,), status.plugin))
             if requeued:
                 self._report(job.pod, message, error=status.code == Code.ERROR)

@@ -11,17 +11,24 @@ an Error the same way, naming the request and the cause.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
 from asched.errors import ApiUnavailable
+from asched.framework.plugins.coscheduling import GangHost
 from asched.framework.status import Status
 
 
 class ApiHandle:
-    """Implements :class:`asched.framework.interface.Handle` over a KubeClient."""
+    """Implements :class:`asched.framework.interface.Handle` over a KubeClient.
+
+    ``gang_host`` (set when a profile enables Coscheduling) gives that plugin its host,
+    :class:`~asched.scheduler.gangs.GangRuntime`."""
 
     def __init__(self, client: KubeClient) -> None:
         self.client = client
+        self.gang_host: Callable[[], GangHost] | None = None
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
         try:

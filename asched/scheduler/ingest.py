@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 from asched import metrics
 from asched.api.objects import ChangeType, KubeObject, NodeJSON, PodJSON
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod, object_context
+from asched.cluster.gangs import GangIndex, Source
 from asched.cluster.names import PodKey
 from asched.cluster.records import TERMINAL_PHASES, NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
@@ -41,6 +42,9 @@ logger = logging.getLogger(__name__)
 
 
 _Object = TypeVar("_Object", bound=KubeObject)
+
+#: The watched resources that declare gangs, and the kind of each.
+GANG_SOURCES: Final[Mapping[str, Source]] = {"podgroups": "PodGroup", "workloads": "Workload"}
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -66,6 +70,8 @@ class Ingest:
         on_bad_pod: Callable[[Mapping[str, Any], DecodeError], None] | None = None,
         on_pod_gone: Callable[[PodKey], None] | None = None,
         raw: RawObjects | None = None,
+        gangs: GangIndex | None = None,
+        on_gang_gone: Callable[[str], None] | None = None,
     ) -> None:
         self.table = table
         self.ledger = ledger
@@ -77,6 +83,10 @@ class Ingest:
         self.on_pod_gone = on_pod_gone
         #: the JSON scheduler extenders are sent (None: no extender is configured)
         self.raw = raw
+        #: PodGroups, Workloads and the pods naming them (None: no profile has gangs)
+        self.gangs = gangs
+        #: called with the key of a gang whose PodGroup or Workload was deleted
+        self.on_gang_gone = on_gang_gone
         #: pending pods of ours that did not decode: key -> the error last reported
         self.undecodable: dict[PodKey, str] = {}
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
@@ -117,6 +127,8 @@ class Ingest:
             self._workload(event.kind, event.type, event.obj)
             if event.kind == "poddisruptionbudgets":
                 self._budget(event.type, event.obj)
+            if event.kind in GANG_SOURCES:
+                self._gang(event.kind, event.type, event.obj)
 
     def _contained(
         self,
@@ -159,6 +171,35 @@ class Ingest:
             kind = KIND_OF_RESOURCE.get(event.kind)
             if kind is not None:
                 self.table.workloads.replace(kind, event.objects)
+            if event.kind in GANG_SOURCES and self.gangs is not None:
+                before = set(self.gangs.gangs)
+                self.gangs.clear_kind(GANG_SOURCES[event.kind])
+                for obj in event.objects:
+                    self._gang(event.kind, "ADDED", obj, move=False)
+                for key in before - set(self.gangs.gangs):
+                    if self.on_gang_gone is not None:
+                        self.on_gang_gone(key)
+                self.queue.move(ClusterEvent.GANG_CHANGE)
+
+    def _gang(
+        self, resource: str, kind: ChangeType, obj: Mapping[str, Any], *, move: bool = True
+    ) -> None:
+        """A PodGroup or a Workload: the gangs it declares; parked members may now fit."""
+        gangs = self.gangs
+        if gangs is None:
+            return
+        workload = GANG_SOURCES[resource] == "Workload"
+        if kind == "DELETED":
+            keys = gangs.delete_workload(obj) if workload else [gangs.delete_pod_group(obj)]
+            for key in keys:
+                if self.on_gang_gone is not None:
+                    self.on_gang_gone(key)
+        elif workload:
+            gangs.set_workload(obj)
+        else:
+            gangs.set_pod_group(obj)
+        if move:
+            self.queue.move(ClusterEvent.GANG_CHANGE)
 
     def _namespace(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """Namespace labels, for the namespace selectors of pod affinity terms."""
@@ -224,6 +265,11 @@ class Ingest:
             self._bad_pod(obj, _as_decode_error("Pod", obj, exc))
             return
         self.undecodable.pop(pod.key, None)
+        if self.gangs is not None:
+            if pod.phase in TERMINAL_PHASES:
+                self.gangs.remove_member(pod.key)
+            else:
+                self.gangs.set_member(pod.key, pod.gang, pod)
         if pod.node_name or pod.deleting:
             self.table.nominations.forget(pod.key)
         elif pod.scheduler_name in self.scheduler_names and pod.key not in self.table.pods:
@@ -254,6 +300,8 @@ class Ingest:
                     self.queue.update(pod)
                 else:
                     self.queue.add(pod)
+                    if pod.gang:  # a sibling arrived: parked members may now have enough
+                        self.queue.move(ClusterEvent.UNSCHEDULED_POD_ADD, pod)
 
     def _unpend(self, key: PodKey) -> PodInfo | None:
         """``key`` is no longer a pending pod of ours: forget it (and its JSON)."""
@@ -309,6 +357,8 @@ class Ingest:
 
     def _pod_deleted(self, key: PodKey) -> None:
         self.undecodable.pop(key, None)
+        if self.gangs is not None:
+            self.gangs.remove_member(key)
         if self.on_pod_gone is not None:
             self.on_pod_gone(key)
         self.table.nominations.forget(key)

@@ -24,7 +24,11 @@ from tests.configs import load_config
 TEST_LABEL = "asched.test/id"
 
 
-def config_for(cluster: Any, name: str, **top: Any) -> dict[str, Any]:
+def config_for(
+    cluster: Any, name: str, *, profile: dict[str, Any] | None = None, **top: Any
+) -> dict[str, Any]:
+    """The test's configuration: one profile ``name`` pinned to the test's nodes;
+    ``profile`` adds to it (its ``pluginConfig`` entries join the pinning one)."""
     pinned = {
         "requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [
@@ -45,8 +49,12 @@ def config_for(cluster: Any, name: str, **top: Any) -> dict[str, Any]:
         **top,
         "profiles": [
             {
+                **(profile or {}),
                 "schedulerName": name,
-                "pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": pinned}}],
+                "pluginConfig": [
+                    {"name": "NodeAffinity", "args": {"addedAffinity": pinned}},
+                    *(profile or {}).get("pluginConfig", ()),
+                ],
             }
         ],
     }
@@ -84,13 +92,14 @@ async def running_scheduler(
     *,
     max_in_flight: int = 64,
     prepare: Callable[[App], None] | None = None,
+    profile: dict[str, Any] | None = None,
     **top: Any,
 ) -> AsyncIterator[Running]:
     """An App running in this loop (with an elector when ``leaderElection`` is given).
 
     Cancel ``running.task`` to simulate a crash (no release, in-flight binds rolled back).
     """
-    config = load_config(config_for(cluster, name, **top))
+    config = load_config(config_for(cluster, name, profile=profile, **top))
     client = await KubeClient.connect(str(cluster.kubeconfig))
     app = App(config, client, Options(max_in_flight_binds=max_in_flight, seed=7, watch_timeout=30))
     elector = None

@@ -152,7 +152,9 @@ def test_an_unknown_name_lists_the_installed_plugins() -> None:
             document({"filter": {"enabled": [{"name": "Quarantin"}]}}), catalogue=registry.catalogue
         )
     (error,) = caught.value.errors
-    assert error.message.startswith('unknown plugin "Quarantin" (installed plugins: DefaultBinder,')
+    assert error.message.startswith(
+        'unknown plugin "Quarantin" (installed plugins: Coscheduling, DefaultBinder,'
+    )
     assert "Quarantine" in error.message
 
 

@@ -1,4 +1,4 @@
-"""PodGroup and Workload decoding (asched/gang/groups.py): one Gang record, errors that
+"""PodGroup and Workload decoding (asched.cluster.gangs.py): one Gang record, errors that
 name the object and the field."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from asched.errors import DecodeError
-from asched.gang.groups import (
+from asched.cluster.gangs import (
     POD_GROUP_LABEL,
     WORKLOAD_TIMEOUT_SECONDS,
     decode_pod_group,
     decode_workload,
     gang_key_of,
 )
+from asched.errors import DecodeError
 
 
 def pod_group(**spec: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ def test_names_mirror_kube_scheduler_with_the_asched_prefix() -> None:
         "asched_binds_inflight",
         "asched_extender_request_duration_seconds",
         "asched_extender_consultations_inflight",
+        "asched_permit_waiting_pods",
         "asched_scheduler_cache_size",
         "asched_preemption_attempts",
         "asched_preemption_victims",

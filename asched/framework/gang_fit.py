@@ -12,7 +12,8 @@ The rule (docs/gang.md states it for users):
   requests (a :class:`~asched.framework.resource_fit.ResourceNeed`), the rows where
   every other Filter of the profile passes (``allowed``), and how many members of that
   shape are still to place (``count``).
-* Shapes are placed largest first (by the sum of their requests as fractions of the
+* Shapes are placed group by group (the gangs admitted earlier first), and within a
+  group largest first (by the sum of their requests as fractions of the
   largest free amount of each resource, then by count), each over what the earlier ones
   left. Within a shape, a row takes ``min(copies that fit, copies still needed)``
   copies, rows in table order; the copies are taken off that row's free amounts.
@@ -55,6 +56,8 @@ class Shape:
     need: ResourceNeed
     count: int
     allowed: BoolArray
+    #: shapes are placed by group first (earlier gangs before later ones), then largest first
+    group: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +96,13 @@ def copies_that_fit(need: ResourceNeed, free: Mapping[int, IntArray], n: int) ->
     return copies
 
 
-def _weight(shape: Shape, largest: Mapping[int, int]) -> tuple[float, int]:
-    """Sort key, largest first: the sum of the shape's requests as fractions of the
-    largest free amount of each resource, then the number of members."""
+def _weight(shape: Shape, largest: Mapping[int, int]) -> tuple[int, float, int]:
+    """Sort key: the shape's group, then largest first: the sum of the shape's requests
+    as fractions of the largest free amount of each resource, then the number of members."""
     share = 0.0
     for axis, request in zip(shape.need.axes[1:], shape.need.requests[1:], strict=True):
         share += request / max(1, largest.get(axis, 1))
-    return (-share, -shape.count)
+    return (shape.group, -share, -shape.count)
 
 
 def place_gang(table: NodeTable, shapes: Sequence[Shape]) -> GangFit:

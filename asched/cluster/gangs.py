@@ -172,3 +172,118 @@ def gang_key_of(pod: Mapping[str, Any]) -> str | None:
         if isinstance(workload, str) and isinstance(pod_group, str) and workload and pod_group:
             return f"{namespace}/{workload}/{pod_group}"
     return None
+
+
+class GangIndex:
+    """The gangs the cluster declares, and the pods that name each.
+
+    Written by the ingest (the single writer): PodGroups and Workloads as they are
+    watched, and every pod that is not finished (any scheduler's, as upstream counts
+    siblings with a pod lister). A group whose object does not decode is kept in
+    :attr:`invalid` with the reason, so its members are told why instead of waiting
+    silently. Reads are dict lookups; nothing here knows the table (whether a member is
+    placed is the table's answer).
+    """
+
+    def __init__(self) -> None:
+        #: gang key -> the gang
+        self.gangs: dict[str, Gang] = {}
+        #: gang key -> why its PodGroup or Workload is refused (field and value)
+        self.invalid: dict[str, str] = {}
+        #: gang key -> pod key -> the member (pending or placed, not finished)
+        self.members: dict[str, dict[str, Any]] = {}
+        self._gang_of: dict[str, str] = {}
+        self._workload_gangs: dict[str, list[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self.gangs)
+
+    # ------------------------------------------------------------------ groups
+    def set_pod_group(self, raw: Mapping[str, Any]) -> str:
+        """Add or replace a PodGroup; return its gang key."""
+        try:
+            gang = decode_pod_group(raw)
+        except DecodeError as exc:
+            key = _key_of(raw)
+            self.gangs.pop(key, None)
+            self.invalid[key] = str(exc)
+            return key
+        self.invalid.pop(gang.key, None)
+        self.gangs[gang.key] = gang
+        return gang.key
+
+    def delete_pod_group(self, raw: Mapping[str, Any]) -> str:
+        key = _key_of(raw)
+        self.gangs.pop(key, None)
+        self.invalid.pop(key, None)
+        return key
+
+    def set_workload(self, raw: Mapping[str, Any]) -> list[str]:
+        """Add or replace a Workload's gangs; return the keys it had or has."""
+        workload = _key_of(raw)
+        before = self._workload_gangs.pop(workload, [])
+        for key in before:
+            self.gangs.pop(key, None)
+        self.invalid.pop(workload, None)
+        try:
+            gangs = decode_workload(raw)
+        except DecodeError as exc:
+            self.invalid[workload] = str(exc)
+            return before
+        for gang in gangs:
+            self.gangs[gang.key] = gang
+        self._workload_gangs[workload] = [g.key for g in gangs]
+        return sorted({*before, *self._workload_gangs[workload]})
+
+    def delete_workload(self, raw: Mapping[str, Any]) -> list[str]:
+        workload = _key_of(raw)
+        self.invalid.pop(workload, None)
+        keys = self._workload_gangs.pop(workload, [])
+        for key in keys:
+            self.gangs.pop(key, None)
+        return keys
+
+    def clear_kind(self, source: Source) -> None:
+        """Forget every gang of one kind (before a relist of it)."""
+        for key in [k for k, g in self.gangs.items() if g.source == source]:
+            del self.gangs[key]
+        if source == "Workload":
+            self._workload_gangs.clear()
+        self.invalid = {k: v for k, v in self.invalid.items() if not v.startswith(f"{source} ")}
+
+    def why_invalid(self, key: str) -> str | None:
+        """Why the gang ``key`` names is refused (its PodGroup's or Workload's error)."""
+        found = self.invalid.get(key)
+        if found is None and key.count("/") == 2:  # ns/workload/group: the Workload's
+            found = self.invalid.get(key.rsplit("/", 1)[0])
+        return found
+
+    # ------------------------------------------------------------------ members
+    def set_member(self, pod_key: str, gang: str, pod: Any) -> None:
+        """Record ``pod`` (a PodInfo) as a member of ``gang`` ("" : of none)."""
+        old = self._gang_of.get(pod_key)
+        if old is not None and old != gang:
+            self.remove_member(pod_key)
+        if not gang:
+            return
+        self._gang_of[pod_key] = gang
+        self.members.setdefault(gang, {})[pod_key] = pod
+
+    def remove_member(self, pod_key: str) -> str | None:
+        """Forget a pod (deleted, or finished); return the gang it was in."""
+        gang = self._gang_of.pop(pod_key, None)
+        if gang is not None:
+            members = self.members.get(gang)
+            if members is not None:
+                members.pop(pod_key, None)
+                if not members:
+                    del self.members[gang]
+        return gang
+
+    def member_count(self, gang: str) -> int:
+        return len(self.members.get(gang, ()))
+
+
+def _key_of(raw: Mapping[str, Any]) -> str:
+    meta = raw.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"

@@ -1,1 +1,0 @@
-"""Gang scheduling: all-or-nothing groups of pods (issue 13)."""

@@ -1,0 +1,175 @@
+"""Gang scheduling live, on both backends: PodGroups (scheduler-plugins' CRD) and the
+Coscheduling profile, all-or-nothing, with the whole-gang check before anything is assumed.
+
+Nodes are 4 CPU each unless said otherwise; members ask for 1 CPU (so 4 fit a node).
+"Waiting" is read from the running scheduler (pods assumed and held at Permit), so no
+test sleeps to prove that nothing binds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from gang_support import (
+    bound_nodes,
+    condition_message,
+    coscheduling,
+    create_group,
+    create_members,
+    install_crd,
+)
+from scheduler_harness import (
+    assert_not_overcommitted,
+    assert_tables_equal,
+    rebuilt_table,
+    running_scheduler,
+    until,
+)
+
+
+@pytest.fixture
+async def gang_cluster(cluster: Any) -> Any:
+    await install_crd(cluster)
+    return cluster
+
+
+async def test_a_gang_of_four_waits_for_its_fourth_member(gang_cluster: Any) -> None:
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    for _ in range(2):
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    async with running_scheduler(cluster, name, profile=coscheduling()) as running:
+        await create_group(cluster, "job-a", 4)
+        first = await create_members(cluster, "job-a", name, 3)
+
+        async def told() -> bool:
+            return "has 3 of 4 members" in await condition_message(cluster, first[0])
+
+        # 3 of 4 members: PreFilter refuses them (scheduler-plugins' count), nothing is
+        # assumed and the pods say why
+        await until(told, within=30)
+        message = await condition_message(cluster, first[0])
+        assert (
+            f"pod group {cluster.namespace}/job-a has 3 of 4 members: pre-filter pod "
+            f"{first[0]} cannot find enough sibling pods, current pods number: 3, "
+            "minMember of group: 4"
+        ) in message
+        assert await bound_nodes(cluster, first) == {}
+        assert len(running.app.scheduler.waiting) == 0
+
+        last = await create_members(cluster, "job-a", name, 1, prefix="job-a-last")
+
+        async def all_bound() -> bool:
+            return len(await bound_nodes(cluster, first + last)) == 4
+
+        await until(all_bound, within=30)
+        assert len(running.app.scheduler.waiting) == 0
+        await assert_not_overcommitted(cluster)
+
+
+async def test_a_gang_larger_than_the_room_is_not_started(gang_cluster: Any) -> None:
+    # room for 5: one node of 4 CPU and one of 1 CPU; the gang needs 6 members of 1 CPU
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    await cluster.create_node(cluster.unique_name("n"), cpu="1", memory="8Gi")
+    async with running_scheduler(cluster, name, profile=coscheduling()) as running:
+        await create_group(cluster, "big", 6)
+        members = await create_members(cluster, "big", name, 6)
+
+        async def reported() -> bool:
+            return "cannot be placed together" in await condition_message(cluster, members[0])
+
+        try:
+            await until(reported, within=10)
+        except AssertionError:
+            raise AssertionError([await condition_message(cluster, m) for m in members]) from None
+        message = await condition_message(cluster, members[0])
+        # upstream's FitError shape, with the gang's reason: 2 nodes, 5 of 6 have room
+        assert message.startswith("0/2 nodes are available: pod group ")
+        assert "has 0 of 6 members placed: the 6 missing cannot be placed together" in message
+        assert "(room for 5)" in message
+        # nothing assumed, nothing waiting, nothing bound
+        assert len(running.app.scheduler.waiting) == 0
+        assert not [k for k in running.app.table.pods if k.split("/")[1] in members]
+        assert await bound_nodes(cluster, members) == {}
+        assert_tables_equal(running.app.table, await rebuilt_table(cluster))
+
+
+async def test_two_gangs_that_do_not_both_fit(gang_cluster: Any) -> None:
+    # room for 6 (two nodes of 3 CPU); gangs A and B of 4 members each, created interleaved:
+    # the first admitted completes, the other holds nothing (no member assumed or waiting)
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    for _ in range(2):
+        await cluster.create_node(cluster.unique_name("n"), cpu="3", memory="8Gi")
+    async with running_scheduler(cluster, name, profile=coscheduling()) as running:
+        await create_group(cluster, "gang-a", 4)
+        await create_group(cluster, "gang-b", 4)
+        a: list[str] = []
+        b: list[str] = []
+        for index in range(4):
+            a += await create_members(cluster, "gang-a", name, 1, prefix=f"gang-a-{index}")
+            b += await create_members(cluster, "gang-b", name, 1, prefix=f"gang-b-{index}")
+
+        async def one_complete() -> bool:
+            bound = await bound_nodes(cluster, a + b)
+            return len([p for p in bound if p in a]) == 4 or len([p for p in bound if p in b]) == 4
+
+        await until(one_complete, within=30)
+        bound = await bound_nodes(cluster, a + b)
+        winner, loser = (a, b) if all(p in bound for p in a) else (b, a)
+        assert all(p in bound for p in winner)
+
+        async def loser_reported() -> bool:
+            return "cannot be placed together" in await condition_message(cluster, loser[0])
+
+        await until(loser_reported, within=30)
+        assert not [p for p in loser if p in bound]
+        table_pods = {key.split("/")[1] for key in running.app.table.pods}
+        assert not table_pods & set(loser)  # no member of the loser holds anything
+        assert len(running.app.scheduler.waiting) == 0
+        await assert_not_overcommitted(cluster)
+
+
+async def test_a_heterogeneous_gang(gang_cluster: Any) -> None:
+    # a launcher of 3 CPU and 5 workers of 1 CPU on two nodes of 4 CPU: 3 + 5 = 8 CPU, so
+    # the launcher must share a node with one worker and the other 4 workers fill the other
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    for _ in range(2):
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    async with running_scheduler(cluster, name, profile=coscheduling()):
+        await create_group(cluster, "mpi", 6)
+        launcher = await create_members(cluster, "mpi", name, 1, cpu="3", prefix="mpi-launcher")
+        workers = await create_members(cluster, "mpi", name, 5, prefix="mpi-worker")
+
+        async def all_bound() -> bool:
+            return len(await bound_nodes(cluster, launcher + workers)) == 6
+
+        await until(all_bound, within=30)
+        await assert_not_overcommitted(cluster)
+
+
+async def test_a_member_of_a_missing_group_waits_until_the_group_appears(
+    gang_cluster: Any,
+) -> None:
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    async with running_scheduler(cluster, name, profile=coscheduling()):
+        [member] = await create_members(cluster, "late", name, 1)
+
+        async def reported() -> bool:
+            return "not found" in await condition_message(cluster, member)
+
+        await until(reported, within=30)
+        message = await condition_message(cluster, member)
+        assert f"pod group {cluster.namespace}/late not found" in message
+        await create_group(cluster, "late", 1)
+
+        async def bound() -> bool:
+            return member in await bound_nodes(cluster, [member])
+
+        await until(bound, within=30)
