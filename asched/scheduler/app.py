@@ -487,6 +487,10 @@ class App:
                     binder = group.create_task(self.scheduler.binder.run(), name="binder")
                     await self.scheduler.binder.running.wait()
                     await self.schedule_loop()
+                    # pods held at Permit would wait out their timeouts (a gang's: minutes):
+                    # rejected now, their binding tasks roll them back and requeue nothing
+                    # bound (the next leader decides afresh)
+                    self.scheduler.waiting.reject_all("the scheduler is stopping")
                     self.scheduler.binder.stop()
                     await binder
                     if self.scheduler.evictions is not None:

@@ -16,7 +16,9 @@ CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP_VERSION = "/apis/scheduling.x-k8s.io/v1alpha1"
 
 
-def coscheduling(wait_seconds: int = 30, backoff_seconds: int = 0) -> dict[str, Any]:
+def coscheduling(
+    wait_seconds: int = 30, backoff_seconds: int = 0, reject_percentage: int = 10
+) -> dict[str, Any]:
     """The profile scheduler-plugins documents: Coscheduling everywhere it plugs in, and as
     the only QueueSort."""
     return {
@@ -30,6 +32,7 @@ def coscheduling(wait_seconds: int = 30, backoff_seconds: int = 0) -> dict[str, 
                 "args": {
                     "permitWaitingTimeSeconds": wait_seconds,
                     "podGroupBackoffSeconds": backoff_seconds,
+                    "podGroupRejectPercentage": reject_percentage,
                 },
             }
         ],
@@ -69,7 +72,15 @@ async def create_group(cluster: Any, name: str, min_member: int, **spec: Any) ->
 
 
 async def create_members(
-    cluster: Any, group: str, scheduler: str, count: int, *, cpu: str = "1", prefix: str = ""
+    cluster: Any,
+    group: str,
+    scheduler: str,
+    count: int,
+    *,
+    cpu: str = "1",
+    prefix: str = "",
+    spec: dict[str, Any] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> list[str]:
     names = []
     for index in range(count):
@@ -79,10 +90,29 @@ async def create_members(
             scheduler_name=scheduler,
             cpu=cpu,
             memory="10Mi",
-            labels={POD_GROUP_LABEL: group},
+            labels={POD_GROUP_LABEL: group, **(labels or {})},
+            spec=spec,
         )
         names.append(name)
     return names
+
+
+def one_per_node(label: str) -> dict[str, Any]:
+    """A spec making members repel each other (required anti-affinity per hostname): the
+    whole-gang check does not see constraints between members, so on 3 nodes a gang of 4
+    such members is admitted, 3 are assumed and wait at Permit, and the 4th fits nowhere."""
+    return {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"repel": label}},
+                        "topologyKey": "kubernetes.io/hostname",
+                    }
+                ]
+            }
+        }
+    }
 
 
 async def bound_nodes(cluster: Any, names: list[str]) -> dict[str, str]:

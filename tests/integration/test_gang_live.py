@@ -8,6 +8,8 @@ test sleeps to prove that nothing binds.
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from gang_support import (
     create_group,
     create_members,
     install_crd,
+    one_per_node,
 )
 from scheduler_harness import (
     assert_not_overcommitted,
@@ -173,3 +176,160 @@ async def test_a_member_of_a_missing_group_waits_until_the_group_appears(
             return member in await bound_nodes(cluster, [member])
 
         await until(bound, within=30)
+
+
+async def _stuck_gang(cluster: Any, name: str, running: Any, group: str) -> list[str]:
+    """3 nodes; a gang of 4 members that repel each other: 3 wait at Permit (see
+    :func:`gang_support.one_per_node`). Returns the members."""
+    await create_group(cluster, group, 4)
+    members = await create_members(
+        cluster, group, name, 4, spec=one_per_node(group), labels={"repel": group}
+    )
+
+    async def three_waiting() -> bool:
+        return len(running.app.scheduler.waiting) == 3
+
+    await until(three_waiting, within=30)
+    assert await bound_nodes(cluster, members) == {}
+    return members
+
+
+async def test_the_timeout_rejects_waiting_members_and_rolls_them_back(
+    gang_cluster: Any,
+) -> None:
+    # podGroupRejectPercentage 100: the 4th member's failure does not reject the others,
+    # so they wait for the group's timeout (scheduleTimeoutSeconds 2)
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    for _ in range(3):
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    profile = coscheduling(wait_seconds=300, reject_percentage=100)
+    async with running_scheduler(cluster, name, profile=profile) as running:
+        group = "timed"
+        await create_group(cluster, group, 4, scheduleTimeoutSeconds=2)
+        members = await create_members(
+            cluster, group, name, 4, spec=one_per_node(group), labels={"repel": group}
+        )
+
+        async def timed_out() -> bool:
+            messages = [await condition_message(cluster, m) for m in members]
+            return any("rejected due to timeout after waiting 2s" in m for m in messages)
+
+        # one member times out; its Unreserve rejects the two others still waiting
+        await until(timed_out, within=30)
+        messages = [await condition_message(cluster, m) for m in members]
+        timeout = next(m for m in messages if "timeout" in m)
+        assert timeout.startswith(f"pod group {cluster.namespace}/{group} has "), timeout
+        assert "at plugin Coscheduling" in timeout
+        assert await bound_nodes(cluster, members) == {}
+        # the gang retries and waits again; with the 4th member gone it is 3 of 4 and
+        # PreFilter refuses it: then nothing may be left assumed, every row as the API says
+        await cluster.rest.delete(
+            f"/api/v1/namespaces/{cluster.namespace}/pods/{members[3]}", grace_period_seconds=0
+        )
+
+        async def quiet() -> bool:
+            return len(running.app.scheduler.waiting) == 0 and "has 3 of 4 members" in (
+                await condition_message(cluster, members[0])
+            )
+
+        await until(quiet, within=30)
+        assert await bound_nodes(cluster, members[:3]) == {}
+        assert_tables_equal(running.app.table, await rebuilt_table(cluster))
+
+
+async def test_a_failing_member_releases_the_waiting_ones_at_once(gang_cluster: Any) -> None:
+    # default podGroupRejectPercentage (10): the 4th member fits nowhere, 1 of 4 (25 %) is
+    # missing, so PostFilter rejects the 3 waiting at once, long before their 300 s timeout
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    for _ in range(3):
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    async with running_scheduler(cluster, name, profile=coscheduling(wait_seconds=300)) as running:
+        group = "released"
+        await create_group(cluster, group, 4)
+        members = await create_members(
+            cluster, group, name, 4, spec=one_per_node(group), labels={"repel": group}
+        )
+
+        async def rejected() -> bool:
+            messages = [await condition_message(cluster, m) for m in members]
+            return any("optimistic rejection in PostFilter" in m for m in messages)
+
+        await until(rejected, within=30)
+        assert await bound_nodes(cluster, members) == {}
+        assert_tables_equal(running.app.table, await rebuilt_table(cluster))
+
+
+async def test_deleting_the_group_releases_its_waiting_members(gang_cluster: Any) -> None:
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    for _ in range(3):
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    profile = coscheduling(wait_seconds=300, reject_percentage=100)
+    async with running_scheduler(cluster, name, profile=profile) as running:
+        members = await _stuck_gang(cluster, name, running, "doomed")
+        await cluster.rest.delete(
+            f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{cluster.namespace}/podgroups/doomed"
+        )
+
+        async def released() -> bool:
+            return len(running.app.scheduler.waiting) == 0
+
+        await until(released, within=10)  # at once, not after the 300 s timeout
+        assert await bound_nodes(cluster, members) == {}
+        assert_tables_equal(running.app.table, await rebuilt_table(cluster))
+
+
+async def test_a_restart_mid_gang_leaves_no_partial_gang(gang_cluster: Any) -> None:
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    for _ in range(3):
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    profile = coscheduling(wait_seconds=300, reject_percentage=100)
+    async with running_scheduler(cluster, name, profile=profile) as running:
+        members = await _stuck_gang(cluster, name, running, "restarted")
+        running.task.cancel()  # a crash: waiting members are rolled back, nothing bound
+        await asyncio.gather(running.task, return_exceptions=True)
+    assert await bound_nodes(cluster, members) == {}
+    async with running_scheduler(cluster, name, profile=profile) as again:
+
+        async def three_waiting() -> bool:
+            return len(again.app.scheduler.waiting) == 3
+
+        await until(three_waiting, within=30)  # the same gang, the same stop at Permit
+        assert await bound_nodes(cluster, members) == {}
+
+
+async def test_the_higher_priority_gang_goes_first(gang_cluster: Any) -> None:
+    # room for one gang of 4 (one node of 4 CPU); both gangs pending when the scheduler
+    # starts; the high-priority one was created second and is placed
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    high_class = f"gang-high-{uuid.uuid4().hex[:8]}"
+    await cluster.rest.create(
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": high_class},
+            "value": 1000,
+        },
+    )
+    try:
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+        await create_group(cluster, "low", 4)
+        await create_group(cluster, "high", 4)
+        low = await create_members(cluster, "low", name, 4)
+        high = await create_members(
+            cluster, "high", name, 4, spec={"priorityClassName": high_class}
+        )
+        async with running_scheduler(cluster, name, profile=coscheduling()):
+
+            async def high_bound() -> bool:
+                return len(await bound_nodes(cluster, high)) == 4
+
+            await until(high_bound, within=30)
+            assert await bound_nodes(cluster, low) == {}
+    finally:
+        await cluster.rest.delete(f"/apis/scheduling.k8s.io/v1/priorityclasses/{high_class}")
