@@ -417,6 +417,17 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         short_names=("pc",),
         schema=_PLAIN,
     ),
+    # KEP-4671's gang API (alpha in v1.35): served by the simulator only, so the native
+    # gang path can be exercised (a v1.20 server has no such group version)
+    make_spec(
+        group="scheduling.k8s.io",
+        version="v1alpha1",
+        resource="workloads",
+        kind="Workload",
+        namespaced=True,
+        storage="workloads",
+        schema=_PLAIN,
+    ),
     make_spec(
         group="storage.k8s.io",
         version="v1",
@@ -474,7 +485,7 @@ GROUP_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "events.k8s.io": ("v1",),
     "coordination.k8s.io": ("v1",),
     "policy": ("v1", "v1beta1"),
-    "scheduling.k8s.io": ("v1",),
+    "scheduling.k8s.io": ("v1", "v1alpha1"),
     "storage.k8s.io": ("v1",),
 }
 

@@ -333,3 +333,41 @@ async def test_the_higher_priority_gang_goes_first(gang_cluster: Any) -> None:
             assert await bound_nodes(cluster, low) == {}
     finally:
         await cluster.rest.delete(f"/apis/scheduling.k8s.io/v1/priorityclasses/{high_class}")
+
+
+@pytest.mark.sim_only
+async def test_a_workload_gang_of_upstreams_native_api(gang_cluster: Any) -> None:
+    # KEP-4671: a Workload whose pod group "workers" is a gang of minCount 3, pods linked by
+    # spec.workloadRef; served by the simulator only (a v1.20 server has no such API)
+    cluster = gang_cluster
+    name = cluster.unique_name("sched")
+    await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    await cluster.rest.create(
+        f"/apis/scheduling.k8s.io/v1alpha1/namespaces/{cluster.namespace}/workloads",
+        {
+            "apiVersion": "scheduling.k8s.io/v1alpha1",
+            "kind": "Workload",
+            "metadata": {"name": "train", "namespace": cluster.namespace},
+            "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 3}}}]},
+        },
+    )
+    ref = {"workloadRef": {"name": "train", "podGroup": "workers"}}
+    async with running_scheduler(cluster, name, profile=coscheduling()):
+        pods = [cluster.unique_name("w") for _ in range(3)]
+        for pod in pods[:2]:
+            await cluster.create_pod(pod, scheduler_name=name, cpu="1", spec=ref)
+
+        async def told() -> bool:
+            return "has 2 of 3 members" in await condition_message(cluster, pods[0])
+
+        await until(told, within=30)
+        assert f"pod group {cluster.namespace}/train/workers" in (
+            await condition_message(cluster, pods[0])
+        )
+        assert await bound_nodes(cluster, pods[:2]) == {}
+        await cluster.create_pod(pods[2], scheduler_name=name, cpu="1", spec=ref)
+
+        async def all_bound() -> bool:
+            return len(await bound_nodes(cluster, pods)) == 3
+
+        await until(all_bound, within=30)
