@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 Raw = dict[str, Any]
 RETRIES: Final = 6
+#: The PodGroup collection of a namespace (scheduler-plugins' CRD, see gang_objects).
+PODGROUPS_PATH: Final = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{namespace}/podgroups"
 _RETRYABLE: Final = frozenset({429, 500, 502, 503, 504})
 
 
@@ -103,6 +105,8 @@ async def create_object(rest: RestClient, raw: Raw) -> None:
         await rest.create(pods_path(meta["namespace"]), raw)
     elif kind == "Service":
         await rest.create(f"/api/v1/namespaces/{meta['namespace']}/services", raw)
+    elif kind == "PodGroup":
+        await rest.create(PODGROUPS_PATH.format(namespace=meta["namespace"]), raw)
     else:
         await rest.create(_collection(raw), raw)
 

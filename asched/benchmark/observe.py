@@ -34,6 +34,8 @@ import aiohttp
 
 from asched.backends.errors import StatusError
 from asched.backends.rest import RestClient
+from asched.cluster import quantity
+from asched.gang.groups import POD_GROUP_LABEL
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,10 @@ class PodRecord:
     bound: float | None = None
     node: str = ""
     deleted: bool = False
+    #: ``namespace/name`` of the PodGroup the pod joins (its pod-group label), "" for none
+    gang: str = ""
+    #: the pod's CPU request in millicores (gang members only; 0 for other pods)
+    cpu_milli: int = 0
 
 
 def slim_pod(obj: Raw) -> Raw:
@@ -72,6 +78,29 @@ def slim_pod(obj: Raw) -> Raw:
         },
         "spec": obj.get("spec") or {},
     }
+
+
+def gang_of(obj: Raw) -> str:
+    """``namespace/name`` of the PodGroup a pod joins (its pod-group label), "" for none."""
+    meta = obj.get("metadata") or {}
+    name = (meta.get("labels") or {}).get(POD_GROUP_LABEL)
+    return f"{meta.get('namespace', '')}/{name}" if name else ""
+
+
+def cpu_request_milli(obj: Raw) -> int:
+    """The CPU the pod requests, in millicores: the sum over its containers (init
+    containers and overhead left out: the benchmark's pods have none). Unparseable
+    quantities count as 0 (the API server has validated them)."""
+    total = 0
+    for container in (obj.get("spec") or {}).get("containers") or []:
+        text = ((container.get("resources") or {}).get("requests") or {}).get("cpu")
+        if text is None:
+            continue
+        try:
+            total += quantity.canonical("cpu", str(text))
+        except ValueError:
+            continue
+    return total
 
 
 def phase_of(obj: Raw) -> str:
@@ -223,6 +252,9 @@ class Observer:
         if record is None:
             phase = phase_of(obj)
             record = PodRecord(f"{meta.get('namespace', '')}/{meta.get('name', '')}", phase, now)
+            record.gang = gang_of(obj)
+            if record.gang:
+                record.cpu_milli = cpu_request_milli(obj)
             self.pods[uid] = record
             self.created[phase] += 1
             if not initial:

@@ -5,6 +5,8 @@
   bound pods as light lines (a run too short for samples still shows its pace); and the
   creation-to-bound latency distribution (CDF; not for a ``bind``-mode ceiling, whose
   pods were all created before the binder started).
+  A gang workload adds a third panel: the CPU held by bound members of incomplete gangs
+  over time and, when asched exports it, the pods waiting at Permit.
 * :func:`plot_tune`: average throughput against mean regret, one point per
   ``percentageOfNodesToScore``.
 """
@@ -22,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from asched.benchmark.gang_figures import GangFigures
 from asched.benchmark.report import scheduler_label
 from asched.benchmark.results import Phase, RunResult
 
@@ -37,8 +40,12 @@ def _steps(phase: Phase) -> tuple[list[float], list[float]]:
 
 
 def plot_run(result: RunResult, path: Path) -> None:
-    """Write the two-panel figure of one run to ``path`` (PNG)."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    """Write the figure of one run to ``path`` (PNG): two panels, three with gangs."""
+    if result.gangs is not None:
+        fig, (left, right, gangs) = plt.subplots(1, 3, figsize=(18, 4.5))
+        _gang_panel(gangs, result.gangs)
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
     series: list[tuple[str, Phase, str]] = [(scheduler_label(result), result.measured, "tab:blue")]
     if result.ceiling is not None:
         series.append((f"bind ceiling ({result.ceiling.mode})", result.ceiling, "tab:gray"))
@@ -87,6 +94,33 @@ def plot_run(result: RunResult, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _gang_panel(ax: Any, figures: GangFigures) -> None:
+    """Held CPU (cores) over time; the Permit gauge (pods) on a second axis."""
+    if figures.held:
+        times, held = zip(*figures.held, strict=True)
+        ax.step(
+            times,
+            [cpu / 1000 for cpu in held],
+            where="post",
+            color="tab:red",
+            label="CPU held by incomplete gangs",
+        )
+    ax.set_xlabel("seconds since the phase started")
+    ax.set_ylabel("CPU (cores)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(
+        f"gangs: {figures.completed} completed, {figures.partial} partial of {len(figures.gangs)}"
+    )
+    if figures.permit_waiting:
+        waiting = ax.twinx()
+        times, pods = zip(*figures.permit_waiting, strict=True)
+        waiting.step(times, pods, where="post", color="tab:purple", alpha=0.6)
+        waiting.set_ylabel("pods waiting at Permit (purple)")
+        waiting.set_ylim(bottom=0)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper right")
 
 
 def plot_tune(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:

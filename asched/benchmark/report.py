@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from asched.benchmark import procstat
+from asched.benchmark.gang_figures import GangFigures
 from asched.benchmark.results import Phase, RunResult
 
 SCHEMA: Final = "asched.bench.run/v1"
@@ -67,6 +68,7 @@ def phase_json(phase: Phase) -> dict[str, Any]:
         "pods": phase.pods,
         "bound": phase.bound,
         "completed": phase.completed,
+        "settled": phase.settled,
         "duration_seconds": phase.duration,
         "throughput": {
             **phase.throughput().to_json(),
@@ -85,6 +87,44 @@ def phase_json(phase: Phase) -> dict[str, Any]:
             "seconds": phase.create.seconds,
             "rate": phase.create.rate(),
         },
+    }
+
+
+def gangs_json(figures: GangFigures) -> dict[str, Any]:
+    """The gang figures as JSON: counts, gangs/s (scheduler_perf counting over completion
+    times), first-to-last bind spans (seconds), held CPU (millicores) and the Permit gauge
+    (pods) over time, timeout rejections."""
+    collector = figures.collector()
+    return {
+        "gangs": len(figures.gangs),
+        "completed": figures.completed,
+        "partial": figures.partial,
+        "unplaced": figures.unplaced,
+        "throughput_gangs_per_second": {
+            **figures.throughput().to_json(),
+            "sample_interval_seconds": figures.interval,
+            "overall": figures.overall(),
+            "intervals": [[i.start, i.end, i.pods, i.repeat] for i in collector.intervals],
+        },
+        "span_seconds": figures.spans().to_json(),
+        "held_cpu_millicores": {
+            "max": figures.held_max(),
+            "mean": figures.held_mean(),
+            "end": figures.held_end(),
+            "samples": [[t, cpu] for t, cpu in figures.held],
+        },
+        "permit_waiting_pods": None
+        if figures.permit_waiting is None
+        else {
+            "max": figures.permit_waiting_max(),
+            "samples": [[t, value] for t, value in figures.permit_waiting],
+        },
+        "timeout_rejections": figures.timeout_rejections,
+        "partial_gangs": [
+            {"gang": g.key, "bound": g.bound, "min_member": g.min_member}
+            for g in figures.gangs
+            if g.partial
+        ],
     }
 
 
@@ -129,8 +169,10 @@ def to_json(result: RunResult) -> dict[str, Any]:
             "rebinds": [{"pod": p, "from": a, "to": b} for p, a, b in inv.rebinds],
             "pods_on_missing_nodes": inv.pods_on_missing_nodes,
             "pods_on_rejected_nodes": inv.pods_on_rejected_nodes,
+            "partial_gangs": inv.partial_gangs,
             "watch_relists": inv.relists,
         },
+        "gangs": gangs_json(result.gangs) if result.gangs is not None else None,
         "extender": result.extender,
         "churn": result.churn,
         "harness_cpu_seconds": result.harness_cpu_seconds,
@@ -218,6 +260,13 @@ def in_short(result: RunResult) -> list[str]:
     else:
         pace = ", too few binds for a single throughput sample."
     lines = [f"{who} bound {m.bound:,} of {m.pods:,} measured pods in {m.duration:.1f} s{pace}"]
+    if m.settled:
+        lines.append(
+            "The phase ended when binding settled (the workload's settleSeconds without a "
+            "bind): the rest of its pods could not fit."
+        )
+    if result.gangs is not None:
+        lines.append(gang_sentence(result))
     c = result.ceiling
     if c is not None and c.throughput().average is not None:
         fraction = result.fraction_of_ceiling()
@@ -235,6 +284,58 @@ def in_short(result: RunResult) -> list[str]:
     return lines
 
 
+def gang_sentence(result: RunResult) -> str:
+    """The gang outcome in one sentence."""
+    g = result.gangs
+    assert g is not None
+    text = (
+        f"Gangs: {g.completed:,} of {len(g.gangs):,} completed, {g.partial:,} partial "
+        f"(some members bound, fewer than minMember), {g.unplaced:,} with no member bound; "
+        f"bound members of incomplete gangs held {g.held_end() / 1000:g} CPU at the end."
+    )
+    if g.partial and result.invariants.partial_gangs:
+        text += " PARTIAL GANGS under gang scheduling: the invariant is broken."
+    return text
+
+
+def gang_rows(table: Table, g: GangFigures) -> None:
+    """The gang figures as rows of the details table."""
+    t = g.throughput()
+    span = g.spans()
+    table.add_row(
+        "gangs completed / partial / unplaced",
+        f"{g.completed:,} / {g.partial:,} / {g.unplaced:,} of {len(g.gangs):,}",
+    )
+    table.add_row(
+        "gangs/s average / p50 / p99 (overall)",
+        f"{_num(t.average, '{:,.1f}')} / {_num(t.p50, '{:,.1f}')} / {_num(t.p99, '{:,.1f}')} "
+        f"({_num(g.overall(), '{:,.1f}')}) over {t.samples} samples of {g.interval:g} s",
+    )
+    table.add_row(
+        "gang first-to-last bind p50 / p90 / p99 / max",
+        f"{_num(span.p50, '{:.3f}')} / {_num(span.p90, '{:.3f}')} / "
+        f"{_num(span.p99, '{:.3f}')} / {_num(span.max, '{:.3f}')} s",
+    )
+    mean = g.held_mean()
+    table.add_row(
+        "CPU held by incomplete gangs max / mean / end",
+        f"{g.held_max() / 1000:g} / {_num(None if mean is None else mean / 1000, '{:.2f}')} / "
+        f"{g.held_end() / 1000:g} CPU",
+    )
+    waiting = g.permit_waiting_max()
+    table.add_row(
+        "pods waiting at Permit (max)",
+        "not exported" if waiting is None else f"{waiting:g}",
+    )
+    rej = g.timeout_rejections
+    table.add_row(
+        "deadlocks broken only by timeout",
+        "events not listed"
+        if rej is None
+        else f"{rej['gangs']:,} gangs ({rej['events']:,} Permit-timeout rejections)",
+    )
+
+
 def scheduler_label(result: RunResult) -> str:
     """``asched (adaptive)``, ``kube-scheduler (100 %) + extender 10 ms``."""
     pct = result.scheduler.percentage
@@ -250,7 +351,10 @@ def details_table(result: RunResult) -> Table:
     table.add_column("what")
     table.add_column("value")
     m = result.measured
-    table.add_row("measured pods bound", f"{m.bound:,} of {m.pods:,} in {m.duration:.1f} s")
+    settled = " (settled)" if m.settled else ""
+    table.add_row(
+        "measured pods bound", f"{m.bound:,} of {m.pods:,} in {m.duration:.1f} s{settled}"
+    )
     table.add_row(
         "throughput samples", f"{m.throughput().samples} of {m.interval:g} s (measured phase)"
     )
@@ -294,6 +398,8 @@ def details_table(result: RunResult) -> Table:
     ext = result.extender
     if ext is not None:
         table.add_row("extender", extender_text(ext))
+    if result.gangs is not None:
+        gang_rows(table, result.gangs)
     inv = result.invariants
     table.add_row(
         "invariants",
@@ -301,7 +407,8 @@ def details_table(result: RunResult) -> Table:
         if inv.ok
         else f"{len(inv.overcommitted)} over-committed (node, resource); "
         f"{len(inv.rebinds)} pods bound twice; "
-        f"{inv.pods_on_rejected_nodes} pods on nodes the extender rejects",
+        f"{inv.pods_on_rejected_nodes} pods on nodes the extender rejects; "
+        f"{inv.partial_gangs} partial gangs under gang scheduling",
     )
     return table
 

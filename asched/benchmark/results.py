@@ -20,6 +20,7 @@ from asched.benchmark.counting import (
     samples_from_times,
     summarize,
 )
+from asched.benchmark.gang_figures import GangFigures
 from asched.benchmark.loadgen import CreateStats
 from asched.benchmark.quality import Overcommit, Quality
 
@@ -42,6 +43,9 @@ class Phase:
         CPU seconds each process used during the phase (None: not measured).
     completed : bool
         Every pod bound before the timeout or stall limit.
+    settled : bool
+        The phase ended on the workload's ``settleSeconds`` (every pod created, no bind for
+        that long, nothing waiting at Permit): the pods that could fit are bound.
     sample_width : float or None
         The throughput sample width in seconds; None picks it from the duration
         (:func:`~asched.benchmark.counting.auto_interval`: scheduler_perf's 1 s for a
@@ -56,6 +60,7 @@ class Phase:
     cpu: dict[str, float | None] = field(default_factory=dict)
     create: CreateStats | None = None
     completed: bool = False
+    settled: bool = False
     mode: str = ""
     sample_width: float | None = None
 
@@ -68,6 +73,8 @@ class Phase:
         """The sample width in seconds this phase's throughput figures use."""
         if self.sample_width is not None:
             return self.sample_width
+        if self.settled:  # the settle wait after the last bind is not scheduling time
+            return auto_interval(max(self.bind_times, default=self.duration))
         return auto_interval(self.duration)
 
     def collector(self) -> ThroughputCollector:
@@ -116,10 +123,18 @@ class Invariants:
     relists: int = 0
     #: init and measured pods bound to a node the benchmark extender's filter rejects
     pods_on_rejected_nodes: int = 0
+    #: gangs left with 0 < bound < minMember, counted only where gang scheduling was in
+    #: force (asched with the Coscheduling profile); kube-scheduler's are a figure, not a fault
+    partial_gangs: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.overcommitted and not self.rebinds and not self.pods_on_rejected_nodes
+        return (
+            not self.overcommitted
+            and not self.rebinds
+            and not self.pods_on_rejected_nodes
+            and not self.partial_gangs
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -144,12 +159,17 @@ class RunResult:
     wall_seconds: float = 0.0
     #: the benchmark extender's settings and calls (None: the run had none)
     extender: dict[str, Any] | None = None
+    #: the gang figures (None: the workload has no measured gangs)
+    gangs: GangFigures | None = None
 
     @property
     def ok(self) -> bool:
-        """All measured pods bound, invariants hold, the scheduler exited cleanly."""
+        """All measured pods bound (or the phase settled), invariants hold, the scheduler
+        exited cleanly."""
         return (
-            self.measured.completed and self.invariants.ok and self.scheduler.exit_code in (0, None)
+            (self.measured.completed or self.measured.settled)
+            and self.invariants.ok
+            and self.scheduler.exit_code in (0, None)
         )
 
     def fraction_of_ceiling(self, *, overall: bool = False) -> float | None:

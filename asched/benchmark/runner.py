@@ -11,7 +11,14 @@ Phases, in order (each waits on the observer's watch, never on a poll of the API
 
 The measured phase ends when every measured pod is seen bound, or after the timeout, or
 when no measured pod was bound for ``stall`` seconds (the result then has
-``completed=False`` and the run fails). Processes we start are stopped by PID; on an
+``completed=False`` and the run fails). A workload with ``settleSeconds`` (gangs that
+cannot all fit) also ends it, without failing (``settled=True``), once every measured pod
+exists, no measured pod was bound for that long and, when asched exports the gauge, no
+pod waits at Permit (a wait that only its timeout can end keeps the phase going).
+
+Gangs: the PodGroup CRD is installed if absent (and waited for until Established), the
+PodGroups are created before the clock starts, their member pods with the measured pods;
+:mod:`asched.benchmark.gang_figures` computes the gang figures afterwards. Processes we start are stopped by PID; on an
 existing cluster the objects we created are deleted at the end (``keep`` to skip).
 """
 
@@ -20,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import itertools
 import logging
 import os
 import shutil
@@ -34,7 +42,17 @@ import uvloop
 
 from asched.backends.process import Child
 from asched.backends.rest import RestClient
-from asched.benchmark import ceiling, loadgen, objects, procstat, quality, report
+from asched.benchmark import (
+    ceiling,
+    gang_figures,
+    gang_objects,
+    gang_observe,
+    loadgen,
+    objects,
+    procstat,
+    quality,
+    report,
+)
 from asched.benchmark.backend import Backend, BackendName
 from asched.benchmark.extender_child import (
     ExtenderChild,
@@ -48,6 +66,7 @@ from asched.benchmark.progress import Display
 from asched.benchmark.quality import ReplayOrder
 from asched.benchmark.results import Invariants, Phase, RunResult, SchedulerInfo
 from asched.benchmark.schedulers import (
+    COSCHEDULING,
     KUBE_SCHEDULER_VERSION,
     SCHEDULER_NAME,
     AschedProcess,
@@ -170,6 +189,11 @@ class _Run:
         self.extender_calls: dict[str, Any] = {}
         self.display = Display(enabled=options.progress)
         self.scheduler: SchedulerUnderTest = self._make_scheduler()
+        #: the Permit gauge's sampler while measuring a gang workload on asched
+        self.gauge: gang_observe.GaugeSampler | None = None
+        #: when the measured phase started, and when its pods were seen all created
+        self.measure_origin = 0.0
+        self._creation_done: float | None = None
 
     def _make_scheduler(self) -> SchedulerUnderTest:
         opts = self.options
@@ -182,6 +206,12 @@ class _Run:
                 json_only=self.backend.name == "sim",
                 extenders=extenders,
             )
+        profile = self.workload.scheduler_profile
+        if profile == "coscheduling" and COSCHEDULING not in installed():
+            raise BenchmarkError(
+                f"{self.workload.source or self.workload.name}: schedulerProfile coscheduling "
+                f"needs the {COSCHEDULING} plugin, which this asched does not have"
+            )
         return AschedProcess(
             self.backend.kubeconfig,
             self.workdir,
@@ -191,6 +221,7 @@ class _Run:
             profiler=opts.profiler,
             profile_out=opts.profile_out,
             extenders=extenders,
+            profile=profile,
         )
 
     # ------------------------------------------------------------------ main
@@ -221,6 +252,7 @@ class _Run:
         self.scheduler.start()
         init = await self._init()
         measured, churn = await self._measure()
+        gangs = await self._gang_figures(measured) if self.workload.measured_gangs else None
         info = self._scheduler_info()
         ceiling_phase = await self._ceiling() if self.options.ceiling != "none" else None
         self.display.note("replaying bindings for placement quality")
@@ -248,6 +280,7 @@ class _Run:
                 pods_on_missing_nodes=replayed.pods_on_missing_nodes,
                 relists=self.observer.relists,
                 pods_on_rejected_nodes=self._pods_on_rejected_nodes(),
+                partial_gangs=gangs.partial if gangs is not None and self._gangs_enforced() else 0,
             ),
             churn=churn,
             init=init,
@@ -255,6 +288,7 @@ class _Run:
             machine=report.machine(),
             git=report.git_revision(),
             extender=self._extender_json(),
+            gangs=gangs,
         )
         return result
 
@@ -266,6 +300,12 @@ class _Run:
         setup = [objects.namespace(ns) for ns in dict.fromkeys(namespaces)]
         setup += [objects.priority_class(p) for p in sorted(self.workload.priorities())]
         await loadgen.ensure(self.rest, setup)
+        if self.workload.measured_gangs:
+            self.display.note("PodGroup CRD")
+            try:
+                await gang_objects.ensure_crd(self.rest)
+            except gang_objects.CrdError as exc:
+                raise BenchmarkError(f"setup: {exc}") from exc
 
     async def _nodes(self) -> None:
         if self.options.snapshot is not None or self.options.existing_nodes:
@@ -350,11 +390,23 @@ class _Run:
         task = self.display.add(
             "measured pods (scheduled)", total, lambda: observer.bound["measured"]
         )
+        if workload.measured_gangs:
+            await loadgen.create_many(
+                self.rest,
+                gang_objects.pod_groups(workload.measured_gangs),
+                in_flight=self.options.in_flight,
+            )
         pids = self._pids()
         calls_before = await self.extender.stats() if self.extender is not None else None
         before = _cpu_now(pids)
         self.scheduler.measuring()
-        origin = observer.mark("measure-start")
+        origin = self.measure_origin = observer.mark("measure-start")
+        self.gauge = self._permit_gauge()
+        sampling = (
+            asyncio.create_task(self.gauge.run(origin), name="permit gauge")
+            if self.gauge is not None
+            else None
+        )
         churner = (
             loadgen.Churner(self.rest, workload.churn, SCHEDULER_NAME)
             if workload.churn is not None
@@ -364,21 +416,38 @@ class _Run:
         creating = asyncio.create_task(
             loadgen.create_many(
                 self.rest,
-                loadgen.pod_objects(
-                    workload.measured_pods, "measured", scheduler_name=SCHEDULER_NAME
+                itertools.chain(
+                    loadgen.pod_objects(
+                        workload.measured_pods, "measured", scheduler_name=SCHEDULER_NAME
+                    ),
+                    gang_objects.member_pods(
+                        workload.measured_gangs, "measured", scheduler_name=SCHEDULER_NAME
+                    ),
                 ),
                 in_flight=self.options.in_flight,
             ),
             name="create measured pods",
         )
+        settled = False
+
+        def done() -> bool:
+            nonlocal settled
+            if observer.bound["measured"] >= total:
+                return True
+            settled = self._settled(creating, origin)
+            return settled
+
         completed = await observer.wait_until(
-            lambda: observer.bound["measured"] >= total,
+            done,
             lambda: observer.bound["measured"],
             within=timeout,
             stall=self.options.stall,
             abort=self._scheduler_died,
         )
+        completed = completed and not settled
         end = observer.mark("measure-end")
+        if sampling is not None:
+            await _finish(sampling)
         after = _cpu_now(pids)
         if self.extender is not None and calls_before is not None:
             self.extender_calls = call_figures(
@@ -389,6 +458,7 @@ class _Run:
         if churning is not None:
             await _finish(churning)
         phase = self._phase("measured", total, origin, end, completed=completed, create=create)
+        phase.settled = settled
         phase.cpu = {name: procstat.delta(before[name], after[name]) for name in before}
         churn = (
             {"created": churner.created, "deleted": churner.deleted, "failures": churner.failures}
@@ -396,6 +466,61 @@ class _Run:
             else {}
         )
         return phase, churn
+
+    def _settled(self, creating: asyncio.Task[Any], origin: float) -> bool:
+        """The workload's settle condition (see the module docstring)."""
+        settle = self.workload.settle
+        if settle is None or not creating.done():
+            return False
+        if self.gauge is not None and self.gauge.latest:
+            return False  # pods wait at Permit: their timeout may still change things
+        observer = self.observer
+        if self._creation_done is None:
+            self._creation_done = observer.clock()
+        last = max(observer.last_bound.get("measured", origin), self._creation_done)
+        return observer.clock() - last >= settle
+
+    def _permit_gauge(self) -> gang_observe.GaugeSampler | None:
+        """A sampler of asched's Permit gauge for a gang workload (None otherwise)."""
+        scheduler = self.scheduler
+        if not self.workload.measured_gangs or not isinstance(scheduler, AschedProcess):
+            return None
+        url = scheduler.metrics_url
+        return gang_observe.GaugeSampler(url, clock=self.observer.clock) if url else None
+
+    def _gangs_enforced(self) -> bool:
+        """Gang scheduling was in force: asched with the Coscheduling profile."""
+        return (
+            isinstance(self.scheduler, AschedProcess)
+            and self.workload.scheduler_profile == "coscheduling"
+        )
+
+    async def _gang_figures(self, measured: Phase) -> gang_figures.GangFigures:
+        """The gang figures of the measured phase, from the watch, the gauge and the events."""
+        specs = [
+            gang_figures.GangSpec(f"{group.namespace}/{group.gang_name(i)}", group.min_member)
+            for group in self.workload.measured_gangs
+            for i in range(group.count)
+        ]
+        origin = self.measure_origin
+        records = [r for r in self.observer.records("measured") if r.gang]
+        members = [
+            gang_figures.Member(r.gang, None if r.bound is None else r.bound - origin, r.cpu_milli)
+            for r in records
+        ]
+        rejections = await gang_observe.timeout_rejections(
+            self.rest,
+            [group.namespace for group in self.workload.measured_gangs],
+            {r.key: r.gang for r in records},
+        )
+        return gang_figures.figures(
+            specs,
+            members,
+            duration=measured.duration,
+            sample_width=measured.interval,
+            permit_waiting=self.gauge.result() if self.gauge is not None else None,
+            timeout_rejections=rejections,
+        )
 
     def _phase(
         self,
@@ -445,7 +570,7 @@ class _Run:
     async def _ceiling(self) -> Phase:
         observer = self.observer
         total = self.options.ceiling_pods or min(self.workload.n_measured, DEFAULT_CEILING_PODS)
-        shape = self.workload.measured_pods[0]
+        shape = self.workload.measured_shape()
         group = replace(shape, count=total, namespace=CEILING_NAMESPACE)
         pods = loadgen.pod_objects(
             [group], "ceiling", scheduler_name=ceiling.CEILING_SCHEDULER_NAME
@@ -550,6 +675,13 @@ class _Run:
                 "DELETE",
                 f"/api/v1/namespaces/{namespace}/pods",
                 params={"labelSelector": PHASE_LABEL, "gracePeriodSeconds": 0},
+                check=False,
+            )
+        for namespace in dict.fromkeys(g.namespace for g in self.workload.measured_gangs):
+            await self.rest.request(
+                "DELETE",
+                gang_objects.podgroups_path(namespace),
+                params={"labelSelector": PHASE_LABEL},
                 check=False,
             )
         await self.rest.request(

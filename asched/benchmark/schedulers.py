@@ -7,6 +7,14 @@ asked (0 = each scheduler's adaptive default), client QPS/burst 5000 (scheduler_
 setting; asched accepts and ignores it, it has no client-side rate limiter) and the same
 ``extenders`` entries, if any (the field names are the same in v1 and v1beta1).
 
+A workload with ``schedulerProfile: coscheduling`` runs asched with the Coscheduling
+plugin (:data:`COSCHEDULING_PLUGINS`, :data:`COSCHEDULING_ARGS`); kube-scheduler v1.20.2
+has no gang plugin and keeps its default profile: the comparison shows what gangs lose
+without one.
+
+asched serves ``/metrics`` on a loopback port the harness picks (plain HTTP, no token on
+loopback), so the gang figures can scrape its Permit gauge (:attr:`AschedProcess.metrics_url`).
+
 Profiling asched (``--profile``): ``py-spy`` samples the running process from outside
 (``py-spy record --nonblocking --format raw``, from the start of measuring to its end);
 ``cprofile`` runs it under ``python -m cProfile -o FILE`` (deterministic, slower, the
@@ -16,9 +24,11 @@ whole life of the process). Processes are stopped by their PID only.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -41,6 +51,27 @@ CLIENT_BURST: Final = 5000
 KUBE_SCHEDULER_VERSION: Final = "v1.20.2"
 
 Profiler = Literal["py-spy", "cprofile"]
+SchedulerProfile = Literal["default", "coscheduling"]
+
+#: The plugin of ``schedulerProfile: coscheduling``.
+COSCHEDULING: Final = "Coscheduling"
+#: Its ``plugins`` section: everywhere it has an extension point, and the only QueueSort.
+COSCHEDULING_PLUGINS: Final[Mapping[str, Any]] = {
+    "multiPoint": {"enabled": [{"name": COSCHEDULING}]},
+    "queueSort": {"enabled": [{"name": COSCHEDULING}], "disabled": [{"name": "*"}]},
+}
+#: Its args: scheduler-plugins' defaults for the wait, no group backoff.
+COSCHEDULING_ARGS: Final[Mapping[str, Any]] = {
+    "permitWaitingTimeSeconds": 60,
+    "podGroupBackoffSeconds": 0,
+}
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
 class SchedulerUnderTest(Protocol):
@@ -67,18 +98,24 @@ def asched_config(
     percentage: int,
     scheduler_name: str = SCHEDULER_NAME,
     extenders: Sequence[Mapping[str, Any]] = (),
+    profile: SchedulerProfile = "default",
 ) -> dict[str, Any]:
     """The KubeSchedulerConfiguration (v1) asched runs with in benchmarks.
 
     ``extenders`` are ``extenders[]`` entries, written as given (none: no such key).
+    ``profile`` ``coscheduling`` enables the Coscheduling plugin (and its QueueSort).
     """
+    entry: dict[str, Any] = {"schedulerName": scheduler_name}
+    if profile == "coscheduling":
+        entry["plugins"] = copy.deepcopy(dict(COSCHEDULING_PLUGINS))
+        entry["pluginConfig"] = [{"name": COSCHEDULING, "args": dict(COSCHEDULING_ARGS)}]
     config: dict[str, Any] = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "leaderElection": {"leaderElect": False},
         "percentageOfNodesToScore": percentage,
         "clientConnection": {"qps": CLIENT_QPS, "burst": CLIENT_BURST},
-        "profiles": [{"schedulerName": scheduler_name}],
+        "profiles": [entry],
     }
     if extenders:
         config["extenders"] = [dict(entry) for entry in extenders]
@@ -102,9 +139,12 @@ class AschedProcess:
         profile_out: Path | None = None,
         log_level: str = "WARNING",
         extenders: Sequence[Mapping[str, Any]] = (),
+        profile: SchedulerProfile = "default",
     ) -> None:
         self.kubeconfig = kubeconfig
         self.extenders = extenders
+        self.profile = profile
+        self.metrics_port: int | None = None
         self.workdir = workdir
         self.percentage = percentage
         self.max_inflight_binds = max_inflight_binds
@@ -121,10 +161,18 @@ class AschedProcess:
     def pid(self) -> int | None:
         return self._child.pid if self._child is not None else None
 
+    @property
+    def metrics_url(self) -> str | None:
+        """Its ``/metrics`` (None before :meth:`start`)."""
+        if self.metrics_port is None:
+            return None
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
+
     def start(self) -> None:
         """Write the configuration (validated first) and start the process."""
-        document = asched_config(self.percentage, extenders=self.extenders)
+        document = asched_config(self.percentage, extenders=self.extenders, profile=self.profile)
         load_config(document, catalogue=installed().catalogue, source="benchmark configuration")
+        self.metrics_port = free_port()
         self.config_path.write_text(yaml.safe_dump(document, sort_keys=False))
         argv = [sys.executable]
         if self.profiler == "cprofile":
@@ -143,11 +191,12 @@ class AschedProcess:
             str(self.max_inflight_binds),
             "--seed",
             str(self.seed),
-            # Loopback, any free port: several runs (and tests) may share the machine.
+            # Loopback, a free port: several runs (and tests) may share the machine; known
+            # to us, so that /metrics can be scraped (plain HTTP on loopback).
             "--health-host",
             "127.0.0.1",
             "--health-port",
-            "0",
+            str(self.metrics_port),
         ]
         self._child = Child("asched run", argv, self.log)
 

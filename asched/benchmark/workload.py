@@ -10,6 +10,12 @@ case does (``createNodes``, ``createPods``, ``churn``), in a format of our own::
     measuredPods: [{count: 10000, template: pod-default}]
     churn:        {mode: create, intervalMilliseconds: 200, objects: [{kind: Pod, ...}]}
 
+Gangs (``measuredGangs``) are groups of measured pods placed all together or not at all:
+each gang is a PodGroup (scheduler-plugins' ``scheduling.x-k8s.io/v1alpha1``) plus its
+member pods, labelled ``scheduling.x-k8s.io/pod-group: <name>``. Note the two meanings of
+"group": :class:`PodGroup` here is a workload's group of identically shaped pods, whereas
+a Kubernetes PodGroup is one gang (:class:`GangGroup` describes ``count`` of them).
+
 This module is the validation boundary: :func:`load_workload` reads the whole document,
 collects every problem with its field path (``measuredPods[0].count: must be an integer
 >= 1, got 0``) and raises one :class:`WorkloadError`; everything past it trusts the
@@ -26,7 +32,7 @@ from typing import Any, Final, Literal
 
 from asched import textfile
 from asched.benchmark import _workload_fields as fields, objects
-from asched.config.schema import Problems, describe
+from asched.config.schema import Problems, Section, describe, is_qualified_name
 from asched.errors import FieldError, InputError
 
 FORMAT: Final = "asched.bench/v1"
@@ -39,6 +45,9 @@ TOP_FIELDS: Final = (
     "nodes",
     "initPods",
     "measuredPods",
+    "measuredGangs",
+    "schedulerProfile",
+    "settleSeconds",
     "churn",
 )
 NODE_FIELDS: Final = (
@@ -68,6 +77,20 @@ POD_FIELDS: Final = (
     "topologySpreadConstraints",
     "patch",
 )
+MEMBER_FIELDS: Final = tuple(f for f in POD_FIELDS if f != "namespace")
+GANG_FIELDS: Final = (
+    "count",
+    "namePrefix",
+    "namespace",
+    "minMember",
+    "minResources",
+    "scheduleTimeoutSeconds",
+    "interleave",
+    "members",
+)
+#: ``schedulerProfile`` values: asched's default plugins, or the Coscheduling profile
+#: (kube-scheduler v1.20.2 has no gang plugin and always runs its default profile).
+SCHEDULER_PROFILES: Final = ("default", "coscheduling")
 CHURN_FIELDS: Final = ("mode", "intervalMilliseconds", "number", "objects")
 CHURN_KINDS: Final = ("Node", "Pod", "Service")
 DEFAULT_NAMESPACES: Final = {
@@ -77,6 +100,7 @@ DEFAULT_NAMESPACES: Final = {
 }
 
 ChurnMode = Literal["create", "recreate"]
+SchedulerProfile = Literal["default", "coscheduling"]
 
 
 class WorkloadError(InputError):
@@ -136,6 +160,43 @@ class PodGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GangGroup:
+    """``count`` gangs of one shape, each a Kubernetes PodGroup and its member pods.
+
+    Gang ``i`` is the PodGroup ``<name_prefix>-<i>`` in ``namespace`` with ``min_member``
+    and, when given, ``min_resources`` (quantities as written) and
+    ``schedule_timeout_seconds``. Its members are ``members`` (each a :class:`PodGroup`
+    whose ``count`` is the number of such members per gang: a launcher and workers are two
+    entries), created in ``namespace`` with the pod-group label. ``interleave`` creates the
+    members round-robin across this group's gangs (member 0 of every gang, then member 1,
+    ...) instead of gang after gang.
+    """
+
+    count: int
+    name_prefix: str
+    namespace: str = "bench-measured"
+    min_member: int
+    min_resources: Mapping[str, str] = field(default_factory=dict)
+    schedule_timeout_seconds: int | None = None
+    interleave: bool = False
+    members: tuple[PodGroup, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """Member pods per gang."""
+        return sum(member.count for member in self.members)
+
+    @property
+    def n_pods(self) -> int:
+        """Member pods of every gang of the group."""
+        return self.count * self.size
+
+    def gang_name(self, index: int) -> str:
+        """The PodGroup name of gang ``index``."""
+        return f"{self.name_prefix}-{index}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ChurnObject:
     """One kind of object churned: a Node (``node``), a Pod (``pod``) or a Service."""
 
@@ -171,6 +232,11 @@ class Workload:
     nodes: tuple[NodeGroup, ...] = ()
     init_pods: tuple[PodGroup, ...] = ()
     measured_pods: tuple[PodGroup, ...] = ()
+    measured_gangs: tuple[GangGroup, ...] = ()
+    scheduler_profile: SchedulerProfile = "default"
+    #: seconds without a measured bind, once every measured pod exists, that end the
+    #: measured phase without failing it (None: the phase waits for every measured pod)
+    settle: float | None = None
     churn: Churn | None = None
     source: str = ""
 
@@ -186,22 +252,39 @@ class Workload:
 
     @property
     def n_measured(self) -> int:
-        """Pods whose scheduling is measured."""
-        return sum(group.count for group in self.measured_pods)
+        """Pods whose scheduling is measured (gang members included)."""
+        return sum(group.count for group in self.measured_pods) + self.n_gang_pods
+
+    @property
+    def n_gangs(self) -> int:
+        """Measured gangs (PodGroups)."""
+        return sum(group.count for group in self.measured_gangs)
+
+    @property
+    def n_gang_pods(self) -> int:
+        """Member pods of the measured gangs."""
+        return sum(group.n_pods for group in self.measured_gangs)
+
+    def measured_shape(self) -> PodGroup:
+        """The first measured pod shape (the bind ceiling's pods have it)."""
+        if self.measured_pods:
+            return self.measured_pods[0]
+        return self.measured_gangs[0].members[0]
+
+    def _pod_groups(self) -> list[PodGroup]:
+        groups = [*self.init_pods, *self.measured_pods]
+        groups += [member for gang in self.measured_gangs for member in gang.members]
+        if self.churn is not None:
+            groups += [o.pod for o in self.churn.objects if o.pod is not None]
+        return groups
 
     def priorities(self) -> set[int]:
         """Every pod priority used (each needs its PriorityClass)."""
-        groups = [*self.init_pods, *self.measured_pods]
-        if self.churn is not None:
-            groups += [o.pod for o in self.churn.objects if o.pod is not None]
-        return {g.priority for g in groups if g.priority is not None}
+        return {g.priority for g in self._pod_groups() if g.priority is not None}
 
     def namespaces(self) -> list[str]:
         """Every namespace the pods go to, in first-use order."""
-        groups = [*self.init_pods, *self.measured_pods]
-        if self.churn is not None:
-            groups += [o.pod for o in self.churn.objects if o.pod is not None]
-        return list(dict.fromkeys(g.namespace for g in groups))
+        return list(dict.fromkeys(g.namespace for g in self._pod_groups()))
 
     def to_json(self) -> dict[str, Any]:
         """The workload as recorded in ``--json`` output (sizes and where it came from)."""
@@ -213,6 +296,9 @@ class Workload:
             "nodes": self.n_nodes,
             "init_pods": self.n_init,
             "measured_pods": self.n_measured,
+            "measured_gangs": self.n_gangs,
+            "scheduler_profile": self.scheduler_profile,
+            "settle_seconds": self.settle,
             "churn": None
             if self.churn is None
             else {
@@ -251,10 +337,21 @@ def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = 
 
 
 def read_pod_group(
-    problems: Problems, raw: Any, path: str, *, namespace: str, counted: bool = True
+    problems: Problems,
+    raw: Any,
+    path: str,
+    *,
+    namespace: str,
+    counted: bool = True,
+    member: bool = False,
 ) -> PodGroup:
-    """Read one pod group; ``namespace`` is the default for its list."""
-    known = POD_FIELDS if counted else tuple(f for f in POD_FIELDS if f != "count")
+    """Read one pod group; ``namespace`` is the default for its list.
+
+    ``member``: a gang's member entry, whose namespace is the gang's (no such field).
+    """
+    known = MEMBER_FIELDS if member else POD_FIELDS
+    if not counted:
+        known = tuple(f for f in known if f != "count")
     section = fields.strict_section(problems, raw, path, known)
     count = fields.count(section) if counted else 1
     ns = section.string("namespace", namespace)
@@ -280,6 +377,69 @@ def read_pod_group(
         topology_spread_constraints=fields.raw_objects(section, "topologySpreadConstraints"),
         patch=fields.raw_object(section, "patch"),
     )
+
+
+def read_gang_group(problems: Problems, raw: Any, path: str, index: int) -> GangGroup:
+    """Read one gang group (``measuredGangs[index]``)."""
+    section = fields.strict_section(problems, raw, path, GANG_FIELDS)
+    count = fields.count(section)
+    prefix = section.string("namePrefix", f"gang-{index}")
+    if not objects.is_dns_label(prefix):
+        problems.add(section.at("namePrefix"), f"must be a DNS label prefix, got {prefix!r}")
+    ns = section.string("namespace", DEFAULT_NAMESPACES["measuredPods"])
+    if not objects.is_dns_label(ns):
+        problems.add(section.at("namespace"), f"must be a DNS label, got {ns!r}")
+    members = tuple(
+        read_pod_group(problems, member, member_path, namespace=ns, member=True)
+        for member_path, member in section.items("members")
+    )
+    members_path = section.at("members")
+    if not members and not any(e.path.startswith(members_path) for e in problems.errors):
+        problems.add(members_path, "required: at least one kind of member pod")
+    size = sum(m.count for m in members)
+    min_member = section.optional_integer("minMember")
+    if min_member is None:
+        min_member = size
+    elif not 1 <= min_member <= max(size, 1):
+        problems.add(
+            section.at("minMember"),
+            f"must be an integer in 1..{size} (the gang's member pods), got {min_member}",
+        )
+    timeout = section.optional_integer("scheduleTimeoutSeconds")
+    if timeout is not None and timeout < 1:
+        problems.add(section.at("scheduleTimeoutSeconds"), f"must be >= 1, got {timeout}")
+    return GangGroup(
+        count=count,
+        name_prefix=prefix,
+        namespace=ns,
+        min_member=max(min_member, 1),
+        min_resources=_min_resources(section),
+        schedule_timeout_seconds=timeout,
+        interleave=section.boolean("interleave", default=False),
+        members=members,
+    )
+
+
+def _min_resources(section: Section) -> dict[str, str]:
+    """``minResources``: resource name -> quantity, each checked with that resource's units."""
+    value = section.get("minResources")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        section.problems.add(
+            section.at("minResources"), f"must be an object, got {describe(value)}"
+        )
+        return {}
+    inner = Section(section.problems, value, section.at("minResources"), [str(k) for k in value])
+    out: dict[str, str] = {}
+    for resource in value:
+        if not isinstance(resource, str) or not is_qualified_name(resource):
+            section.problems.add(inner.at(str(resource)), "not a valid resource name")
+            continue
+        text = fields.quantity_text(inner, resource, resource)
+        if text is not None:
+            out[resource] = text
+    return out
 
 
 def _churn(problems: Problems, raw: Any, path: str) -> Churn | None:
@@ -365,12 +525,31 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
             read_pod_group(problems, raw, path, namespace=DEFAULT_NAMESPACES[key])
             for path, raw in top.items(key)
         )
-    if not groups["measuredPods"] and not any(
-        e.path.startswith("measuredPods") for e in problems.errors
+    gangs = tuple(
+        read_gang_group(problems, raw, path, index)
+        for index, (path, raw) in enumerate(top.items("measuredGangs"))
+    )
+    if (
+        not groups["measuredPods"]
+        and not gangs
+        and not any(e.path.startswith(("measuredPods", "measuredGangs")) for e in problems.errors)
     ):
-        problems.add("measuredPods", "required: at least one group of measured pods")
+        problems.add("measuredPods", "required: at least one group of measured pods or gangs")
+    profile = top.string("schedulerProfile", "default")
+    if profile not in SCHEDULER_PROFILES:
+        problems.add(
+            "schedulerProfile",
+            f"must be one of {', '.join(SCHEDULER_PROFILES)}; got {profile!r}",
+        )
+    settle = top.get("settleSeconds")
+    if settle is not None and (
+        isinstance(settle, bool) or not isinstance(settle, int | float) or settle <= 0
+    ):
+        problems.add("settleSeconds", f"must be a positive number, got {describe(settle)}")
+        settle = None
     churn = _churn(problems, top.get("churn"), "churn")
     _check_names(problems, nodes, churn)
+    _check_gang_names(problems, gangs)
     if problems.errors:
         raise WorkloadError(problems.errors, source)
     return Workload(
@@ -381,6 +560,9 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
         nodes=nodes,
         init_pods=groups["initPods"],
         measured_pods=groups["measuredPods"],
+        measured_gangs=gangs,
+        scheduler_profile="coscheduling" if profile == "coscheduling" else "default",
+        settle=float(settle) if settle is not None else None,
         churn=churn,
         source=source,
     )
@@ -403,6 +585,20 @@ def _check_names(problems: Problems, nodes: tuple[NodeGroup, ...], churn: Churn 
                     f"churn.objects[{index}].namePrefix",
                     f"{obj.node.name_prefix!r} is already used by a node group",
                 )
+
+
+def _check_gang_names(problems: Problems, gangs: tuple[GangGroup, ...]) -> None:
+    """Gang groups in one namespace need distinct name prefixes (PodGroups and pods)."""
+    seen: dict[tuple[str, str], int] = {}
+    for index, group in enumerate(gangs):
+        key = (group.namespace, group.name_prefix)
+        if key in seen:
+            problems.add(
+                f"measuredGangs[{index}].namePrefix",
+                f"{group.name_prefix!r} is already used by measuredGangs[{seen[key]}] "
+                f"in namespace {group.namespace}",
+            )
+        seen.setdefault(key, index)
 
 
 def load_workload_file(path: str | Path) -> Workload:
