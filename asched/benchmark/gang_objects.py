@@ -28,8 +28,8 @@ from asched.benchmark import objects
 from asched.benchmark.loadgen import PODGROUPS_PATH
 from asched.benchmark.observe import PHASE_LABEL
 from asched.benchmark.workload import GangGroup, PodGroup
+from asched.cluster.gangs import POD_GROUP_LABEL
 from asched.errors import AschedError
-from asched.gang.groups import POD_GROUP_LABEL
 
 Raw = dict[str, Any]
 

@@ -35,7 +35,7 @@ import aiohttp
 from asched.backends.errors import StatusError
 from asched.backends.rest import RestClient
 from asched.cluster import quantity
-from asched.gang.groups import POD_GROUP_LABEL
+from asched.cluster.gangs import POD_GROUP_LABEL
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from asched.benchmark import gang_objects
 from asched.benchmark.observe import PHASE_LABEL, cpu_request_milli, gang_of
 from asched.benchmark.schedulers import asched_config
 from asched.benchmark.workload import WorkloadError, load_workload, load_workload_file
-from asched.gang.groups import POD_GROUP_LABEL
+from asched.cluster.gangs import POD_GROUP_LABEL
 
 ROOT = Path(__file__).resolve().parents[2]
 
