@@ -192,6 +192,8 @@ class GangIndex:
         self.invalid: dict[str, str] = {}
         #: gang key -> pod key -> the member (pending or placed, not finished)
         self.members: dict[str, dict[str, Any]] = {}
+        #: gang key -> pod key -> the phase of a member that finished (Succeeded, Failed)
+        self.finished: dict[str, dict[str, str]] = {}
         self._gang_of: dict[str, str] = {}
         self._workload_gangs: dict[str, list[str]] = {}
 
@@ -270,7 +272,7 @@ class GangIndex:
         self.members.setdefault(gang, {})[pod_key] = pod
 
     def remove_member(self, pod_key: str) -> str | None:
-        """Forget a pod (deleted, or finished); return the gang it was in."""
+        """Forget a pod (deleted); return the gang it was in."""
         gang = self._gang_of.pop(pod_key, None)
         if gang is not None:
             members = self.members.get(gang)
@@ -278,7 +280,17 @@ class GangIndex:
                 members.pop(pod_key, None)
                 if not members:
                     del self.members[gang]
+        for key, done in list(self.finished.items()):
+            if done.pop(pod_key, None) is not None and not done:
+                del self.finished[key]
         return gang
+
+    def finish_member(self, pod_key: str, gang: str, phase: str) -> None:
+        """A member finished (``phase`` Succeeded or Failed): it no longer counts as a
+        sibling (upstream lists pods without finished ones), but its group's status does."""
+        self.remove_member(pod_key)
+        if gang:
+            self.finished.setdefault(gang, {})[pod_key] = phase
 
     def member_count(self, gang: str) -> int:
         return len(self.members.get(gang, ()))

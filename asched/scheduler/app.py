@@ -57,6 +57,7 @@ from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
+from asched.scheduler.gang_status import GangStatusWriter
 from asched.scheduler.gangs import GangRuntime, plain_need
 from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
@@ -290,6 +291,8 @@ class App:
             waiting=waiting,
             gangs=self.gangs,
         )
+        #: PodGroup statuses (None: no profile enables Coscheduling)
+        self.gang_status = GangStatusWriter(client, self.gangs) if self.gangs is not None else None
         self.reflectors = [
             Reflector(client, kind, path, self._sink, watch_timeout=options.watch_timeout)
             for kind, path in WATCHED.items()
@@ -485,6 +488,10 @@ class App:
                     if elector is not None:
                         background.append(group.create_task(elector.hold(), name="lease"))
                     binder = group.create_task(self.scheduler.binder.run(), name="binder")
+                    if self.gang_status is not None:  # the leader keeps PodGroup statuses
+                        background.append(
+                            group.create_task(self.gang_status.run(), name="podgroup status")
+                        )
                     await self.scheduler.binder.running.wait()
                     await self.schedule_loop()
                     # pods held at Permit would wait out their timeouts (a gang's: minutes):

@@ -267,7 +267,7 @@ class Ingest:
         self.undecodable.pop(pod.key, None)
         if self.gangs is not None:
             if pod.phase in TERMINAL_PHASES:
-                self.gangs.remove_member(pod.key)
+                self.gangs.finish_member(pod.key, pod.gang, pod.phase)
             else:
                 self.gangs.set_member(pod.key, pod.gang, pod)
         if pod.node_name or pod.deleting:

@@ -70,6 +70,20 @@ async def test_a_gang_of_four_waits_for_its_fourth_member(gang_cluster: Any) -> 
         assert len(running.app.scheduler.waiting) == 0
         await assert_not_overcommitted(cluster)
 
+        # the leader keeps the PodGroup's status: 4 members (>= minMember) and all 4
+        # scheduled; no kubelet runs them, so none is Running yet: phase Scheduling
+        path = f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{cluster.namespace}/podgroups"
+
+        async def status_written() -> bool:
+            group = await cluster.rest.get(f"{path}/job-a")
+            return bool((group.get("status") or {}).get("scheduled") == 4)
+
+        await until(status_written, within=30)
+        status = (await cluster.rest.get(f"{path}/job-a"))["status"]
+        assert status["phase"] == "Scheduling"
+        assert (status.get("running", 0), status.get("failed", 0)) == (0, 0)
+        assert status["scheduleStartTime"]
+
 
 async def test_a_gang_larger_than_the_room_is_not_started(gang_cluster: Any) -> None:
     # room for 5: one node of 4 CPU and one of 1 CPU; the gang needs 6 members of 1 CPU
