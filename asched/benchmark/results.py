@@ -47,9 +47,9 @@ class Phase:
         The phase ended on the workload's ``settleSeconds`` (every pod created, no bind for
         that long, nothing waiting at Permit): the pods that could fit are bound.
     sample_width : float or None
-        The throughput sample width in seconds; None picks it from the duration
-        (:func:`~asched.benchmark.counting.auto_interval`: scheduler_perf's 1 s for a
-        phase of 6 s or more).
+        The throughput sample width in seconds; None picks it from the time to the last
+        bind (:func:`~asched.benchmark.counting.auto_interval`: scheduler_perf's 1 s when
+        that is 6 s or more).
     """
 
     name: str
