@@ -161,10 +161,14 @@ class GangRuntime:
         return None
 
     def _pending(self, gang: Gang) -> list[PodInfo]:
-        """The gang's members not placed, in the order the queue gives them."""
+        """The gang's members not placed and not gated, in the order the queue gives them."""
         pods = self.table.pods
         members = self.index.members.get(gang.key, {})
-        pending = [info for pod_key, info in members.items() if pod_key not in pods]
+        pending = [
+            info
+            for pod_key, info in members.items()
+            if pod_key not in pods and not info.scheduling_gates
+        ]
         return sorted(pending, key=lambda p: (-p.priority, p.creation_timestamp, p.name))
 
     def _still_missing(self, admission: Admission) -> list[PodInfo]:

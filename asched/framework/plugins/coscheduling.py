@@ -16,7 +16,8 @@ with asched's differences marked *(asched)*; docs/gang.md says the same for user
   - fewer than ``minMember`` pods name the gang (pending or placed, any scheduler):
     ``pre-filter pod p cannot find enough sibling pods, current pods number: 3,
     minMember of group: 4``, prefixed with the gang (``pod group ns/g has 3 of 4
-    members: ...``);
+    members: ...``); or fewer than ``minMember`` once the gated ones (``schedulingGates``)
+    are left out: ``... cannot proceed due to gated pods in the same PodGroup``;
   - ``minResources`` does not fit in the cluster's free capacity (upstream's
     ``CheckClusterResource``: the free amounts of all nodes added up, this gang's own
     placed members' requests counted back in): ``resource gap: ...``.
@@ -180,6 +181,16 @@ class Coscheduling:
                 f"{gang_name(key)} has {members} of {gang.min_member} members: pre-filter pod "
                 f"{pod.name} cannot find enough sibling pods, current pods number: {members}, "
                 f"minMember of group: {gang.min_member}",
+                plugin=NAME,
+            )
+        # gated siblings cannot be scheduled: they count toward the total above, but the
+        # gang proceeds only if it reaches minMember without them (quorumGap in core.go)
+        gated = sum(1 for info in host.gangs.members.get(key, {}).values() if info.scheduling_gates)
+        if members - gated < gang.min_member:
+            return Status.unresolvable(
+                f"{gang_name(key)} has {members} of {gang.min_member} members, {gated} of them "
+                f"gated: pre-filter pod {pod.name} cannot proceed due to gated pods in the same "
+                "PodGroup",
                 plugin=NAME,
             )
         if gang.min_resources:
