@@ -364,3 +364,17 @@ def test_less(first: PodInfo, second: PodInfo, first_goes_first: bool) -> None:
     assert (coscheduling.sort_key(first, 0.0) < coscheduling.sort_key(second, 0.0)) is (
         first_goes_first
     )
+
+
+def test_a_group_that_does_not_decode_is_told_to_its_members() -> None:
+    # a group the CRD's schema would refuse (an older CRD let it in): the field error,
+    # prefixed with the gang, as the member's reason; nothing crashes
+    runtime = host()
+    runtime.index.set_pod_group(pod_group("bad", 0))
+    member = pod("m", "bad")
+    join(runtime, member)
+    status = plugin(runtime).pre_filter(CycleState(), member, runtime.table).status
+    assert (status.code, status.message) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "pod group ns/bad: PodGroup ns/bad: spec.minMember: must be at least 1, got 0",
+    )
