@@ -32,7 +32,7 @@ from asched.framework.interface import Handle
 from asched.framework.per_node import PerNode
 
 #: The plugin API this asched provides (``asched.plugin.API_VERSION``): MAJOR.MINOR.
-API_VERSION: Final = "1.0"
+API_VERSION: Final = "1.1"
 
 #: Method name -> the extension point it implements.
 METHOD_POINTS: Final = {
@@ -161,7 +161,7 @@ def declare(
         The plugin class; its methods say which extension points it implements.
     api_version : str
         The plugin API the plugin was written for (``asched.plugin.API_VERSION`` at the
-        time, written as a literal such as ``"1.0"``).
+        time, written as a literal such as ``"1.1"``).
     name : str, optional
         The plugin name (default: the class's ``name`` attribute).
     factory : callable, optional

@@ -351,11 +351,10 @@ async def test_the_higher_priority_gang_goes_first(gang_cluster: Any) -> None:
         await cluster.rest.delete(f"/apis/scheduling.k8s.io/v1/priorityclasses/{high_class}")
 
 
-@pytest.mark.sim_only
-async def test_a_workload_gang_of_upstreams_native_api(gang_cluster: Any) -> None:
+async def test_a_workload_gang_of_upstreams_native_api(sim_cluster: Any) -> None:
     # KEP-4671: a Workload whose pod group "workers" is a gang of minCount 3, pods linked by
     # spec.workloadRef; served by the simulator only (a v1.20 server has no such API)
-    cluster = gang_cluster
+    cluster = sim_cluster
     name = cluster.unique_name("sched")
     await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
     await cluster.rest.create(
