@@ -1,5 +1,5 @@
 """``asched bench``: the core decision benchmark (``core``) and scheduler_perf-style workloads
-(``run``; see ``docs/benchmarks.md``). ``binder`` is internal: the bind-ceiling binder that
+(``run``; see ``docs/benchmarks.md``), and upstream scheduler_perf configs (``suite``). ``binder`` is internal: the bind-ceiling binder that
 ``run`` starts as a child process. ``extender`` is the benchmark's scheduler extender
 (:mod:`asched.benchmark.hash_extender`), which ``run --extender-latency-ms`` starts, and
 which can be run by hand."""
@@ -15,7 +15,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from asched.benchmark import core, hash_extender, run_command
+from asched.benchmark import core, hash_extender, perf_command, run_command
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +26,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
             help="run a workload and measure it the scheduler_perf way",
             description=run_command.DESCRIPTION,
             epilog=run_command.epilog(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
+    perf_command.configure(
+        sub.add_parser(
+            "suite",
+            help="run an upstream scheduler_perf config's workloads (label-filtered)",
+            description=perf_command.DESCRIPTION,
+            epilog=perf_command.EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     )
@@ -66,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
         return run_core(args)
     if args.bench_command == "run":
         return run_command.run(args)
+    if args.bench_command == "suite":
+        return perf_command.run(args)
     if args.bench_command == "binder":
         return run_command.run_binder(args)
     if args.bench_command == "extender":

@@ -141,6 +141,8 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 def node(group: NodeGroup, name: str, index: int) -> Raw:
     """Node ``index`` of ``group`` named ``name``, status included (Ready)."""
+    if group.base is not None:
+        return _node_from_base(group, name, index)
     cpu, memory, pods = NODE_TEMPLATES[group.template]
     raw = templates.node(
         name,
@@ -157,6 +159,34 @@ def node(group: NodeGroup, name: str, index: int) -> Raw:
         raw["spec"]["taints"] = [dict(t) for t in group.taints]
     if group.unschedulable:
         raw["spec"]["unschedulable"] = True
+    if group.patch:
+        raw = merge_patch(raw, group.patch)
+    return raw
+
+
+def _node_from_base(group: NodeGroup, name: str, index: int) -> Raw:
+    """A node from a template file's object, as scheduler_perf's node preparer makes it.
+
+    The object is used as it is (no hostname or zone label is added: upstream adds none),
+    named ``name`` (``generateName`` dropped); ``status.allocatable`` defaults to
+    ``status.capacity``, as the API server's defaulting does. Then the group's labels,
+    spread labels, unique label and patch, in that order.
+    """
+    raw: Raw = copy.deepcopy(dict(group.base or {}))
+    meta: Raw = raw.setdefault("metadata", {})
+    meta.pop("generateName", None)
+    meta["name"] = name
+    labels: dict[str, str] = meta.setdefault("labels", {}) or {}
+    meta["labels"] = labels
+    status: Raw = raw.setdefault("status", {})
+    if "allocatable" not in status and "capacity" in status:
+        status["allocatable"] = dict(status["capacity"])
+    raw.setdefault("spec", {})
+    labels.update(group.labels)
+    for key, values in group.spread_labels.items():
+        labels[key] = values[index % len(values)]
+    if group.unique_label is not None:
+        labels[group.unique_label] = name
     if group.patch:
         raw = merge_patch(raw, group.patch)
     return raw
@@ -181,6 +211,8 @@ def priority_class(priority: int) -> Raw:
 
 def pod(group: PodGroup, name: str, *, scheduler_name: str) -> Raw:
     """A pod of ``group`` named ``name`` for scheduler ``scheduler_name``."""
+    if group.base is not None:
+        return _pod_from_base(group, name, scheduler_name=scheduler_name)
     shape = POD_TEMPLATES[group.template]
     raw = templates.pod(
         name,
@@ -207,6 +239,29 @@ def pod(group: PodGroup, name: str, *, scheduler_name: str) -> Raw:
         spec["nodeSelector"] = dict(group.node_selector)
     if group.tolerations:
         spec["tolerations"] = [copy.deepcopy(dict(t)) for t in group.tolerations]
+    if group.patch:
+        raw = merge_patch(raw, group.patch)
+    return raw
+
+
+def _pod_from_base(group: PodGroup, name: str, *, scheduler_name: str) -> Raw:
+    """A pod from a template file's object: named ``name`` in the group's namespace
+    (``generateName`` dropped), for ``scheduler_name``; the group's priority becomes its
+    PriorityClass (the template's bare ``spec.priority`` is removed), then the group's
+    labels and patch."""
+    raw: Raw = copy.deepcopy(dict(group.base or {}))
+    meta: Raw = raw.setdefault("metadata", {})
+    meta.pop("generateName", None)
+    meta["name"] = name
+    meta["namespace"] = group.namespace
+    labels: dict[str, str] = meta.get("labels") or {}
+    labels.update(group.labels)
+    meta["labels"] = labels
+    spec: Raw = raw.setdefault("spec", {})
+    spec["schedulerName"] = scheduler_name
+    spec.pop("priority", None)
+    if group.priority is not None:
+        spec["priorityClassName"] = priority_class_name(group.priority)
     if group.patch:
         raw = merge_patch(raw, group.patch)
     return raw

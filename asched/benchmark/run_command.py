@@ -22,7 +22,13 @@ import argparse
 import sys
 import textwrap
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from asched.errors import InputError
+
+if TYPE_CHECKING:
+    from asched.benchmark.runner import RunOptions
+    from asched.benchmark.workload import Workload
 
 DESCRIPTION: Final = """\
 asched bench run: build a workload's cluster on an API server, run a scheduler on it
@@ -146,6 +152,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``asched bench run``."""
     add_common(parser)
+    parser.add_argument(
+        "--workload",
+        dest="perf_workload",
+        metavar="TESTCASE/WORKLOAD",
+        help="WORKLOAD is an upstream scheduler_perf config (performance-config.yaml): "
+        "run this one of its workloads",
+    )
     who = parser.add_argument_group("scheduler")
     who.add_argument("--scheduler", choices=SCHEDULERS, default="asched")
     who.add_argument(
@@ -220,28 +233,55 @@ def configure_binder(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ready-file", type=Path, help="written once the watch is open")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Entry point of ``asched bench run``."""
-    from asched.benchmark import plot, report, runner, workload
+def load_workload(args: argparse.Namespace) -> Workload:
+    """The workload ``bench run`` was given: an asched workload file or shipped name, or
+    one workload (``--workload TestCase/Workload``) of an upstream scheduler_perf config.
+
+    Raises
+    ------
+    InputError
+        Bad file, unknown workload, or a workload asched cannot run (the reason given).
+    """
+    from asched.benchmark import perf_config, perf_translate, workload
+
+    perf_name: str | None = getattr(args, "perf_workload", None)
+    path = workload.resolve(args.workload)
+    if perf_name is None and not perf_config.looks_like_config(path):
+        return workload.load_workload_file(path)
+    if perf_name is None:
+        raise InputError(
+            f"{path}: a scheduler_perf config; name one workload with "
+            "--workload 'TestCase/Workload' (or run them all with `asched bench suite`)"
+        )
+    config = perf_config.load_config_file(path)
+    case, chosen = config.find(perf_name)
+    try:
+        return perf_translate.translate(case, chosen)
+    except perf_translate.Unsupported as exc:
+        raise InputError(f"{path}: {perf_name}: unsupported: {exc.reason}") from exc
+
+
+def run_options(args: argparse.Namespace, loaded: Workload, scheduler: str) -> RunOptions:
+    """The runner's options from ``bench run`` / ``bench suite`` flags."""
+    from asched.benchmark import runner
     from asched.benchmark.extender_child import ExtenderOptions
 
-    loaded = workload.load_workload_file(workload.resolve(args.workload))
     extender = (
         ExtenderOptions(
             latency_ms=args.extender_latency_ms,
             reject_every=args.extender_reject_every,
             tls=args.extender_tls,
         )
-        if args.extender_latency_ms is not None
+        if getattr(args, "extender_latency_ms", None) is not None
         else None
     )
-    options = runner.RunOptions(
+    return runner.RunOptions(
         workload=loaded,
         backend=args.backend,
         kubeconfig=args.kubeconfig,
         snapshot=args.snapshot,
         sim_tls=args.sim_tls,
-        scheduler=args.scheduler,
+        scheduler="kube-scheduler" if scheduler == "kube-scheduler" else "asched",
         percentage=args.percentage,
         in_flight=args.in_flight,
         max_inflight_binds=args.max_inflight_binds,
@@ -252,14 +292,22 @@ def run(args: argparse.Namespace) -> int:
         replay_order=args.replay_order,
         existing_nodes=args.existing_nodes,
         keep=args.keep,
-        profiler=args.profile,
-        profile_out=args.profile_out,
+        profiler=getattr(args, "profile", None),
+        profile_out=getattr(args, "profile_out", None),
         timeout=args.timeout,
         stall=args.stall,
         workdir=args.workdir,
         extender=extender,
         sample_interval=args.sample_interval,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``asched bench run``."""
+    from asched.benchmark import plot, report, runner
+
+    loaded = load_workload(args)
+    options = run_options(args, loaded, args.scheduler)
     try:
         result = runner.run(options)
     except runner.BenchmarkError as exc:

@@ -133,6 +133,12 @@ class NodeGroup:
     taints: tuple[Mapping[str, str], ...] = ()
     unschedulable: bool = False
     patch: Mapping[str, Any] | None = None
+    #: a Node object read from a scheduler_perf template file: when set, it replaces
+    #: ``template`` and the shorthand fields (:func:`asched.benchmark.objects.node`)
+    base: Mapping[str, Any] | None = None
+    #: a label key whose value is the node's own name (scheduler_perf's
+    #: ``uniqueNodeLabelStrategy``)
+    unique_label: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,6 +163,9 @@ class PodGroup:
     affinity: Mapping[str, Any] | None = None
     topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
     patch: Mapping[str, Any] | None = None
+    #: a Pod object read from a scheduler_perf template file: when set, it replaces
+    #: ``template`` (:func:`asched.benchmark.objects.pod`)
+    base: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

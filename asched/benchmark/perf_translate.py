@@ -1,0 +1,372 @@
+"""A scheduler_perf workload as the :class:`~asched.benchmark.workload.Workload` asched runs.
+
+The runner has four phases: nodes, init pods (all bound before measuring), churn (while
+measuring) and measured pods. An upstream workload whose ops have that shape translates
+one to one:
+
+* ``createNodes`` ops (any number, first) become node groups built from their node
+  template file (``labelNodePrepareStrategy``: values round-robin;
+  ``uniqueNodeLabelStrategy``: the node's name; ``nodeAllocatableStrategy.nodeAllocatable``
+  patched into ``status.allocatable``);
+* ``createNamespaces`` (plain namespaces) anywhere before the measured pods;
+* ``createPods`` without ``collectMetrics`` become init pods, in namespace
+  ``namespace-<op index>`` unless the op names one, built from the pod template file;
+* at most one ``churn`` (create without a limit, or recreate) of Node, Pod and Service
+  templates;
+* ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
+  before measuring;
+* one ``createPods`` with ``collectMetrics: true``, last.
+
+Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
+never run as something else): ``sleep``, ``deletePods``, ``createAny``, ``updateAny``,
+``createPodSets``, start/stop collecting metrics, steady-state or skip-wait pods, volumes,
+dynamic resource allocation, templates using Go ``text/template`` expressions, custom
+scheduler configurations and feature gates that change scheduling semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from asched import textfile
+from asched.benchmark import perf_config
+from asched.benchmark.perf_config import Op, PerfWorkload, TestCase
+from asched.benchmark.workload import Churn, ChurnObject, NodeGroup, PodGroup, Workload
+from asched.errors import InputError
+
+#: Feature gates that only toggle upstream's internals (queueing, async API calls,
+#: batching): accepted whatever their value, since asched's scheduling semantics are the
+#: same either way. Any other gate is refused with its name.
+INTERNAL_FEATURE_GATES: Final = frozenset(
+    {
+        "SchedulerQueueingHints",
+        "SchedulerAsyncPreemption",
+        "SchedulerAsyncAPICalls",
+        "SchedulerPopFromBackoffQ",
+        "OpportunisticBatching",
+    }
+)
+DRA_OPCODES: Final = frozenset(
+    {"allocResourceClaims", "createResourceClaims", "createResourceDriver"}
+)
+#: upstream's churn interval when the op gives none, milliseconds
+DEFAULT_CHURN_INTERVAL_MS: Final = 500
+
+
+class Unsupported(Exception):
+    """asched cannot run this workload as upstream means it; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def translate(case: TestCase, workload: PerfWorkload) -> Workload:
+    """``workload`` of ``case`` as an asched workload.
+
+    Raises
+    ------
+    Unsupported
+        The workload uses an op, field, gate or shape the runner cannot honour.
+    PerfConfigError
+        A parameter is undefined, mistyped or unused.
+    InputError
+        A template file is missing or not an object of the expected kind.
+    """
+    name = perf_config.full_name(case, workload)
+    gates = {**case.feature_gates, **workload.feature_gates}
+    refused = sorted(g for g in gates if g not in INTERNAL_FEATURE_GATES)
+    if refused:
+        raise Unsupported(
+            f"feature gate {', '.join(refused)}: changes scheduling semantics asched does not "
+            f"switch (accepted gates: {', '.join(sorted(INTERNAL_FEATURE_GATES))})"
+        )
+    if case.scheduler_config_path is not None:
+        raise Unsupported(
+            f"schedulerConfigPath {case.scheduler_config_path.name}: a custom "
+            "kube-scheduler configuration"
+        )
+    ops = perf_config.expand(case, workload)
+    builder = _Builder(case, name)
+    for op in ops:
+        builder.add(op)
+    return builder.workload(workload)
+
+
+def _op_name(op: Op) -> str:
+    return f"op {op.index} ({op.opcode})"
+
+
+class _Builder:
+    def __init__(self, case: TestCase, name: str) -> None:
+        self.case = case
+        self.name = name
+        self.nodes: list[NodeGroup] = []
+        self.init: list[PodGroup] = []
+        self.measured: list[PodGroup] = []
+        self.churn: Churn | None = None
+        self.node_prefixes: set[str] = set()
+
+    def add(self, op: Op) -> None:
+        if self.measured:
+            raise Unsupported(
+                f"{_op_name(op)} after the measured createPods: the runner ends with the "
+                "measured pods"
+            )
+        if op.opcode in DRA_OPCODES:
+            raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
+        handler = {
+            "createNodes": self._nodes,
+            "createNamespaces": self._namespaces,
+            "createPods": self._pods,
+            "churn": self._churn,
+            "barrier": self._barrier,
+        }.get(op.opcode)
+        if handler is None:
+            raise Unsupported(f"{_op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
+        handler(op)
+
+    def _nodes(self, op: Op) -> None:
+        if self.init or self.churn is not None:
+            raise Unsupported(f"{_op_name(op)}: nodes created after pods or churn")
+        base = _template(op.get("nodeTemplatePath"), "Node", op) or _DEFAULT_NODE
+        count = int(op.get("count", 0))
+        if count == 0:
+            return
+        spread: dict[str, tuple[str, ...]] = {}
+        strategy = op.get("labelNodePrepareStrategy")
+        if strategy is not None:
+            key, values = _label_strategy(op, strategy)
+            spread[key] = values
+        unique = op.get("uniqueNodeLabelStrategy")
+        unique_key = None
+        if unique is not None:
+            if not isinstance(unique, Mapping) or not isinstance(unique.get("labelKey"), str):
+                raise InputError(
+                    f"{self.name}: {_op_name(op)}.uniqueNodeLabelStrategy: needs labelKey"
+                )
+            unique_key = unique["labelKey"]
+        patch = _allocatable_patch(op)
+        fixed = (base.get("metadata") or {}).get("name")
+        prefix = f"{_generate_name(base, 'scheduler-perf')}-{op.index}"
+        if fixed:
+            if count != 1:
+                raise Unsupported(
+                    f"{_op_name(op)}: {count} nodes from a template with the fixed name {fixed}"
+                )
+            patch = {**(patch or {}), "metadata": {"name": fixed}}
+            prefix = f"{prefix}-fixed"
+        self.nodes.append(
+            NodeGroup(
+                count=count,
+                name_prefix=prefix,
+                base=base,
+                spread_labels=spread,
+                unique_label=unique_key,
+                patch=patch,
+            )
+        )
+
+    def _namespaces(self, op: Op) -> None:
+        if op.get("namespaceTemplatePath") is not None:
+            raise Unsupported(f"{_op_name(op)}: namespaces from a template (labelled namespaces)")
+        # Plain namespaces: the runner creates every namespace its pods use.
+
+    def _pods(self, op: Op) -> None:
+        for key, why in (
+            ("steadyState", "steady-state pod creation"),
+            ("skipWaitToCompletion", "pods not waited for (skipWaitToCompletion)"),
+        ):
+            if op.get(key):
+                raise Unsupported(f"{_op_name(op)}: {why}")
+        for key in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"):
+            if op.get(key) is not None:
+                raise Unsupported(f"{_op_name(op)}: volumes ({key})")
+        if op.get("templateParams"):
+            raise Unsupported(f"{_op_name(op)}: templateParams (Go text/template pod templates)")
+        path = op.get("podTemplatePath") or self.case.default_pod_template
+        base = _template(path, "Pod", op) or _DEFAULT_POD
+        count = int(op.get("count", 0))
+        namespace = op.get("namespace") or f"namespace-{op.index}"
+        if count == 0:
+            return
+        group = _pod_group(base, count=count, namespace=str(namespace), op=op)
+        if op.get("collectMetrics"):
+            self.measured.append(group)
+        else:
+            if self.churn is not None:
+                raise Unsupported(f"{_op_name(op)}: unmeasured pods created while churning")
+            self.init.append(group)
+
+    def _churn(self, op: Op) -> None:
+        if self.churn is not None:
+            raise Unsupported(f"{_op_name(op)}: a second churn op")
+        mode = op.get("mode")
+        number = int(op.get("number", 0))
+        if mode == "create" and number > 0:
+            raise Unsupported(f"{_op_name(op)}: churn create with a limit (number: {number})")
+        if mode == "recreate" and number < 1:
+            raise InputError(f"{self.name}: {_op_name(op)}.number: must be >= 1 in recreate mode")
+        namespace = str(op.get("namespace") or f"namespace-{op.index}")
+        objects: list[ChurnObject] = []
+        for path in op.get("templatePaths") or ():
+            raw = _read(path, op)
+            kind = raw.get("kind")
+            if kind == "Node":
+                prefix = f"{_generate_name(raw, 'node-churn')}-{op.index}"
+                group = NodeGroup(count=1, name_prefix=prefix, base=raw)
+                objects.append(ChurnObject(kind="Node", node=group))
+            elif kind == "Pod":
+                pod = _pod_group(raw, count=1, namespace=namespace, op=op)
+                objects.append(ChurnObject(kind="Pod", pod=pod))
+            elif kind == "Service":
+                objects.append(ChurnObject(kind="Service"))
+            else:
+                raise Unsupported(f"{_op_name(op)}: churn of {kind} objects ({Path(path).name})")
+        interval = int(op.get("intervalMilliseconds") or DEFAULT_CHURN_INTERVAL_MS)
+        self.churn = Churn(
+            mode="recreate" if mode == "recreate" else "create",
+            interval=max(interval, 10) / 1000.0,
+            number=max(number, 1),
+            objects=tuple(objects),
+        )
+
+    def _barrier(self, op: Op) -> None:
+        if op.get("stageRequirement", "Scheduled") != "Scheduled":
+            raise Unsupported(f"{_op_name(op)}: a barrier on attempted (not bound) pods")
+        if op.get("labelSelector"):
+            raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
+        if self.churn is not None:
+            raise Unsupported(f"{_op_name(op)}: a barrier while churning")
+        # Init pods are all bound before measuring: the barrier holds by construction.
+
+    def workload(self, workload: PerfWorkload) -> Workload:
+        if not self.measured:
+            raise Unsupported("no createPods op with collectMetrics: true")
+        return Workload(
+            name=self.name,
+            description=f"scheduler_perf {self.name}",
+            upstream=self.name,
+            nodes=tuple(self.nodes),
+            init_pods=tuple(self.init),
+            measured_pods=tuple(self.measured),
+            churn=self.churn,
+        )
+
+
+_WHY: Final = {
+    "sleep": "sleep between phases (the runner has no timed pause)",
+    "deletePods": "deleting pods while running",
+    "createAny": "creating arbitrary objects (createAny)",
+    "updateAny": "updating objects while running (updateAny)",
+    "createPodSets": "pod sets across namespaces (createPodSets)",
+    "startCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",
+    "stopCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",
+    "waitForPodGroups": "workload-aware PodGroups (waitForPodGroups)",
+}
+
+_DEFAULT_NODE: Final[Mapping[str, Any]] = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"generateName": "scheduler-perf-"},
+    "spec": {},
+    "status": {
+        "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+        "conditions": [{"status": "True", "type": "Ready"}],
+        "phase": "Running",
+    },
+}
+_DEFAULT_POD: Final[Mapping[str, Any]] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"generateName": "pod-"},
+    "spec": {
+        "containers": [
+            {
+                "image": "registry.k8s.io/pause:3.10",
+                "name": "pause",
+                "ports": [{"containerPort": 80}],
+                "resources": {
+                    "limits": {"cpu": "100m", "memory": "500Mi"},
+                    "requests": {"cpu": "100m", "memory": "500Mi"},
+                },
+            }
+        ]
+    },
+}
+
+
+def _read(path: Any, op: Op) -> dict[str, Any]:
+    name = str(path)
+    text = textfile.read_text(name, f"the template of {_op_name(op)}")
+    if "{{" in text:
+        raise Unsupported(f"{_op_name(op)}: {Path(name).name} uses Go text/template expressions")
+    raw = textfile.parse_yaml(text, name)
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{name}: must be a Kubernetes object, got {type(raw).__name__}")
+    return dict(raw)
+
+
+def _template(path: Any, kind: str, op: Op) -> dict[str, Any] | None:
+    """The object of a template file (None: no path given), checked to be a ``kind``."""
+    if path is None:
+        return None
+    raw = _read(path, op)
+    if raw.get("kind") != kind:
+        raise InputError(f"{path}: {_op_name(op)} needs a {kind}, the file has {raw.get('kind')!r}")
+    return raw
+
+
+def _generate_name(raw: Mapping[str, Any], default: str) -> str:
+    meta = raw.get("metadata") or {}
+    text = str(meta.get("generateName") or default).rstrip("-")
+    return text[:24] or default
+
+
+def _label_strategy(op: Op, strategy: Any) -> tuple[str, tuple[str, ...]]:
+    where = f"{_op_name(op)}.labelNodePrepareStrategy"
+    if not isinstance(strategy, Mapping) or not isinstance(strategy.get("labelKey"), str):
+        raise InputError(f"{where}: needs labelKey and labelValues")
+    values = strategy.get("labelValues")
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        raise InputError(f"{where}.labelValues: must be a non-empty list of strings")
+    return strategy["labelKey"], tuple(values)
+
+
+def _allocatable_patch(op: Op) -> dict[str, Any] | None:
+    strategy = op.get("nodeAllocatableStrategy")
+    if strategy is None:
+        return None
+    where = f"{_op_name(op)}.nodeAllocatableStrategy"
+    if not isinstance(strategy, Mapping):
+        raise InputError(f"{where}: must be a map")
+    if strategy.get("csiNodeAllocatable") or strategy.get("migratedPlugins"):
+        raise Unsupported(f"{where}: CSINode volume limits (csiNodeAllocatable)")
+    allocatable = strategy.get("nodeAllocatable") or {}
+    if not isinstance(allocatable, Mapping):
+        raise InputError(f"{where}.nodeAllocatable: must be a map of resource to quantity")
+    return {"status": {"allocatable": {str(k): str(v) for k, v in allocatable.items()}}}
+
+
+def _pod_group(base: Mapping[str, Any], *, count: int, namespace: str, op: Op) -> PodGroup:
+    """A pod group from a template's object; a bare ``spec.priority`` becomes the group's
+    priority (the runner creates its PriorityClass: the API server's Priority admission
+    refuses a bare priority)."""
+    spec = base.get("spec") or {}
+    if spec.get("priorityClassName"):
+        raise Unsupported(
+            f"{_op_name(op)}: priorityClassName {spec['priorityClassName']} (a PriorityClass "
+            "the config does not create)"
+        )
+    priority = spec.get("priority")
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
+        raise InputError(f"{_op_name(op)}: spec.priority must be an integer, got {priority!r}")
+    if spec.get("volumes") and any(
+        "persistentVolumeClaim" in v or "ephemeral" in v for v in spec["volumes"]
+    ):
+        raise Unsupported(f"{_op_name(op)}: pods with volume claims")
+    if spec.get("resourceClaims"):
+        raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
+    return PodGroup(count=count, namespace=namespace, base=dict(base), priority=priority)
