@@ -1,0 +1,244 @@
+"""Upstream scheduler_perf workloads as asched workloads: the translation, the objects built
+from template files, and the shapes refused with their reason."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asched.benchmark import loadgen, objects
+from asched.benchmark.perf_config import load_config, load_config_file
+from asched.benchmark.perf_translate import INTERNAL_FEATURE_GATES, Unsupported, translate
+from asched.benchmark.workload import Workload
+
+DATA = Path(__file__).resolve().parent / "data" / "perf"
+MISC = DATA / "misc"
+CONFIG = MISC / "performance-config.yaml"
+
+
+def run_shape(name: str) -> Workload:
+    case, workload = load_config_file(CONFIG).find(name)
+    return translate(case, workload)
+
+
+def test_scheduling_basic_becomes_nodes_init_and_measured_pods() -> None:
+    w = run_shape("SchedulingBasic/5Nodes")
+    assert w.name == "SchedulingBasic/5Nodes"
+    assert (w.n_nodes, w.n_init, w.n_measured) == (5, 5, 10)
+    # upstream's default namespaces: namespace-<op index> (ops 1 and 2)
+    assert [g.namespace for g in (*w.init_pods, *w.measured_pods)] == [
+        "namespace-1",
+        "namespace-2",
+    ]
+    assert w.churn is None
+
+
+def test_nodes_follow_the_template_and_the_label_strategy() -> None:
+    w = run_shape("TopologySpreading/5Nodes")
+    nodes = list(loadgen.node_objects(w.nodes))
+    zones = [n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes]
+    # labelValues round-robin over the 5 nodes
+    assert zones == ["moon-1", "moon-2", "moon-3", "moon-1", "moon-2"]
+    first = nodes[0]
+    assert "generateName" not in first["metadata"]
+    assert first["metadata"]["name"] == "scheduler-perf-0-0"
+    # the API server defaults allocatable to capacity; the sim is given it explicitly
+    assert first["status"]["allocatable"] == {"pods": "110", "cpu": "4", "memory": "32Gi"}
+    # upstream's nodes carry no hostname label: none is added
+    assert "kubernetes.io/hostname" not in first["metadata"]["labels"]
+
+
+def test_pods_follow_the_template() -> None:
+    w = run_shape("TopologySpreading/5Nodes")
+    pod = next(loadgen.pod_objects(w.measured_pods, "measured", scheduler_name="asched"))
+    assert pod["metadata"]["name"] == "measured-0-0"
+    assert pod["metadata"]["namespace"] == "namespace-2"
+    assert pod["metadata"]["labels"]["color"] == "blue"
+    assert pod["spec"]["schedulerName"] == "asched"
+    assert pod["spec"]["topologySpreadConstraints"][0]["maxSkew"] == 5
+    assert "generateName" not in pod["metadata"]
+
+
+def config_with(ops: list[dict[str, Any]], **workload: Any) -> Workload:
+    data = [
+        {
+            "name": "Case",
+            "defaultPodTemplatePath": "../templates/pod-default.yaml",
+            "workloadTemplate": ops,
+            "workloads": [{"name": "W", "params": {}, **workload}],
+        }
+    ]
+    config = load_config(data, folder=MISC)
+    return translate(config.test_cases[0], config.test_cases[0].workloads[0])
+
+
+MEASURED = {"opcode": "createPods", "count": 3, "collectMetrics": True}
+NODES = {"opcode": "createNodes", "count": 2}
+
+
+def test_a_bare_priority_becomes_a_priority_class() -> None:
+    w = config_with([NODES, {**MEASURED, "podTemplatePath": "../templates/pod-high-priority.yaml"}])
+    assert w.priorities() == {10}
+    pod = objects.pod(w.measured_pods[0], "p", scheduler_name="asched")
+    # the genuine API server's Priority admission refuses a bare spec.priority
+    assert "priority" not in pod["spec"]
+    assert pod["spec"]["priorityClassName"] == objects.priority_class_name(10)
+
+
+def test_a_fixed_node_name_is_kept() -> None:
+    w = config_with(
+        [
+            {
+                "opcode": "createNodes",
+                "count": 1,
+                "nodeTemplatePath": "../templates/node-with-name.yaml",
+            },
+            NODES,
+            {**MEASURED, "podTemplatePath": "../templates/pod-with-node-name-affinity.yaml"},
+        ]
+    )
+    names = [n["metadata"]["name"] for n in loadgen.node_objects(w.nodes)]
+    assert names == ["scheduler-perf-node", "scheduler-perf-1-0", "scheduler-perf-1-1"]
+
+
+def test_node_allocatable_and_unique_label_strategies() -> None:
+    w = config_with(
+        [
+            {
+                **NODES,
+                "nodeAllocatableStrategy": {"nodeAllocatable": {"cpu": "2", "memory": "8Gi"}},
+                "uniqueNodeLabelStrategy": {"labelKey": "unique"},
+            },
+            MEASURED,
+        ]
+    )
+    node = next(loadgen.node_objects(w.nodes))
+    # allocatable from the strategy over the capacity-defaulted one (pods stay 110)
+    assert node["status"]["allocatable"] == {"pods": "110", "cpu": "2", "memory": "8Gi"}
+    assert node["metadata"]["labels"]["unique"] == node["metadata"]["name"]
+
+
+def test_mixed_churn_translates_to_the_runners_churn() -> None:
+    w = config_with(
+        [
+            NODES,
+            {
+                "opcode": "churn",
+                "mode": "recreate",
+                "number": 1,
+                "intervalMilliseconds": 1000,
+                "templatePaths": [
+                    "../templates/churn/node-default.yaml",
+                    "../templates/pod-high-priority.yaml",
+                    "../templates/churn/service-default.yaml",
+                ],
+            },
+            MEASURED,
+        ]
+    )
+    assert w.churn is not None
+    assert (w.churn.mode, w.churn.interval, w.churn.number) == ("recreate", 1.0, 1)
+    assert [o.kind for o in w.churn.objects] == ["Node", "Pod", "Service"]
+    churn_pod = w.churn.objects[1].pod
+    assert churn_pod is not None
+    assert churn_pod.namespace == "namespace-1"
+    assert w.priorities() == {10}
+
+
+def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
+    gates = dict.fromkeys(sorted(INTERNAL_FEATURE_GATES), True)
+    w = config_with(
+        [NODES, {"opcode": "createPods", "count": 2}, {"opcode": "barrier"}, MEASURED],
+        featureGates=gates,
+    )
+    assert (w.n_init, w.n_measured) == (2, 3)
+
+
+@pytest.mark.parametrize(
+    ("ops", "workload", "reason"),
+    [
+        pytest.param(
+            [NODES, {"opcode": "sleep", "duration": "1s"}, MEASURED],
+            {},
+            "op 1 (sleep): sleep between phases",
+            id="sleep",
+        ),
+        pytest.param(
+            [NODES, {"opcode": "createPods", "count": 1, "skipWaitToCompletion": True}, MEASURED],
+            {},
+            "op 1 (createPods): pods not waited for (skipWaitToCompletion)",
+            id="skip-wait",
+        ),
+        pytest.param(
+            [NODES, MEASURED, {"opcode": "createPods", "count": 1}],
+            {},
+            "op 2 (createPods) after the measured createPods",
+            id="op-after-measured",
+        ),
+        pytest.param(
+            [NODES, {"opcode": "createResourceDriver", "driverName": "x"}, MEASURED],
+            {},
+            "op 1 (createResourceDriver): dynamic resource allocation (DRA) is out of scope",
+            id="dra-op",
+        ),
+        pytest.param(
+            [NODES, MEASURED],
+            {"featureGates": {"DynamicResourceAllocation": True}},
+            "feature gate DynamicResourceAllocation: changes scheduling semantics",
+            id="semantic-gate",
+        ),
+        pytest.param(
+            [NODES, {**MEASURED, "podTemplatePath": "../templates/pod-templated.yaml"}],
+            {},
+            "op 1 (createPods): pod-templated.yaml uses Go text/template expressions",
+            id="text-template",
+        ),
+        pytest.param(
+            [
+                NODES,
+                {
+                    "opcode": "churn",
+                    "mode": "create",
+                    "number": 5,
+                    "templatePaths": ["../templates/pod-default.yaml"],
+                },
+                MEASURED,
+            ],
+            {},
+            "op 1 (churn): churn create with a limit (number: 5)",
+            id="churn-create-limit",
+        ),
+        pytest.param(
+            [NODES, {"opcode": "barrier", "stageRequirement": "Attempted"}, MEASURED],
+            {},
+            "op 1 (barrier): a barrier on attempted (not bound) pods",
+            id="attempted-barrier",
+        ),
+        pytest.param(
+            [NODES, {**MEASURED, "persistentVolumeClaimTemplatePath": "pvc.yaml"}],
+            {},
+            "op 1 (createPods): volumes (persistentVolumeClaimTemplatePath)",
+            id="volumes",
+        ),
+        pytest.param(
+            [NODES, {"opcode": "startCollectingMetrics", "namespaces": ["a"]}, MEASURED],
+            {},
+            "op 1 (startCollectingMetrics): metrics collected over a span of ops",
+            id="start-collecting",
+        ),
+    ],
+)
+def test_unsupported_shapes_say_why(
+    ops: list[dict[str, Any]], workload: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(Unsupported) as caught:
+        config_with(copy.deepcopy(ops), **workload)
+    assert reason in caught.value.reason
+
+
+def test_the_unsupported_workload_of_the_test_config() -> None:
+    with pytest.raises(Unsupported, match="skipWaitToCompletion"):
+        run_shape("SchedulingWhileGated/1Node_10GatedPods")
