@@ -27,6 +27,7 @@ from asched.benchmark import perf_config, perf_translate, report, runner
 from asched.benchmark.perf_config import PerfConfig
 from asched.benchmark.results import RunResult
 from asched.benchmark.workload import Workload
+from asched.errors import InputError
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +126,9 @@ def _run_entry(
         return entry
     except perf_config.PerfConfigError as exc:
         entry.status, entry.reason = "failed", "; ".join(exc.problems)
+        return entry
+    except InputError as exc:  # a template file missing or of the wrong kind
+        entry.status, entry.reason = "failed", str(exc)
         return entry
     entry.measured_pods = translated.n_measured
     for scheduler in schedulers:

@@ -242,3 +242,34 @@ def test_unsupported_shapes_say_why(
 def test_the_unsupported_workload_of_the_test_config() -> None:
     with pytest.raises(Unsupported, match="skipWaitToCompletion"):
         run_shape("SchedulingWhileGated/1Node_10GatedPods")
+
+
+def test_a_missing_template_fails_that_workload_only() -> None:
+    from asched.benchmark import perf_suite
+
+    data = [
+        {
+            "name": "Missing",
+            "workloadTemplate": [
+                NODES,
+                {**MEASURED, "podTemplatePath": "../templates/no-such-pod.yaml"},
+            ],
+            "workloads": [{"name": "W"}],
+        },
+        {
+            "name": "Present",
+            "workloadTemplate": [NODES, {"opcode": "sleep", "duration": "1s"}, MEASURED],
+            "workloads": [{"name": "W"}],
+        },
+    ]
+    config = load_config(data, folder=MISC)
+    entries = perf_suite.run_suite(config, [], ["asched"], run_one=_never_run)
+    assert [(e.name, e.status) for e in entries] == [
+        ("Missing/W", "failed"),
+        ("Present/W", "unsupported"),
+    ]
+    assert "no-such-pod.yaml" in (entries[0].reason or "")
+
+
+def _never_run(workload: Workload, scheduler: str) -> Any:
+    raise AssertionError(f"{workload.name} should not run with {scheduler}")
