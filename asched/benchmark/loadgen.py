@@ -63,11 +63,14 @@ def node_objects(groups: Iterable[NodeGroup], phase: str = "node") -> Iterator[R
             yield labelled(objects.node(group, f"{group.name_prefix}-{index}", index), phase)
 
 
-def pod_objects(groups: Iterable[PodGroup], phase: str, *, scheduler_name: str) -> Iterator[Raw]:
-    """Every pod of ``groups``, named ``<phase>-<group>-<index>``."""
+def pod_objects(
+    groups: Iterable[PodGroup], phase: str, *, scheduler_name: str, name_prefix: str | None = None
+) -> Iterator[Raw]:
+    """Every pod of ``groups``, named ``<phase>-<group>-<index>`` (``<name_prefix>-<group>-
+    <index>`` when given)."""
     for number, group in enumerate(groups):
         for index in range(group.count):
-            name = f"{phase}-{number}-{index}"
+            name = f"{name_prefix or phase}-{number}-{index}"
             yield labelled(objects.pod(group, name, scheduler_name=scheduler_name), phase)
 
 
@@ -134,6 +137,50 @@ async def delete_object(rest: RestClient, raw: Raw) -> None:
     except StatusError as exc:
         if exc.status != 404:
             raise
+
+
+@dataclass(slots=True)
+class DeleteStats:
+    """What one :func:`delete_pods` did so far: pods listed, DELETE calls answered."""
+
+    listed: int = 0
+    deleted: int = 0
+
+
+async def delete_pods(
+    rest: RestClient,
+    namespace: str,
+    label_selector: str = "",
+    *,
+    per_second: int = 0,
+    stats: DeleteStats | None = None,
+) -> DeleteStats:
+    """Delete the pods of ``namespace`` matching ``label_selector`` as listed now, one every
+    ``1 / per_second`` seconds (0: all at once), with default delete options (graceful, as
+    scheduler_perf's ``deletePods``); a pod already gone is skipped. ``stats`` is updated as
+    it goes (it may be cancelled half way) and returned."""
+    stats = stats if stats is not None else DeleteStats()
+    path = pods_path(namespace)
+    items = await (
+        rest.list_all(path, label_selector=label_selector)
+        if label_selector
+        else rest.list_all(path)
+    )
+    names = [str(item["metadata"]["name"]) for item in items]
+    stats.listed = len(names)
+    loop = asyncio.get_running_loop()
+    tick = loop.time()
+    for name in names:
+        if per_second > 0:
+            tick += 1.0 / per_second
+            await asyncio.sleep(max(0.0, tick - loop.time()))
+        try:
+            await rest.delete(pods_path(namespace, name))
+        except StatusError as exc:
+            if exc.status != 404:
+                raise
+        stats.deleted += 1
+    return stats
 
 
 async def ensure(rest: RestClient, raws: Iterable[Raw]) -> None:

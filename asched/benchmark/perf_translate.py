@@ -11,6 +11,10 @@ one to one:
 * ``createNamespaces`` (plain namespaces) anywhere before the measured pods;
 * ``createPods`` without ``collectMetrics`` become init pods, in namespace
   ``namespace-<op index>`` unless the op names one, built from the pod template file;
+  with ``skipWaitToCompletion`` they are not waited for;
+* ``sleep`` and ``deletePods`` (namespace, labelSelector, deletePodsPerSecond,
+  skipWaitToCompletion) before the measured pods: the workload then runs its ops before
+  measuring as ordered steps (:mod:`asched.benchmark.perf_steps`);
 * at most one ``churn`` (create without a limit, or recreate) of Node, Pod and Service
   templates;
 * ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
@@ -18,8 +22,8 @@ one to one:
 * one ``createPods`` with ``collectMetrics: true``, last.
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
-never run as something else): ``sleep``, ``deletePods``, ``createAny``, ``updateAny``,
-``createPodSets``, start/stop collecting metrics, steady-state or skip-wait pods, volumes,
+never run as something else): ``createAny``, ``updateAny``, ``createPodSets``, start/stop
+collecting metrics, ops after the measured pods, steady-state pods, volumes,
 dynamic resource allocation, templates using Go ``text/template`` expressions, custom
 scheduler configurations and feature gates that change scheduling semantics.
 """
@@ -31,7 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from asched import textfile
-from asched.benchmark import perf_config
+from asched.benchmark import perf_config, perf_steps
 from asched.benchmark.perf_config import Op, PerfWorkload, TestCase
 from asched.benchmark.workload import Churn, ChurnObject, NodeGroup, PodGroup, Workload
 from asched.errors import InputError
@@ -108,6 +112,12 @@ class _Builder:
         self.measured: list[PodGroup] = []
         self.churn: Churn | None = None
         self.node_prefixes: set[str] = set()
+        #: the ops before the measured pods, in order; run as steps when ``timed``
+        self.steps: list[perf_steps.Step] = []
+        #: an op the fixed init phase cannot honour (sleep, deletePods, skip-wait pods)
+        self.timed = False
+        #: pods created and not waited for so far
+        self.unwaited = False
 
     def add(self, op: Op) -> None:
         if self.measured:
@@ -123,14 +133,16 @@ class _Builder:
             "createPods": self._pods,
             "churn": self._churn,
             "barrier": self._barrier,
+            "sleep": self._sleep,
+            "deletePods": self._delete_pods,
         }.get(op.opcode)
         if handler is None:
             raise Unsupported(f"{_op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
         handler(op)
 
     def _nodes(self, op: Op) -> None:
-        if self.init or self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: nodes created after pods or churn")
+        if self.steps or self.churn is not None:
+            raise Unsupported(f"{_op_name(op)}: nodes created after pods, sleep or churn")
         base = _template(op.get("nodeTemplatePath"), "Node", op) or _DEFAULT_NODE
         count = int(op.get("count", 0))
         if count == 0:
@@ -175,12 +187,8 @@ class _Builder:
         # Plain namespaces: the runner creates every namespace its pods use.
 
     def _pods(self, op: Op) -> None:
-        for key, why in (
-            ("steadyState", "steady-state pod creation"),
-            ("skipWaitToCompletion", "pods not waited for (skipWaitToCompletion)"),
-        ):
-            if op.get(key):
-                raise Unsupported(f"{_op_name(op)}: {why}")
+        if op.get("steadyState"):
+            raise Unsupported(f"{_op_name(op)}: steady-state pod creation")
         for key in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"):
             if op.get(key) is not None:
                 raise Unsupported(f"{_op_name(op)}: volumes ({key})")
@@ -198,7 +206,47 @@ class _Builder:
         else:
             if self.churn is not None:
                 raise Unsupported(f"{_op_name(op)}: unmeasured pods created while churning")
+            wait = not op.get("skipWaitToCompletion")
             self.init.append(group)
+            self.steps.append(perf_steps.CreatePods(op=op.index, group=group, wait=wait))
+            if not wait:
+                self.timed = self.unwaited = True
+
+    def _sleep(self, op: Op) -> None:
+        self._not_churning(op)
+        seconds = op.get("duration")
+        if not isinstance(seconds, (int, float)) or seconds < 0:
+            raise InputError(f"{self.name}: {_op_name(op)}.duration: needs a duration like 1s")
+        self.steps.append(perf_steps.Sleep(op=op.index, seconds=float(seconds)))
+        self.timed = True
+
+    def _delete_pods(self, op: Op) -> None:
+        self._not_churning(op)
+        namespace = op.get("namespace")
+        if not isinstance(namespace, str) or not namespace:
+            raise InputError(f"{self.name}: {_op_name(op)}.namespace: required")
+        selector = op.get("labelSelector") or {}
+        if not isinstance(selector, Mapping):
+            raise InputError(f"{self.name}: {_op_name(op)}.labelSelector: must be a map")
+        rate = int(op.get("deletePodsPerSecond") or 0)
+        if rate < 0:
+            raise InputError(
+                f"{self.name}: {_op_name(op)}.deletePodsPerSecond: must be >= 0, got {rate}"
+            )
+        self.steps.append(
+            perf_steps.DeletePods(
+                op=op.index,
+                namespace=namespace,
+                label_selector=",".join(f"{k}={v}" for k, v in selector.items()),
+                per_second=rate,
+                wait=not op.get("skipWaitToCompletion"),
+            )
+        )
+        self.timed = True
+
+    def _not_churning(self, op: Op) -> None:
+        if self.churn is not None:
+            raise Unsupported(f"{_op_name(op)}: while churning (churn runs with the measured pods)")
 
     def _churn(self, op: Op) -> None:
         if self.churn is not None:
@@ -240,11 +288,23 @@ class _Builder:
             raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
         if self.churn is not None:
             raise Unsupported(f"{_op_name(op)}: a barrier while churning")
+        if self.unwaited:
+            raise Unsupported(f"{_op_name(op)}: a barrier on pods created without waiting")
         # Init pods are all bound before measuring: the barrier holds by construction.
 
     def workload(self, workload: PerfWorkload) -> Workload:
         if not self.measured:
             raise Unsupported("no createPods op with collectMetrics: true")
+        if self.timed:
+            return perf_steps.StepsWorkload(
+                name=self.name,
+                description=f"scheduler_perf {self.name}",
+                upstream=self.name,
+                nodes=tuple(self.nodes),
+                measured_pods=tuple(self.measured),
+                churn=self.churn,
+                steps=tuple(self.steps),
+            )
         return Workload(
             name=self.name,
             description=f"scheduler_perf {self.name}",
@@ -257,8 +317,6 @@ class _Builder:
 
 
 _WHY: Final = {
-    "sleep": "sleep between phases (the runner has no timed pause)",
-    "deletePods": "deleting pods while running",
     "createAny": "creating arbitrary objects (createAny)",
     "updateAny": "updating objects while running (updateAny)",
     "createPodSets": "pod sets across namespaces (createPodSets)",

@@ -49,6 +49,7 @@ from asched.benchmark import (
     gang_observe,
     loadgen,
     objects,
+    perf_steps,
     procstat,
     quality,
     report,
@@ -194,6 +195,10 @@ class _Run:
         #: when the measured phase started, and when its pods were seen all created
         self.measure_origin = 0.0
         self._creation_done: float | None = None
+        #: steps still running in the background (deletePods with skipWaitToCompletion)
+        self._background: list[asyncio.Task[Any]] = []
+        #: each deletePods step's record in the init figures and its progress
+        self._deletions: list[tuple[dict[str, Any], loadgen.DeleteStats]] = []
 
     def _make_scheduler(self) -> SchedulerUnderTest:
         opts = self.options
@@ -250,8 +255,14 @@ class _Run:
         await self._setup()
         await self._nodes()
         self.scheduler.start()
-        init = await self._init()
-        measured, churn = await self._measure()
+        try:
+            init = await self._init()
+            measured, churn = await self._measure()
+        finally:
+            for task in self._background:
+                await _finish(task)
+            for record, stats in self._deletions:
+                record.update(listed=stats.listed, deleted=stats.deleted)
         gangs = await self._gang_figures(measured) if self.workload.measured_gangs else None
         info = self._scheduler_info()
         ceiling_phase = await self._ceiling() if self.options.ceiling != "none" else None
@@ -333,7 +344,16 @@ class _Run:
     async def _init(self) -> dict[str, Any]:
         # A snapshot replaces the workload's init pods; with none, one warm-up pod proves
         # the scheduler is up before the clock starts.
+        steps = self.workload.steps if isinstance(self.workload, perf_steps.StepsWorkload) else ()
+        if steps and self.options.snapshot is None:
+            if not any(isinstance(s, perf_steps.CreatePods) and s.wait for s in steps):
+                await self._init_pods(())  # the warm-up pod
+            return await self._steps(steps)
         groups = () if self.options.snapshot is not None else self.workload.init_pods
+        return await self._init_pods(groups)
+
+    async def _init_pods(self, groups: tuple[PodGroup, ...]) -> dict[str, Any]:
+        """Create ``groups`` (none: one warm-up pod) and wait until all are bound."""
         groups = groups or (PodGroup(count=1, namespace="bench-init"),)
         total = sum(g.count for g in groups)
         observer = self.observer
@@ -367,6 +387,76 @@ class _Run:
             "seconds": time.monotonic() - started,
             "nodes": observer.ready_nodes(),
         }
+
+    async def _steps(self, steps: tuple[perf_steps.Step, ...]) -> dict[str, Any]:
+        """Run a scheduler_perf workload's steps before measuring, in order (see
+        :mod:`asched.benchmark.perf_steps`)."""
+        started = time.monotonic()
+        done: list[dict[str, Any]] = []
+        for step in steps:
+            record = perf_steps.describe(step)
+            done.append(record)
+            if isinstance(step, perf_steps.Sleep):
+                await asyncio.sleep(step.seconds)
+            elif isinstance(step, perf_steps.DeletePods):
+                stats = loadgen.DeleteStats()
+                self._deletions.append((record, stats))
+                deleting = loadgen.delete_pods(
+                    self.rest,
+                    step.namespace,
+                    step.label_selector,
+                    per_second=step.per_second,
+                    stats=stats,
+                )
+                if step.wait:
+                    await deleting
+                else:
+                    self._background.append(
+                        asyncio.create_task(deleting, name=f"deletePods op {step.op}")
+                    )
+            else:
+                await self._create_step(step)
+        return {
+            "pods": sum(s.group.count for s in steps if isinstance(s, perf_steps.CreatePods)),
+            "seconds": time.monotonic() - started,
+            "nodes": self.observer.ready_nodes(),
+            "steps": done,
+        }
+
+    async def _create_step(self, step: perf_steps.CreatePods) -> None:
+        """Create one op's pods; with ``wait``, until the watch sees every one bound."""
+        observer, total, prefix = self.observer, step.group.count, f"{step.group.namespace}/"
+        await loadgen.create_many(
+            self.rest,
+            loadgen.pod_objects(
+                [step.group], "init", scheduler_name=SCHEDULER_NAME, name_prefix=step.name_prefix
+            ),
+            in_flight=self.options.in_flight,
+        )
+        if not step.wait:
+            return
+        name = f"{prefix}{step.name_prefix}-"
+
+        def bound() -> int:
+            return sum(
+                1 for r in observer.pods.values() if r.bound is not None and r.key.startswith(name)
+            )
+
+        task = self.display.add(f"op {step.op} pods (scheduled)", total, bound)
+        ok = await observer.wait_until(
+            lambda: bound() >= total,
+            bound,
+            within=max(300.0, total / 5),
+            stall=self.options.stall,
+            abort=self._scheduler_died,
+        )
+        self.display.finish(task)
+        if not ok:
+            raise BenchmarkError(
+                f"op {step.op} pods: {bound()} of {total} bound{self._death()}; the "
+                f"scheduler's log is {self.scheduler.log}"
+                f"\n--- last lines of the log ---\n{self.scheduler.log_tail()}"
+            )
 
     def _scheduler_died(self) -> bool:
         return not self.scheduler.alive()

@@ -45,20 +45,27 @@ def test_bench_suite_runs_the_small_workloads(tmp_path: Path) -> None:
         "SchedulingBasic/5Nodes",
         "TopologySpreading/5Nodes",
         "SchedulingWhileGated/1Node_10GatedPods",
+        "SchedulingDeletedPodsWithFinalizers/10Node_10DeletingPods",
+        "SchedulingAfterDeletes/2Nodes",
     ]
-    for name in ("SchedulingBasic/5Nodes", "TopologySpreading/5Nodes"):
+    for name, measured in (
+        ("SchedulingBasic/5Nodes", 10),
+        ("TopologySpreading/5Nodes", 10),
+        ("SchedulingDeletedPodsWithFinalizers/10Node_10DeletingPods", 10),
+        ("SchedulingAfterDeletes/2Nodes", 5),
+    ):
         r = by_name[name]
-        assert (r["status"], r["reason"], r["invariants_ok"]) == ("ok", None, True)
-        assert r["measured_pods"] == 10
+        assert (r["status"], r["reason"], r["invariants_ok"]) == ("ok", None, True), name
+        assert r["measured_pods"] == measured
         run = r["runs"]["asched"]
-        assert run["measured"]["bound"] == 10
+        assert run["measured"]["bound"] == measured
         throughput = r["SchedulingThroughput"]
         assert throughput is None or throughput.keys() == THROUGHPUT_KEYS
     assert by_name["TopologySpreading/5Nodes"]["threshold"] == 85.0
     assert by_name["SchedulingBasic/5Nodes"]["threshold"] is None
     gated = by_name["SchedulingWhileGated/1Node_10GatedPods"]
     assert gated["status"] == "unsupported"
-    assert "skipWaitToCompletion" in gated["reason"]
+    assert "op 2 (barrier): a barrier on attempted" in gated["reason"]
     assert gated["SchedulingThroughput"] is None
     assert "unsupported" in done.stdout
     assert "TopologySpreading/5Nodes" in done.stdout
@@ -95,7 +102,7 @@ def test_bench_run_one_workload_of_a_config(tmp_path: Path) -> None:
         ),
         pytest.param(
             ("--workload", "SchedulingWhileGated/1Node_10GatedPods"),
-            "unsupported: op 1 (createPods): pods not waited for",
+            "unsupported: op 2 (barrier): a barrier on attempted",
             id="unsupported",
         ),
     ],
@@ -104,3 +111,41 @@ def test_bench_run_refuses_with_a_reason(extra: tuple[str, ...], message: str) -
     done = asched("bench", "run", str(CONFIG), *extra)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def run_workload(tmp_path: Path, name: str) -> dict[str, Any]:
+    out = tmp_path / "run.json"
+    done = asched(
+        "bench", "run", str(CONFIG), "--workload", name, "--ceiling", "none", "--json", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(out.read_text())
+    assert result["ok"] is True
+    return result
+
+
+def test_pods_deleted_and_a_pause_before_measuring(tmp_path: Path) -> None:
+    """createPods (waited), deletePods (waited, all at once), sleep, then the measured pods."""
+    result = run_workload(tmp_path, "SchedulingAfterDeletes/2Nodes")
+    init = result["init"]
+    create, delete, pause = init["steps"]
+    assert (create["op"], create["createPods"], create["wait"]) == (1, 4, True)
+    # every one of the 4 pods of namespace-1 listed and deleted before the next op
+    assert (delete["listed"], delete["deleted"]) == (4, 4)
+    assert pause == {"op": 3, "sleep_seconds": 0.2}
+    # the steps include the 200 ms pause (a lower bound, not a speed)
+    assert init["seconds"] >= 0.2
+    assert result["measured"]["bound"] == 5
+
+
+def test_pods_not_waited_for_and_deleted_in_the_background(tmp_path: Path) -> None:
+    """Pods with a finalizer created without waiting, deleted at 100/s in the background
+    while the measured pods are scheduled."""
+    result = run_workload(tmp_path, "SchedulingDeletedPodsWithFinalizers/10Node_10DeletingPods")
+    create, delete = result["init"]["steps"]
+    assert (create["createPods"], create["wait"]) == (10, False)
+    # listed when the op ran: all 10 exist (created, not necessarily bound); the deleting
+    # stops when the measured phase ends, as upstream's does when the workload ends
+    assert delete["listed"] == 10
+    assert delete["deleted"] <= delete["listed"]
+    assert result["measured"]["bound"] == 10
