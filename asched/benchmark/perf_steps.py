@@ -8,6 +8,8 @@ scheduler_perf.go):
 * :class:`CreatePods`: the pods are created; with ``wait`` the step ends when every one
   of them is seen bound, without it at once (``skipWaitToCompletion``);
 * :class:`Sleep`: a pause of ``seconds``;
+* :class:`CreateAny`: objects from a template file (``createAny``), created as written
+  (a ``generateName`` is left to the API server); kinds :data:`CREATE_ANY_KINDS` only;
 * :class:`DeletePods`: the pods of a namespace (and label selector) as listed when the
   step starts are deleted with default delete options (graceful, as upstream), one every
   ``1 / per_second`` seconds or all at once (``per_second`` 0); with ``wait`` the step
@@ -21,10 +23,15 @@ have steps.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from asched.benchmark.workload import PodGroup, Workload
+
+#: The kinds ``createAny`` can create: the runner knows their collections, and asched's
+#: scheduling reads them (Services: PodTopologySpread's system-default constraints).
+CREATE_ANY_KINDS: Final = frozenset({"Service", "Namespace", "PriorityClass"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +68,21 @@ class DeletePods:
     wait: bool = True
 
 
-Step = CreatePods | Sleep | DeletePods
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateAny:
+    """Create ``objects`` (op ``op``), each with its namespace set where it has one."""
+
+    op: int
+    objects: tuple[Mapping[str, Any], ...]
+
+    @property
+    def namespaces(self) -> list[str]:
+        """The namespaces the objects go to (the runner creates them first)."""
+        found = (str((o.get("metadata") or {}).get("namespace") or "") for o in self.objects)
+        return [ns for ns in dict.fromkeys(found) if ns]
+
+
+Step = CreatePods | Sleep | DeletePods | CreateAny
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +101,11 @@ class StepsWorkload(Workload):
         groups = [s.group for s in self.steps if isinstance(s, CreatePods)]
         return [*groups, *Workload._pod_groups(self)]
 
+    def namespaces(self) -> list[str]:
+        """Every namespace the pods and ``createAny`` objects go to, in first-use order."""
+        extra = [ns for s in self.steps if isinstance(s, CreateAny) for ns in s.namespaces]
+        return list(dict.fromkeys([*extra, *Workload.namespaces(self)]))
+
     def to_json(self) -> dict[str, Any]:
         """The workload's ``--json`` record, with its steps."""
         return {**Workload.to_json(self), "steps": [describe(s) for s in self.steps]}
@@ -96,6 +122,9 @@ def describe(step: Step) -> dict[str, Any]:
         }
     if isinstance(step, Sleep):
         return {"op": step.op, "sleep_seconds": step.seconds}
+    if isinstance(step, CreateAny):
+        kinds = [str(o.get("kind")) for o in step.objects]
+        return {"op": step.op, "createAny": kinds, "namespaces": step.namespaces}
     return {
         "op": step.op,
         "deletePods": step.namespace,

@@ -12,9 +12,10 @@ one to one:
 * ``createPods`` without ``collectMetrics`` become init pods, in namespace
   ``namespace-<op index>`` unless the op names one, built from the pod template file;
   with ``skipWaitToCompletion`` they are not waited for;
-* ``sleep`` and ``deletePods`` (namespace, labelSelector, deletePodsPerSecond,
-  skipWaitToCompletion) before the measured pods: the workload then runs its ops before
-  measuring as ordered steps (:mod:`asched.benchmark.perf_steps`);
+* ``sleep``, ``deletePods`` (namespace, labelSelector, deletePodsPerSecond,
+  skipWaitToCompletion) and ``createAny`` (Services, namespaces, priority classes) before
+  the measured pods: the workload then runs its ops before measuring as ordered steps
+  (:mod:`asched.benchmark.perf_steps`);
 * at most one ``churn`` (create without a limit, or recreate) of Node, Pod and Service
   templates;
 * ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
@@ -22,7 +23,7 @@ one to one:
 * one ``createPods`` with ``collectMetrics: true``, last.
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
-never run as something else): ``createAny``, ``updateAny``, ``createPodSets``, start/stop
+never run as something else): ``createAny`` of other kinds, ``updateAny``, ``createPodSets``, start/stop
 collecting metrics, ops after the measured pods, steady-state pods, volumes,
 dynamic resource allocation, templates using Go ``text/template`` expressions, custom
 scheduler configurations and feature gates that change scheduling semantics.
@@ -135,6 +136,7 @@ class _Builder:
             "barrier": self._barrier,
             "sleep": self._sleep,
             "deletePods": self._delete_pods,
+            "createAny": self._create_any,
         }.get(op.opcode)
         if handler is None:
             raise Unsupported(f"{_op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
@@ -244,6 +246,33 @@ class _Builder:
         )
         self.timed = True
 
+    def _create_any(self, op: Op) -> None:
+        self._not_churning(op)
+        if op.get("templateParams"):
+            raise Unsupported(f"{_op_name(op)}: templateParams (Go text/template templates)")
+        raw = _read(op.get("templatePath"), op)
+        kind = raw.get("kind")
+        if kind not in perf_steps.CREATE_ANY_KINDS:
+            raise Unsupported(
+                f"{_op_name(op)}: createAny of {kind} objects "
+                f"(runs: {', '.join(sorted(perf_steps.CREATE_ANY_KINDS))})"
+            )
+        count = int(op.get("count", 1))
+        meta = dict(raw.get("metadata") or {})
+        if count > 1 and meta.get("name"):
+            raise InputError(
+                f"{self.name}: {_op_name(op)}.count: {count} objects from a template with the "
+                f"fixed name {meta['name']}"
+            )
+        namespace = op.get("namespace") or meta.get("namespace")
+        if kind == "Service":
+            if not namespace:
+                raise InputError(f"{self.name}: {_op_name(op)}.namespace: a Service needs one")
+            meta["namespace"] = str(namespace)
+        created = tuple({**raw, "metadata": dict(meta)} for _ in range(count))
+        self.steps.append(perf_steps.CreateAny(op=op.index, objects=created))
+        self.timed = True
+
     def _not_churning(self, op: Op) -> None:
         if self.churn is not None:
             raise Unsupported(f"{_op_name(op)}: while churning (churn runs with the measured pods)")
@@ -317,7 +346,6 @@ class _Builder:
 
 
 _WHY: Final = {
-    "createAny": "creating arbitrary objects (createAny)",
     "updateAny": "updating objects while running (updateAny)",
     "createPodSets": "pod sets across namespaces (createPodSets)",
     "startCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",

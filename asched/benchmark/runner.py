@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import datetime as dt
 import itertools
 import logging
@@ -414,6 +415,13 @@ class _Run:
                     self._background.append(
                         asyncio.create_task(deleting, name=f"deletePods op {step.op}")
                     )
+            elif isinstance(step, perf_steps.CreateAny):
+                created = await loadgen.create_many(
+                    self.rest,
+                    (loadgen.labelled(copy.deepcopy(dict(o)), "any") for o in step.objects),
+                    in_flight=self.options.in_flight,
+                )
+                record["created"] = created.created
             else:
                 await self._create_step(step)
         return {

@@ -47,12 +47,14 @@ def test_bench_suite_runs_the_small_workloads(tmp_path: Path) -> None:
         "SchedulingWhileGated/1Node_10GatedPods",
         "SchedulingDeletedPodsWithFinalizers/10Node_10DeletingPods",
         "SchedulingAfterDeletes/2Nodes",
+        "DefaultTopologySpreading/5Nodes",
     ]
     for name, measured in (
         ("SchedulingBasic/5Nodes", 10),
         ("TopologySpreading/5Nodes", 10),
         ("SchedulingDeletedPodsWithFinalizers/10Node_10DeletingPods", 10),
         ("SchedulingAfterDeletes/2Nodes", 5),
+        ("DefaultTopologySpreading/5Nodes", 10),
     ):
         r = by_name[name]
         assert (r["status"], r["reason"], r["invariants_ok"]) == ("ok", None, True), name
@@ -148,4 +150,18 @@ def test_pods_not_waited_for_and_deleted_in_the_background(tmp_path: Path) -> No
     # stops when the measured phase ends, as upstream's does when the workload ends
     assert delete["listed"] == 10
     assert delete["deleted"] <= delete["listed"]
+    assert result["measured"]["bound"] == 10
+
+
+def test_a_service_created_before_the_pods(tmp_path: Path) -> None:
+    """createAny of a Service (in its own namespace), then pods it selects."""
+    result = run_workload(tmp_path, "DefaultTopologySpreading/5Nodes")
+    service, init = result["init"]["steps"]
+    assert service == {
+        "op": 1,
+        "createAny": ["Service"],
+        "namespaces": ["service-ns"],
+        "created": 1,
+    }
+    assert (init["op"], init["wait"]) == (2, True)
     assert result["measured"]["bound"] == 10

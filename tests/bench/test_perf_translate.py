@@ -14,6 +14,7 @@ from asched.benchmark.perf_config import load_config, load_config_file
 from asched.benchmark.perf_steps import CreatePods, StepsWorkload, describe
 from asched.benchmark.perf_translate import INTERNAL_FEATURE_GATES, Unsupported, translate
 from asched.benchmark.workload import Workload
+from asched.errors import InputError
 
 DATA = Path(__file__).resolve().parent / "data" / "perf"
 MISC = DATA / "misc"
@@ -395,3 +396,57 @@ def test_the_step_shapes_of_the_test_config() -> None:
     )
     assert pod["metadata"]["name"] == "init-op1-0-0"
     assert pod["metadata"]["finalizers"] == ["test.k8s.io/finalizer"]
+
+
+SERVICE = "../templates/service.yaml"
+
+
+@pytest.mark.parametrize(
+    ("op", "step"),
+    [
+        pytest.param(
+            {"opcode": "createAny", "namespace": "svc", "templatePath": SERVICE},
+            {"op": 1, "createAny": ["Service"], "namespaces": ["svc"]},
+            id="service-in-the-op-namespace",
+        ),
+        pytest.param(
+            {"opcode": "createAny", "templatePath": "../templates/namespace.yaml", "count": 2},
+            # a generateName template: two namespaces, named by the API server
+            {"op": 1, "createAny": ["Namespace", "Namespace"], "namespaces": []},
+            id="two-namespaces",
+        ),
+    ],
+)
+def test_create_any_becomes_a_step(op: dict[str, Any], step: dict[str, Any]) -> None:
+    w = config_with([NODES, op, MEASURED])
+    assert steps_of(w) == [step]
+    assert set(step["namespaces"]) <= set(w.namespaces())
+
+
+@pytest.mark.parametrize(
+    ("op", "error", "message"),
+    [
+        pytest.param(
+            {"opcode": "createAny", "templatePath": "../templates/pod-default.yaml"},
+            Unsupported,
+            "op 1 (createAny): createAny of Pod objects (runs: Namespace, PriorityClass, Service)",
+            id="other-kind",
+        ),
+        pytest.param(
+            {"opcode": "createAny", "templatePath": SERVICE},
+            InputError,
+            "Case/W: op 1 (createAny).namespace: a Service needs one",
+            id="service-without-namespace",
+        ),
+        pytest.param(
+            {"opcode": "createAny", "namespace": "svc", "templatePath": SERVICE, "count": 2},
+            InputError,
+            "op 1 (createAny).count: 2 objects from a template with the fixed name service1",
+            id="fixed-name-twice",
+        ),
+    ],
+)
+def test_create_any_refusals(op: dict[str, Any], error: type[Exception], message: str) -> None:
+    with pytest.raises(error) as caught:
+        config_with([NODES, op, MEASURED])
+    assert message in str(caught.value)
