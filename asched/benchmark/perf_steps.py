@@ -91,6 +91,9 @@ class StepsWorkload(Workload):
     ``init_pods`` stays empty, the steps' pods count as init pods."""
 
     steps: tuple[Step, ...] = ()
+    #: Namespace objects from a ``createNamespaces`` template (labelled namespaces): the
+    #: runner creates them, as they are, before the workload's other namespaces
+    namespace_objects: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def n_init(self) -> int:
@@ -103,12 +106,17 @@ class StepsWorkload(Workload):
 
     def namespaces(self) -> list[str]:
         """Every namespace the pods and ``createAny`` objects go to, in first-use order."""
-        extra = [ns for s in self.steps if isinstance(s, CreateAny) for ns in s.namespaces]
+        extra = [str(o["metadata"]["name"]) for o in self.namespace_objects]
+        extra += [ns for s in self.steps if isinstance(s, CreateAny) for ns in s.namespaces]
         return list(dict.fromkeys([*extra, *Workload.namespaces(self)]))
 
     def to_json(self) -> dict[str, Any]:
         """The workload's ``--json`` record, with its steps."""
-        return {**Workload.to_json(self), "steps": [describe(s) for s in self.steps]}
+        return {
+            **Workload.to_json(self),
+            "steps": [describe(s) for s in self.steps],
+            "labelled_namespaces": [str(o["metadata"]["name"]) for o in self.namespace_objects],
+        }
 
 
 def describe(step: Step) -> dict[str, Any]:

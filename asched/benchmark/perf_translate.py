@@ -16,6 +16,8 @@ one to one:
   skipWaitToCompletion) and ``createAny`` (Services, namespaces, priority classes) before
   the measured pods: the workload then runs its ops before measuring as ordered steps
   (:mod:`asched.benchmark.perf_steps`);
+* ``createNamespaces`` with a template: labelled namespaces ``<prefix>-<i>``;
+* ``createPodSets``: its ``createPodsOp`` once per namespace ``<namespacePrefix>-<i>``;
 * at most one ``churn`` (create without a limit, or recreate) of Node, Pod and Service
   templates;
 * ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
@@ -23,7 +25,7 @@ one to one:
 * one ``createPods`` with ``collectMetrics: true``, last.
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
-never run as something else): ``createAny`` of other kinds, ``updateAny``, ``createPodSets``, start/stop
+never run as something else): ``createAny`` of other kinds, ``updateAny``, start/stop
 collecting metrics, ops after the measured pods, steady-state pods, volumes,
 dynamic resource allocation, templates using Go ``text/template`` expressions, custom
 scheduler configurations and feature gates that change scheduling semantics.
@@ -117,6 +119,8 @@ class _Builder:
         self.steps: list[perf_steps.Step] = []
         #: an op the fixed init phase cannot honour (sleep, deletePods, skip-wait pods)
         self.timed = False
+        #: Namespace objects of createNamespaces ops with a template
+        self.namespace_objects: list[dict[str, Any]] = []
         #: pods created and not waited for so far
         self.unwaited = False
 
@@ -137,6 +141,7 @@ class _Builder:
             "sleep": self._sleep,
             "deletePods": self._delete_pods,
             "createAny": self._create_any,
+            "createPodSets": self._pod_sets,
         }.get(op.opcode)
         if handler is None:
             raise Unsupported(f"{_op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
@@ -184,9 +189,26 @@ class _Builder:
         )
 
     def _namespaces(self, op: Op) -> None:
-        if op.get("namespaceTemplatePath") is not None:
-            raise Unsupported(f"{_op_name(op)}: namespaces from a template (labelled namespaces)")
         # Plain namespaces: the runner creates every namespace its pods use.
+        path = op.get("namespaceTemplatePath")
+        if path is None:
+            return
+        base = _template(path, "Namespace", op)
+        prefix = op.get("prefix") or f"namespace-{op.index}"
+        for i in range(int(op.get("count", 0))):
+            meta = {**(base or {}).get("metadata", {}), "name": f"{prefix}-{i}"}
+            meta.pop("generateName", None)
+            self.namespace_objects.append({**(base or {}), "metadata": meta})
+        self.timed = True
+
+    def _pod_sets(self, op: Op) -> None:
+        """``count`` createPods ops, the i-th in namespace ``<namespacePrefix>-<i>``."""
+        inner = op.get("createPodsOp")
+        prefix = op.get("namespacePrefix")
+        if not isinstance(inner, Mapping) or not isinstance(prefix, str) or not prefix:
+            raise InputError(f"{self.name}: {_op_name(op)}: needs namespacePrefix and createPodsOp")
+        for i in range(int(op.get("count", 0))):
+            self._pods(Op(op.index, "createPods", {**inner, "namespace": f"{prefix}-{i}"}))
 
     def _pods(self, op: Op) -> None:
         if op.get("steadyState"):
@@ -333,6 +355,7 @@ class _Builder:
                 measured_pods=tuple(self.measured),
                 churn=self.churn,
                 steps=tuple(self.steps),
+                namespace_objects=tuple(self.namespace_objects),
             )
         return Workload(
             name=self.name,
@@ -347,7 +370,6 @@ class _Builder:
 
 _WHY: Final = {
     "updateAny": "updating objects while running (updateAny)",
-    "createPodSets": "pod sets across namespaces (createPodSets)",
     "startCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",
     "stopCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",
     "waitForPodGroups": "workload-aware PodGroups (waitForPodGroups)",

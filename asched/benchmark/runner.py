@@ -309,7 +309,12 @@ class _Run:
         namespaces = [*self.workload.namespaces(), "bench-init", CEILING_NAMESPACE]
         if self.workload.churn is not None:
             namespaces.append("bench-churn")
-        setup = [objects.namespace(ns) for ns in dict.fromkeys(namespaces)]
+        labelled = (
+            [dict(o) for o in self.workload.namespace_objects]
+            if isinstance(self.workload, perf_steps.StepsWorkload)
+            else []
+        )
+        setup = [*labelled, *(objects.namespace(ns) for ns in dict.fromkeys(namespaces))]
         setup += [objects.priority_class(p) for p in sorted(self.workload.priorities())]
         await loadgen.ensure(self.rest, setup)
         if self.workload.measured_gangs:

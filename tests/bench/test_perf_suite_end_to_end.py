@@ -15,7 +15,8 @@ import pytest
 pytestmark = [pytest.mark.sim_only, pytest.mark.timeout(180)]
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIG = Path(__file__).resolve().parent / "data" / "perf" / "misc" / "performance-config.yaml"
+DATA = Path(__file__).resolve().parent / "data" / "perf"
+CONFIG = DATA / "misc" / "performance-config.yaml"
 THROUGHPUT_KEYS = {"Average", "Perc50", "Perc90", "Perc95", "Perc99"}
 
 
@@ -115,10 +116,10 @@ def test_bench_run_refuses_with_a_reason(extra: tuple[str, ...], message: str) -
     assert message in done.stderr
 
 
-def run_workload(tmp_path: Path, name: str) -> dict[str, Any]:
+def run_workload(tmp_path: Path, name: str, config: Path = CONFIG) -> dict[str, Any]:
     out = tmp_path / "run.json"
     done = asched(
-        "bench", "run", str(CONFIG), "--workload", name, "--ceiling", "none", "--json", str(out)
+        "bench", "run", str(config), "--workload", name, "--ceiling", "none", "--json", str(out)
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(out.read_text())
@@ -165,3 +166,16 @@ def test_a_service_created_before_the_pods(tmp_path: Path) -> None:
     }
     assert (init["op"], init["wait"]) == (2, True)
     assert result["measured"]["bound"] == 10
+
+
+def test_labelled_namespaces_and_pod_sets_before_the_pods(tmp_path: Path) -> None:
+    """createNamespaces from a template, createPodSets, then pods whose anti-affinity
+    selects those namespaces by label."""
+    name = "SchedulingRequiredPodAntiAffinityWithNSSelector/10Nodes"
+    result = run_workload(tmp_path, name, DATA / "affinity" / "performance-config.yaml")
+    assert result["workload"]["labelled_namespaces"] == ["init-ns-0", "init-ns-1", "measure-ns-0"]
+    assert [(s["namespace"], s["createPods"]) for s in result["init"]["steps"]] == [
+        ("init-ns-0", 2),
+        ("init-ns-1", 2),
+    ]
+    assert result["measured"]["bound"] == 6

@@ -450,3 +450,53 @@ def test_create_any_refusals(op: dict[str, Any], error: type[Exception], message
     with pytest.raises(error) as caught:
         config_with([NODES, op, MEASURED])
     assert message in str(caught.value)
+
+
+AFFINITY = DATA / "affinity" / "performance-config.yaml"
+
+
+def test_labelled_namespaces_and_pod_sets() -> None:
+    case, workload = load_config_file(AFFINITY).find(
+        "SchedulingRequiredPodAntiAffinityWithNSSelector/10Nodes"
+    )
+    w = translate(case, workload)
+    assert isinstance(w, StepsWorkload)
+    # createNamespaces: <prefix>-<i> from the template, labels kept
+    assert [(o["metadata"]["name"], o["metadata"]["labels"]) for o in w.namespace_objects] == [
+        ("init-ns-0", {"team": "devops"}),
+        ("init-ns-1", {"team": "devops"}),
+        ("measure-ns-0", {"team": "devops"}),
+    ]
+    # createPodSets: initNamespaces (2) createPods ops of initPodsPerNamespace (2) pods
+    assert steps_of(w) == [
+        {"op": 3, "createPods": 2, "namespace": "init-ns-0", "wait": True},
+        {"op": 3, "createPods": 2, "namespace": "init-ns-1", "wait": True},
+    ]
+    assert (w.n_init, w.n_measured) == (4, 6)  # 2 x 2 init pods
+    assert w.namespaces()[:3] == ["init-ns-0", "init-ns-1", "measure-ns-0"]
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        pytest.param(
+            {"opcode": "createPodSets", "count": 2, "createPodsOp": {"opcode": "createPods"}},
+            "op 1 (createPodSets): needs namespacePrefix and createPodsOp",
+            id="pod-sets-without-prefix",
+        ),
+        pytest.param(
+            {
+                "opcode": "createNamespaces",
+                "prefix": "x",
+                "count": 1,
+                "namespaceTemplatePath": "../templates/pod-default.yaml",
+            },
+            "op 1 (createNamespaces) needs a Namespace, the file has 'Pod'",
+            id="namespace-template-of-another-kind",
+        ),
+    ],
+)
+def test_namespace_and_pod_set_errors(op: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        config_with([NODES, op, MEASURED])
+    assert message in str(caught.value)
