@@ -14,11 +14,11 @@ scheduler_perf.go):
   step starts are deleted with default delete options (graceful, as upstream), one every
   ``1 / per_second`` seconds or all at once (``per_second`` 0); with ``wait`` the step
   ends when the calls are done, without it the deleting goes on in the background until
-  the measured phase ends.
+  the workload's last op is done.
 
 :class:`StepsWorkload` is a :class:`~asched.benchmark.workload.Workload` that carries
-them; the runner runs its steps in place of the init pods. asched-format workloads never
-have steps.
+them; the runner runs its steps in place of the init pods, and its ``after`` steps once
+the measured phase has ended. asched-format workloads never have steps.
 """
 
 from __future__ import annotations
@@ -91,6 +91,8 @@ class StepsWorkload(Workload):
     ``init_pods`` stays empty, the steps' pods count as init pods."""
 
     steps: tuple[Step, ...] = ()
+    #: the ops after the measured pods, run once the measured phase has ended
+    after: tuple[Step, ...] = ()
     #: Namespace objects from a ``createNamespaces`` template (labelled namespaces): the
     #: runner creates them, as they are, before the workload's other namespaces
     namespace_objects: tuple[Mapping[str, Any], ...] = ()
@@ -101,13 +103,18 @@ class StepsWorkload(Workload):
         return sum(s.group.count for s in self.steps if isinstance(s, CreatePods))
 
     def _pod_groups(self) -> list[PodGroup]:
-        groups = [s.group for s in self.steps if isinstance(s, CreatePods)]
+        groups = [s.group for s in (*self.steps, *self.after) if isinstance(s, CreatePods)]
         return [*groups, *Workload._pod_groups(self)]
 
     def namespaces(self) -> list[str]:
         """Every namespace the pods and ``createAny`` objects go to, in first-use order."""
         extra = [str(o["metadata"]["name"]) for o in self.namespace_objects]
-        extra += [ns for s in self.steps if isinstance(s, CreateAny) for ns in s.namespaces]
+        extra += [
+            ns
+            for s in (*self.steps, *self.after)
+            if isinstance(s, CreateAny)
+            for ns in s.namespaces
+        ]
         return list(dict.fromkeys([*extra, *Workload.namespaces(self)]))
 
     def to_json(self) -> dict[str, Any]:
@@ -115,6 +122,7 @@ class StepsWorkload(Workload):
         return {
             **Workload.to_json(self),
             "steps": [describe(s) for s in self.steps],
+            "after_measuring": [describe(s) for s in self.after],
             "labelled_namespaces": [str(o["metadata"]["name"]) for o in self.namespace_objects],
         }
 

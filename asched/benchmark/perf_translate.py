@@ -22,11 +22,13 @@ one to one:
   templates;
 * ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
   before measuring;
-* one ``createPods`` with ``collectMetrics: true``, last.
+* one ``createPods`` with ``collectMetrics: true``; createPods, createPodSets, createAny,
+  sleep, deletePods and barrier ops after it run, in order, once the measured phase has
+  ended (not in a churning workload).
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
 never run as something else): ``createAny`` of other kinds, ``updateAny``, start/stop
-collecting metrics, ops after the measured pods, steady-state pods, volumes,
+collecting metrics, ops after the measured pods other than those above, steady-state pods, volumes,
 dynamic resource allocation, templates using Go ``text/template`` expressions, custom
 scheduler configurations and feature gates that change scheduling semantics.
 """
@@ -117,6 +119,11 @@ class _Builder:
         self.node_prefixes: set[str] = set()
         #: the ops before the measured pods, in order; run as steps when ``timed``
         self.steps: list[perf_steps.Step] = []
+        #: the ops after the measured pods (``steps`` points here once they are seen)
+        self.after: list[perf_steps.Step] = []
+        self.before = self.steps
+        #: the op index of the measured createPods (or createPodSets)
+        self.measured_op: int | None = None
         #: an op the fixed init phase cannot honour (sleep, deletePods, skip-wait pods)
         self.timed = False
         #: Namespace objects of createNamespaces ops with a template
@@ -125,11 +132,18 @@ class _Builder:
         self.unwaited = False
 
     def add(self, op: Op) -> None:
-        if self.measured:
-            raise Unsupported(
-                f"{_op_name(op)} after the measured createPods: the runner ends with the "
-                "measured pods"
-            )
+        if self.measured and op.index != self.measured_op:
+            if op.opcode not in _AFTER_MEASURED:
+                raise Unsupported(
+                    f"{_op_name(op)} after the measured createPods: only "
+                    f"{', '.join(sorted(_AFTER_MEASURED))} run there"
+                )
+            if self.churn is not None:
+                raise Unsupported(
+                    f"{_op_name(op)} after the measured createPods of a churning workload "
+                    "(the churn stops with the measured phase)"
+                )
+            self.timed = True
         if op.opcode in DRA_OPCODES:
             raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
         handler = {
@@ -226,12 +240,17 @@ class _Builder:
             return
         group = _pod_group(base, count=count, namespace=str(namespace), op=op)
         if op.get("collectMetrics"):
+            if self.measured_op not in (None, op.index):
+                raise Unsupported(f"{_op_name(op)}: a second createPods with collectMetrics")
+            self.measured_op = op.index
             self.measured.append(group)
+            self.steps = self.after
         else:
             if self.churn is not None:
                 raise Unsupported(f"{_op_name(op)}: unmeasured pods created while churning")
             wait = not op.get("skipWaitToCompletion")
-            self.init.append(group)
+            if not self.measured:
+                self.init.append(group)
             self.steps.append(perf_steps.CreatePods(op=op.index, group=group, wait=wait))
             if not wait:
                 self.timed = self.unwaited = True
@@ -354,7 +373,8 @@ class _Builder:
                 nodes=tuple(self.nodes),
                 measured_pods=tuple(self.measured),
                 churn=self.churn,
-                steps=tuple(self.steps),
+                steps=tuple(self.before),
+                after=tuple(self.after),
                 namespace_objects=tuple(self.namespace_objects),
             )
         return Workload(
@@ -368,6 +388,10 @@ class _Builder:
         )
 
 
+#: the ops that may follow the measured pods (run after the measured phase ends)
+_AFTER_MEASURED: Final = frozenset(
+    {"createPods", "createPodSets", "createAny", "sleep", "deletePods", "barrier"}
+)
 _WHY: Final = {
     "updateAny": "updating objects while running (updateAny)",
     "startCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",

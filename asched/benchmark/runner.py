@@ -259,6 +259,11 @@ class _Run:
         try:
             init = await self._init()
             measured, churn = await self._measure()
+            after = (
+                self.workload.after if isinstance(self.workload, perf_steps.StepsWorkload) else ()
+            )
+            if after:
+                init["after_measuring"] = (await self._steps(after))["steps"]
         finally:
             for task in self._background:
                 await _finish(task)

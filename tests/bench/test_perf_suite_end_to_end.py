@@ -49,6 +49,7 @@ def test_bench_suite_runs_the_small_workloads(tmp_path: Path) -> None:
         "SchedulingDeletedPodsWithFinalizers/10Node_10DeletingPods",
         "SchedulingAfterDeletes/2Nodes",
         "DefaultTopologySpreading/5Nodes",
+        "SchedulingThenDeleting/2Nodes",
     ]
     for name, measured in (
         ("SchedulingBasic/5Nodes", 10),
@@ -56,6 +57,7 @@ def test_bench_suite_runs_the_small_workloads(tmp_path: Path) -> None:
         ("SchedulingDeletedPodsWithFinalizers/10Node_10DeletingPods", 10),
         ("SchedulingAfterDeletes/2Nodes", 5),
         ("DefaultTopologySpreading/5Nodes", 10),
+        ("SchedulingThenDeleting/2Nodes", 5),
     ):
         r = by_name[name]
         assert (r["status"], r["reason"], r["invariants_ok"]) == ("ok", None, True), name
@@ -179,3 +181,14 @@ def test_labelled_namespaces_and_pod_sets_before_the_pods(tmp_path: Path) -> Non
         ("init-ns-1", 2),
     ]
     assert result["measured"]["bound"] == 6
+
+
+def test_ops_after_the_measured_pods(tmp_path: Path) -> None:
+    """deletePods and createPods after the measured createPods run once it has ended."""
+    result = run_workload(tmp_path, "SchedulingThenDeleting/2Nodes")
+    assert result["measured"]["bound"] == 5
+    delete, create = result["init"]["after_measuring"]
+    # the 5 measured pods of namespace-1, deleted after measuring
+    assert (delete["op"], delete["listed"], delete["deleted"]) == (2, 5, 5)
+    assert (create["op"], create["createPods"], create["wait"]) == (3, 3, True)
+    assert result["workload"]["after_measuring"][1]["namespace"] == "namespace-3"

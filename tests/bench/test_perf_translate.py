@@ -198,10 +198,23 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             id="barrier-after-skip-wait",
         ),
         pytest.param(
-            [NODES, MEASURED, {"opcode": "createPods", "count": 1}],
+            [NODES, MEASURED, NODES],
             {},
-            "op 2 (createPods) after the measured createPods",
-            id="op-after-measured",
+            "op 2 (createNodes) after the measured createPods: only barrier, createAny, "
+            "createPodSets, createPods, deletePods, sleep run there",
+            id="nodes-after-measured",
+        ),
+        pytest.param(
+            [NODES, CHURN, MEASURED, {"opcode": "sleep", "duration": "1s"}],
+            {},
+            "op 3 (sleep) after the measured createPods of a churning workload",
+            id="op-after-measured-while-churning",
+        ),
+        pytest.param(
+            [NODES, MEASURED, MEASURED],
+            {},
+            "op 2 (createPods): a second createPods with collectMetrics",
+            id="second-measured",
         ),
         pytest.param(
             [NODES, {"opcode": "createResourceDriver", "driverName": "x"}, MEASURED],
@@ -500,3 +513,24 @@ def test_namespace_and_pod_set_errors(op: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError) as caught:
         config_with([NODES, op, MEASURED])
     assert message in str(caught.value)
+
+
+def test_ops_after_the_measured_pods_run_after_the_measured_phase() -> None:
+    w = config_with(
+        [
+            NODES,
+            {"opcode": "createPods", "count": 2},
+            MEASURED,
+            {"opcode": "createPods", "count": 4, "namespace": "later"},
+            {"opcode": "deletePods", "namespace": "later"},
+        ]
+    )
+    assert isinstance(w, StepsWorkload)
+    assert steps_of(w) == [{"op": 1, "createPods": 2, "namespace": "namespace-1", "wait": True}]
+    assert [describe(s) for s in w.after] == [
+        {"op": 3, "createPods": 4, "namespace": "later", "wait": True},
+        {"op": 4, "deletePods": "later", "label_selector": "", "per_second": 0, "wait": True},
+    ]
+    # init pods are the ones before measuring; the later ones' namespace is created too
+    assert (w.n_init, w.n_measured) == (2, 3)
+    assert "later" in w.namespaces()
