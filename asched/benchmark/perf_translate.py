@@ -22,13 +22,15 @@ one to one:
   templates;
 * ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
   before measuring;
-* one ``createPods`` with ``collectMetrics: true``; createPods, createPodSets, createAny,
+* one ``createPods`` with ``collectMetrics: true``, or ``startCollectingMetrics`` (no
+  label selector; its namespaces, when given, hold the pods), one waited ``createPods``,
+  barriers, ``stopCollectingMetrics``: the same measured phase; createPods, createPodSets, createAny,
   sleep, deletePods and barrier ops after it run, in order, once the measured phase has
   ended (not in a churning workload).
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
-never run as something else): ``createAny`` of other kinds, ``updateAny``, start/stop
-collecting metrics, ops after the measured pods other than those above, steady-state pods, volumes,
+never run as something else): ``createAny`` of other kinds, ``updateAny``, a
+start/stopCollectingMetrics span holding more than one waited ``createPods``, ops after the measured pods other than those above, steady-state pods, volumes,
 dynamic resource allocation, templates using Go ``text/template`` expressions, custom
 scheduler configurations and feature gates that change scheduling semantics.
 """
@@ -124,6 +126,8 @@ class _Builder:
         self.before = self.steps
         #: the op index of the measured createPods (or createPodSets)
         self.measured_op: int | None = None
+        #: the open startCollectingMetrics op and its namespaces (None: no window open)
+        self.window: tuple[Op, tuple[str, ...]] | None = None
         #: an op the fixed init phase cannot honour (sleep, deletePods, skip-wait pods)
         self.timed = False
         #: Namespace objects of createNamespaces ops with a template
@@ -132,6 +136,15 @@ class _Builder:
         self.unwaited = False
 
     def add(self, op: Op) -> None:
+        if op.opcode == "startCollectingMetrics":
+            self._start_collecting(op)
+            return
+        if op.opcode == "stopCollectingMetrics":
+            self._stop_collecting(op)
+            return
+        if self.window is not None:
+            self._in_window(op)
+            return
         if self.measured and op.index != self.measured_op:
             if op.opcode not in _AFTER_MEASURED:
                 raise Unsupported(
@@ -314,6 +327,51 @@ class _Builder:
         self.steps.append(perf_steps.CreateAny(op=op.index, objects=created))
         self.timed = True
 
+    def _start_collecting(self, op: Op) -> None:
+        if self.measured or self.window is not None:
+            raise Unsupported(f"{_op_name(op)}: a second span of measured ops")
+        if op.get("labelSelector"):
+            raise Unsupported(f"{_op_name(op)}: metrics of pods chosen by a label selector")
+        namespaces = op.get("namespaces") or []
+        if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+            raise InputError(f"{self.name}: {_op_name(op)}.namespaces: must be a list of names")
+        self.window = (op, tuple(namespaces))
+
+    def _in_window(self, op: Op) -> None:
+        """An op between start and stopCollectingMetrics: one waited createPods (the
+        measured pods, as a createPods with collectMetrics) and barriers on them."""
+        assert self.window is not None
+        start, namespaces = self.window
+        if op.opcode == "barrier":
+            self._barrier(op)
+            return
+        if op.opcode != "createPods":
+            raise Unsupported(
+                f"{_op_name(op)} between {_op_name(start)} and stopCollectingMetrics: only "
+                "one createPods (and barriers) run there"
+            )
+        if self.measured:
+            raise Unsupported(
+                f"{_op_name(op)}: a second createPods between {_op_name(start)} and "
+                "stopCollectingMetrics"
+            )
+        if op.get("skipWaitToCompletion"):
+            raise Unsupported(f"{_op_name(op)}: measured pods not waited for")
+        namespace = op.get("namespace") or f"namespace-{op.index}"
+        if namespaces and namespace not in namespaces:
+            raise Unsupported(
+                f"{_op_name(op)}: pods in {namespace}, outside the namespaces "
+                f"{_op_name(start)} collects ({', '.join(namespaces)})"
+            )
+        self._pods(Op(op.index, op.opcode, {**op.fields, "collectMetrics": True}))
+
+    def _stop_collecting(self, op: Op) -> None:
+        if self.window is None:
+            raise Unsupported(f"{_op_name(op)}: no startCollectingMetrics before it")
+        if not self.measured:
+            raise Unsupported(f"{_op_name(op)}: no pods created since {_op_name(self.window[0])}")
+        self.window = None
+
     def _not_churning(self, op: Op) -> None:
         if self.churn is not None:
             raise Unsupported(f"{_op_name(op)}: while churning (churn runs with the measured pods)")
@@ -363,6 +421,8 @@ class _Builder:
         # Init pods are all bound before measuring: the barrier holds by construction.
 
     def workload(self, workload: PerfWorkload) -> Workload:
+        if self.window is not None:
+            raise Unsupported(f"{_op_name(self.window[0])}: no stopCollectingMetrics after it")
         if not self.measured:
             raise Unsupported("no createPods op with collectMetrics: true")
         if self.timed:
@@ -394,8 +454,6 @@ _AFTER_MEASURED: Final = frozenset(
 )
 _WHY: Final = {
     "updateAny": "updating objects while running (updateAny)",
-    "startCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",
-    "stopCollectingMetrics": "metrics collected over a span of ops (start/stopCollectingMetrics)",
     "waitForPodGroups": "workload-aware PodGroups (waitForPodGroups)",
 }
 

@@ -50,6 +50,7 @@ def test_bench_suite_runs_the_small_workloads(tmp_path: Path) -> None:
         "SchedulingAfterDeletes/2Nodes",
         "DefaultTopologySpreading/5Nodes",
         "SchedulingThenDeleting/2Nodes",
+        "SchedulingInAMetricsWindow/2Nodes",
     ]
     for name, measured in (
         ("SchedulingBasic/5Nodes", 10),
@@ -58,6 +59,7 @@ def test_bench_suite_runs_the_small_workloads(tmp_path: Path) -> None:
         ("SchedulingAfterDeletes/2Nodes", 5),
         ("DefaultTopologySpreading/5Nodes", 10),
         ("SchedulingThenDeleting/2Nodes", 5),
+        ("SchedulingInAMetricsWindow/2Nodes", 6),
     ):
         r = by_name[name]
         assert (r["status"], r["reason"], r["invariants_ok"]) == ("ok", None, True), name

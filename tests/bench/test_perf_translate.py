@@ -79,6 +79,9 @@ def config_with(ops: list[dict[str, Any]], **workload: Any) -> Workload:
 
 MEASURED = {"opcode": "createPods", "count": 3, "collectMetrics": True}
 NODES = {"opcode": "createNodes", "count": 2}
+START = {"opcode": "startCollectingMetrics", "namespaces": ["a"]}
+STOP = {"opcode": "stopCollectingMetrics"}
+PODS = {"opcode": "createPods", "count": 3}
 CHURN = {
     "opcode": "churn",
     "mode": "recreate",
@@ -262,10 +265,41 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             id="volumes",
         ),
         pytest.param(
-            [NODES, {"opcode": "startCollectingMetrics", "namespaces": ["a"]}, MEASURED],
+            [NODES, START, PODS, STOP],
             {},
-            "op 1 (startCollectingMetrics): metrics collected over a span of ops",
-            id="start-collecting",
+            "op 2 (createPods): pods in namespace-2, outside the namespaces op 1 "
+            "(startCollectingMetrics) collects (a)",
+            id="window-pods-outside-its-namespaces",
+        ),
+        pytest.param(
+            [NODES, START, {**PODS, "namespace": "a"}, {**PODS, "namespace": "a"}, STOP],
+            {},
+            "op 3 (createPods): a second createPods between op 1 (startCollectingMetrics)",
+            id="window-with-two-creates",
+        ),
+        pytest.param(
+            [NODES, START, {"opcode": "sleep", "duration": "1s"}, STOP],
+            {},
+            "op 2 (sleep) between op 1 (startCollectingMetrics) and stopCollectingMetrics",
+            id="window-with-a-sleep",
+        ),
+        pytest.param(
+            [NODES, {**START, "labelSelector": {"a": "b"}}, PODS, STOP],
+            {},
+            "op 1 (startCollectingMetrics): metrics of pods chosen by a label selector",
+            id="window-label-selector",
+        ),
+        pytest.param(
+            [NODES, START, STOP],
+            {},
+            "op 2 (stopCollectingMetrics): no pods created since op 1",
+            id="empty-window",
+        ),
+        pytest.param(
+            [NODES, MEASURED, START, {**PODS, "namespace": "a"}, STOP],
+            {},
+            "op 2 (startCollectingMetrics): a second span of measured ops",
+            id="window-after-measured",
         ),
     ],
 )
@@ -534,3 +568,29 @@ def test_ops_after_the_measured_pods_run_after_the_measured_phase() -> None:
     # init pods are the ones before measuring; the later ones' namespace is created too
     assert (w.n_init, w.n_measured) == (2, 3)
     assert "later" in w.namespaces()
+
+
+def test_a_metrics_window_around_one_create_pods_is_the_measured_phase() -> None:
+    w = config_with(
+        [
+            NODES,
+            {"opcode": "createPods", "count": 2},
+            {"opcode": "startCollectingMetrics"},  # no namespaces: every namespace
+            PODS,
+            {"opcode": "barrier"},
+            STOP,
+            {"opcode": "createPods", "count": 1, "skipWaitToCompletion": True},
+        ]
+    )
+    assert (w.n_init, w.n_measured) == (2, 3)
+    assert [g.namespace for g in w.measured_pods] == ["namespace-3"]
+    assert isinstance(w, StepsWorkload)
+    assert [describe(s) for s in w.after] == [
+        {"op": 6, "createPods": 1, "namespace": "namespace-6", "wait": False}
+    ]
+
+
+def test_a_window_left_open_is_refused() -> None:
+    with pytest.raises(Unsupported, match=r"op 1 \(startCollectingMetrics\): no stop"):
+        # (the parser wants an op that collects metrics: here the createPods)
+        config_with([NODES, START, {**MEASURED, "namespace": "a"}])
