@@ -9,6 +9,12 @@ Phases, in order (each waits on the observer's watch, never on a poll of the API
       ─ ceiling: fresh pods bound round-robin by the trivial binder
       ─ replay (quality, over-commit) ─ result
 
+A scheduler_perf workload with ordered steps (:mod:`asched.benchmark.perf_steps`: pods
+waited for or not, sleeps, deletions, createAny objects) runs them in place of the init
+pods (after the warm-up pod when none of them waits for pods), and its ``after`` steps
+once the measured phase has ended, before the scheduler stops; deletions left running in
+the background are cancelled then.
+
 The measured phase ends when every measured pod is seen bound, or after the timeout, or
 when no measured pod was bound for ``stall`` seconds (the result then has
 ``completed=False`` and the run fails). A workload with ``settleSeconds`` (gangs that
