@@ -207,6 +207,10 @@ def _masked(spec: JSON, old: JSON) -> JSON:
     return masked
 
 
+#: The PodScheduled condition's message on a pod created with scheduling gates (upstream's).
+SCHEDULING_GATED_MESSAGE: Final = "Scheduling is blocked due to non-empty scheduling gates"
+
+
 class PodHooks(Hooks):
     """Hooks of ``pods``."""
 
@@ -225,7 +229,21 @@ class PodHooks(Hooks):
                 condition.setdefault("lastTransitionTime", None)
 
     def initial_status(self, obj: JSON) -> JSON | None:
-        return {"phase": "Pending", "qosClass": qos_class(obj["spec"])}
+        status: JSON = {"phase": "Pending", "qosClass": qos_class(obj["spec"])}
+        if obj["spec"].get("schedulingGates"):
+            # as a v1.26+ API server does on create (applySchedulingGatedCondition): what
+            # `kubectl get` shows as SchedulingGated, and what scheduler_perf's barriers read
+            status["conditions"] = [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "SchedulingGated",
+                    "message": SCHEDULING_GATED_MESSAGE,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": None,
+                }
+            ]
+        return status
 
     def admit(self, ctx: Context, obj: JSON) -> None:
         spec = obj["spec"]

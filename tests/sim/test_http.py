@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import aiohttp
 import pytest
@@ -496,3 +497,35 @@ class TestRunPodsAfter:
             "ContainersReady",
             "PodScheduled",
         }
+
+
+@pytest.mark.parametrize(
+    ("gates", "conditions"),
+    [
+        # a v1.26+ API server adds PodScheduled=False/SchedulingGated on create
+        # (applySchedulingGatedCondition); a pod without gates gets no condition
+        pytest.param(
+            [{"name": "example.com/quota"}],
+            [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": None,
+                }
+            ],
+            id="gated: the condition",
+        ),
+        pytest.param([], None, id="not gated: none"),
+    ],
+)
+async def test_a_pod_created_with_gates_says_so(
+    api: Api, gates: list[dict[str, str]], conditions: list[dict[str, Any]] | None
+) -> None:
+    body = pod("gated")
+    body["spec"]["schedulingGates"] = gates
+    created = await api.post(f"{NS}/pods", body)
+    assert created.status == 201
+    assert created.body["status"].get("conditions") == conditions
