@@ -49,6 +49,17 @@ class CreatePods:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AttemptedBarrier:
+    """Wait until every pod the earlier ops created (in ``namespaces``) has been attempted:
+    it is bound, or carries a ``PodScheduled`` condition (a gated pod gets one from the
+    API server on create; an unschedulable one from the scheduler). scheduler_perf's
+    ``barrier`` with ``stageRequirement: Attempted``."""
+
+    op: int
+    namespaces: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Sleep:
     """Pause for ``seconds`` (op ``op``)."""
 
@@ -82,7 +93,7 @@ class CreateAny:
         return [ns for ns in dict.fromkeys(found) if ns]
 
 
-Step = CreatePods | Sleep | DeletePods | CreateAny
+Step = CreatePods | Sleep | DeletePods | CreateAny | AttemptedBarrier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +149,8 @@ def describe(step: Step) -> dict[str, Any]:
         }
     if isinstance(step, Sleep):
         return {"op": step.op, "sleep_seconds": step.seconds}
+    if isinstance(step, AttemptedBarrier):
+        return {"op": step.op, "barrier": "Attempted", "namespaces": list(step.namespaces)}
     if isinstance(step, CreateAny):
         kinds = [str(o.get("kind")) for o in step.objects]
         return {"op": step.op, "createAny": kinds, "namespaces": step.namespaces}

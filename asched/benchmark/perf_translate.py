@@ -410,8 +410,18 @@ class _Builder:
         )
 
     def _barrier(self, op: Op) -> None:
-        if op.get("stageRequirement", "Scheduled") != "Scheduled":
-            raise Unsupported(f"{_op_name(op)}: a barrier on attempted (not bound) pods")
+        if op.get("stageRequirement", "Scheduled") == "Attempted":  # (the parser checks it)
+            if op.get("labelSelector"):
+                raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
+            self._not_churning(op)
+            namespaces = tuple(
+                dict.fromkeys(
+                    s.group.namespace for s in self.steps if isinstance(s, perf_steps.CreatePods)
+                )
+            )
+            self.steps.append(perf_steps.AttemptedBarrier(op=op.index, namespaces=namespaces))
+            self.timed = True
+            return
         if op.get("labelSelector"):
             raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
         if self.churn is not None:

@@ -41,6 +41,7 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -431,6 +432,8 @@ class _Run:
                     self._background.append(
                         asyncio.create_task(deleting, name=f"deletePods op {step.op}")
                     )
+            elif isinstance(step, perf_steps.AttemptedBarrier):
+                record["waited_seconds"] = await self._attempted(step)
             elif isinstance(step, perf_steps.CreateAny):
                 created = await loadgen.create_many(
                     self.rest,
@@ -446,6 +449,25 @@ class _Run:
             "nodes": self.observer.ready_nodes(),
             "steps": done,
         }
+
+    async def _attempted(self, step: perf_steps.AttemptedBarrier) -> float:
+        """Poll the pods of ``step.namespaces`` until each is bound or has a PodScheduled
+        condition (scheduler_perf's Attempted stage); seconds waited. Fails the run after
+        the stall limit."""
+        started = time.monotonic()
+        while True:
+            waiting = 0
+            for namespace in step.namespaces:
+                listed = await self.rest.list(f"/api/v1/namespaces/{namespace}/pods")
+                waiting += sum(1 for pod in listed.get("items", []) if not _attempted(pod))
+            if waiting == 0:
+                return time.monotonic() - started
+            if time.monotonic() - started > self.options.stall:
+                raise BenchmarkError(
+                    f"barrier op {step.op}: {waiting} pods never attempted within "
+                    f"{self.options.stall:.0f} s"
+                )
+            await asyncio.sleep(0.2)
 
     async def _create_step(self, step: perf_steps.CreatePods) -> None:
         """Create one op's pods; with ``wait``, until the watch sees every one bound."""
@@ -831,3 +853,11 @@ async def _wait_file(child: Child, path: Path, within: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise BenchmarkError("the ceiling binder did not get ready in time")
         await asyncio.sleep(0.05)
+
+
+def _attempted(pod: Mapping[str, Any]) -> bool:
+    """Bound, or carrying a PodScheduled condition (scheduler_perf's Attempted stage)."""
+    if (pod.get("spec") or {}).get("nodeName"):
+        return True
+    conditions = (pod.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == "PodScheduled" for c in conditions)

@@ -253,10 +253,14 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             id="churn-create-limit",
         ),
         pytest.param(
-            [NODES, {"opcode": "barrier", "stageRequirement": "Attempted"}, MEASURED],
+            [
+                NODES,
+                {"opcode": "barrier", "stageRequirement": "Attempted", "labelSelector": {"a": "b"}},
+                MEASURED,
+            ],
             {},
-            "op 1 (barrier): a barrier on attempted (not bound) pods",
-            id="attempted-barrier",
+            "op 1 (barrier): a barrier with a label selector",
+            id="attempted-barrier-with-a-selector",
         ),
         pytest.param(
             [NODES, {**MEASURED, "persistentVolumeClaimTemplatePath": "pvc.yaml"}],
@@ -311,11 +315,16 @@ def test_unsupported_shapes_say_why(
     assert reason in caught.value.reason
 
 
-def test_the_unsupported_workload_of_the_test_config() -> None:
-    # upstream's shape: a barrier until the gated pods were attempted; asched writes no
-    # PodScheduled condition for a gated pod, so such a barrier could never end
-    with pytest.raises(Unsupported, match="op 2 \\(barrier\\): a barrier on attempted"):
-        run_shape("SchedulingWhileGated/1Node_10GatedPods")
+def test_an_attempted_barrier_waits_for_the_pods_created_before_it() -> None:
+    # upstream's SchedulingWhileGated: gated pods not waited for (op 1), then a barrier
+    # until they were attempted (op 2: a gated pod gets PodScheduled=False/SchedulingGated
+    # from the API server on create), then pods (op 3) deleted in the background (op 4)
+    w = run_shape("SchedulingWhileGated/1Node_10GatedPods")
+    assert isinstance(w, StepsWorkload)
+    assert steps_of(w)[:2] == [
+        {"op": 1, "createPods": 10, "namespace": "namespace-1", "wait": False},
+        {"op": 2, "barrier": "Attempted", "namespaces": ["namespace-1"]},
+    ]
 
 
 def test_a_missing_template_fails_that_workload_only() -> None:
