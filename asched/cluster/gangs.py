@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from asched.cluster.quantity import QuantityError, canonical
+from asched.cluster.records import PodInfo
 from asched.errors import DecodeError
 
 #: The label a pod joins a PodGroup with (scheduler-plugins' ``PodGroupLabel``).
@@ -188,10 +189,11 @@ class GangIndex:
     def __init__(self) -> None:
         #: gang key -> the gang
         self.gangs: dict[str, Gang] = {}
-        #: gang key -> why its PodGroup or Workload is refused (field and value)
-        self.invalid: dict[str, str] = {}
+        #: gang key (a Workload's: ``ns/workload``) -> why its object is refused, and the
+        #: object's kind
+        self.invalid: dict[str, tuple[Source, str]] = {}
         #: gang key -> pod key -> the member (pending or placed, not finished)
-        self.members: dict[str, dict[str, Any]] = {}
+        self.members: dict[str, dict[str, PodInfo]] = {}
         #: gang key -> pod key -> the phase of a member that finished (Succeeded, Failed)
         self.finished: dict[str, dict[str, str]] = {}
         self._gang_of: dict[str, str] = {}
@@ -201,18 +203,20 @@ class GangIndex:
         return len(self.gangs)
 
     # ------------------------------------------------------------------ groups
-    def set_pod_group(self, raw: Mapping[str, Any]) -> str:
-        """Add or replace a PodGroup; return its gang key."""
+    def set_pod_group(self, raw: Mapping[str, Any]) -> list[str]:
+        """Add or replace a PodGroup; return its gang key if what scheduling reads of it
+        changed (a status-only update changes nothing), else an empty list."""
+        key = _key_of(raw)
+        before = (self.gangs.get(key), self.invalid.get(key))
         try:
             gang = decode_pod_group(raw)
         except DecodeError as exc:
-            key = _key_of(raw)
             self.gangs.pop(key, None)
-            self.invalid[key] = str(exc)
-            return key
-        self.invalid.pop(gang.key, None)
-        self.gangs[gang.key] = gang
-        return gang.key
+            self.invalid[key] = ("PodGroup", str(exc))
+        else:
+            self.invalid.pop(key, None)
+            self.gangs[key] = gang
+        return [] if (self.gangs.get(key), self.invalid.get(key)) == before else [key]
 
     def delete_pod_group(self, raw: Mapping[str, Any]) -> str:
         key = _key_of(raw)
@@ -221,21 +225,25 @@ class GangIndex:
         return key
 
     def set_workload(self, raw: Mapping[str, Any]) -> list[str]:
-        """Add or replace a Workload's gangs; return the keys it had or has."""
+        """Add or replace a Workload's gangs; return the keys of those that changed (a
+        status-only update changes none)."""
         workload = _key_of(raw)
-        before = self._workload_gangs.pop(workload, [])
-        for key in before:
-            self.gangs.pop(key, None)
-        self.invalid.pop(workload, None)
+        keys = self._workload_gangs.pop(workload, [])
+        before = {key: self.gangs.pop(key, None) for key in keys}
+        invalid_before = self.invalid.pop(workload, None)
         try:
             gangs = decode_workload(raw)
         except DecodeError as exc:
-            self.invalid[workload] = str(exc)
-            return before
+            self.invalid[workload] = ("Workload", str(exc))
+            return keys if invalid_before != self.invalid[workload] else []
         for gang in gangs:
             self.gangs[gang.key] = gang
         self._workload_gangs[workload] = [g.key for g in gangs]
-        return sorted({*before, *self._workload_gangs[workload]})
+        return sorted(
+            key
+            for key in {*keys, *self._workload_gangs[workload]}
+            if before.get(key) != self.gangs.get(key) or invalid_before is not None
+        )
 
     def delete_workload(self, raw: Mapping[str, Any]) -> list[str]:
         workload = _key_of(raw)
@@ -251,18 +259,18 @@ class GangIndex:
             del self.gangs[key]
         if source == "Workload":
             self._workload_gangs.clear()
-        self.invalid = {k: v for k, v in self.invalid.items() if not v.startswith(f"{source} ")}
+        self.invalid = {k: v for k, v in self.invalid.items() if v[0] != source}
 
     def why_invalid(self, key: str) -> str | None:
         """Why the gang ``key`` names is refused (its PodGroup's or Workload's error)."""
         found = self.invalid.get(key)
         if found is None and key.count("/") == 2:  # ns/workload/group: the Workload's
             found = self.invalid.get(key.rsplit("/", 1)[0])
-        return found
+        return None if found is None else found[1]
 
     # ------------------------------------------------------------------ members
-    def set_member(self, pod_key: str, gang: str, pod: Any) -> None:
-        """Record ``pod`` (a PodInfo) as a member of ``gang`` ("" : of none)."""
+    def set_member(self, pod_key: str, gang: str, pod: PodInfo) -> None:
+        """Record ``pod`` as a member of ``gang`` ("" : of none)."""
         old = self._gang_of.get(pod_key)
         if old is not None and old != gang:
             self.remove_member(pod_key)

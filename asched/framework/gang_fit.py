@@ -121,7 +121,9 @@ def place_gang(table: NodeTable, shapes: Sequence[Shape]) -> GangFit:
     rows: dict[str, IntArray] = {}
     for shape in sorted(shapes, key=lambda s: _weight(s, largest)):
         wanted[shape.name] = wanted.get(shape.name, 0) + shape.count
-        copies = copies_that_fit(shape.need, free, n)
+        # at most `count` copies per row: the running total below stays far from int64's
+        # range even on rows of clamped (2**53 - 1) amounts
+        copies = np.minimum(copies_that_fit(shape.need, free, n), shape.count)
         copies[~(shape.allowed[:n] & alive)] = 0
         # take rows in order until `count` copies are found: the running total says how
         # many each row still has to give (vectorised: no loop over rows)

@@ -184,22 +184,26 @@ class Ingest:
     def _gang(
         self, resource: str, kind: ChangeType, obj: Mapping[str, Any], *, move: bool = True
     ) -> None:
-        """A PodGroup or a Workload: the gangs it declares; parked members may now fit."""
+        """A PodGroup or a Workload: the gangs it declares. Parked members of a gang whose
+        declaration changed may now fit (the gang key is the event's object, for
+        Coscheduling's hint); a status-only update, such as the leader's own status
+        writes, moves nobody."""
         gangs = self.gangs
         if gangs is None:
             return
         workload = GANG_SOURCES[resource] == "Workload"
         if kind == "DELETED":
-            keys = gangs.delete_workload(obj) if workload else [gangs.delete_pod_group(obj)]
-            for key in keys:
+            changed = gangs.delete_workload(obj) if workload else [gangs.delete_pod_group(obj)]
+            for key in changed:
                 if self.on_gang_gone is not None:
                     self.on_gang_gone(key)
         elif workload:
-            gangs.set_workload(obj)
+            changed = gangs.set_workload(obj)
         else:
-            gangs.set_pod_group(obj)
+            changed = gangs.set_pod_group(obj)
         if move:
-            self.queue.move(ClusterEvent.GANG_CHANGE)
+            for key in changed:
+                self.queue.move(ClusterEvent.GANG_CHANGE, key)
 
     def _namespace(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """Namespace labels, for the namespace selectors of pod affinity terms."""

@@ -3,7 +3,6 @@ PodGroup CRD shipped with the package, and asched's Coscheduling configuration."
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,9 @@ import pytest
 from asched.benchmark import gang_objects
 from asched.benchmark.observe import PHASE_LABEL, cpu_request_milli, gang_of
 from asched.benchmark.schedulers import asched_config
-from asched.benchmark.workload import WorkloadError, load_workload, load_workload_file
+from asched.benchmark.workload import load_workload, load_workload_file
 from asched.cluster.gangs import POD_GROUP_LABEL
+from tests.bench.documents import DELETE as _DELETE, changed, field_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,20 +36,11 @@ VALID: dict[str, Any] = {
         }
     ],
 }
-_DELETE = object()
 
 
 def with_change(path: list[Any], value: Any) -> dict[str, Any]:
-    """VALID with the value at ``path`` replaced (a missing last key is added)."""
-    document = copy.deepcopy(VALID)
-    target: Any = document
-    for key in path[:-1]:
-        target = target[key]
-    if value is _DELETE:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return document
+    """VALID with the value at ``path`` replaced (or deleted, with ``_DELETE``)."""
+    return changed(VALID, path, value)
 
 
 def test_a_heterogeneous_gang_loads() -> None:
@@ -190,9 +181,7 @@ def test_defaults() -> None:
     ],
 )
 def test_errors_name_the_field(document: dict[str, Any], path: str, message: str) -> None:
-    with pytest.raises(WorkloadError) as caught:
-        load_workload(document, source="g.yaml")
-    found = {error.path: error.message for error in caught.value.errors}
+    _error, found = field_errors(document, "g.yaml")
     assert path in found, found
     assert message in found[path]
 

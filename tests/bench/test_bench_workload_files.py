@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from asched.benchmark.workload import (
     resolve,
 )
 from asched.errors import InputError
+from tests.bench.documents import DELETE as _DELETE, changed, field_errors
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "bench" / "workloads"
 
@@ -29,19 +29,8 @@ VALID: dict[str, Any] = {
 
 
 def with_change(path: list[Any], value: Any) -> dict[str, Any]:
-    """VALID with the value at ``path`` replaced (a missing last key is added)."""
-    document = copy.deepcopy(VALID)
-    target: Any = document
-    for key in path[:-1]:
-        target = target[key]
-    if value is _DELETE:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return document
-
-
-_DELETE = object()
+    """VALID with the value at ``path`` replaced (or deleted, with ``_DELETE``)."""
+    return changed(VALID, path, value)
 
 
 @pytest.mark.parametrize("path", sorted(WORKLOADS.glob("*.yaml")), ids=lambda p: p.stem)
@@ -169,12 +158,10 @@ def test_the_valid_document_loads() -> None:
     ],
 )
 def test_errors_name_the_field(document: dict[str, Any], path: str, message: str) -> None:
-    with pytest.raises(WorkloadError) as caught:
-        load_workload(document, source="w.yaml")
-    found = {error.path: error.message for error in caught.value.errors}
+    error, found = field_errors(document, "w.yaml")
     assert path in found, found
     assert message in found[path]
-    assert str(caught.value).startswith("w.yaml: invalid workload:")
+    assert str(error).startswith("w.yaml: invalid workload:")
 
 
 def test_every_error_is_reported_at_once() -> None:

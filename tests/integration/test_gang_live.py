@@ -194,13 +194,23 @@ async def test_a_member_of_a_missing_group_waits_until_the_group_appears(
         await until(bound, within=30)
 
 
-async def _stuck_gang(cluster: Any, name: str, running: Any, group: str) -> list[str]:
-    """3 nodes; a gang of 4 members that repel each other: 3 wait at Permit (see
-    :func:`gang_support.one_per_node`). Returns the members."""
-    await create_group(cluster, group, 4)
-    members = await create_members(
+async def _three_nodes(cluster: Any) -> None:
+    for _ in range(3):
+        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+
+
+async def _repelling_gang(cluster: Any, name: str, group: str, **spec: Any) -> list[str]:
+    """A gang of 4 members that repel each other (:func:`gang_support.one_per_node`): on
+    3 nodes it is admitted, 3 members wait at Permit and the 4th fits nowhere."""
+    await create_group(cluster, group, 4, **spec)
+    return await create_members(
         cluster, group, name, 4, spec=one_per_node(group), labels={"repel": group}
     )
+
+
+async def _stuck_gang(cluster: Any, name: str, running: Any, group: str) -> list[str]:
+    """:func:`_repelling_gang`, once its 3 members wait at Permit. Returns the members."""
+    members = await _repelling_gang(cluster, name, group)
 
     async def three_waiting() -> bool:
         return len(running.app.scheduler.waiting) == 3
@@ -217,15 +227,11 @@ async def test_the_timeout_rejects_waiting_members_and_rolls_them_back(
     # so they wait for the group's timeout (scheduleTimeoutSeconds 2)
     cluster = gang_cluster
     name = cluster.unique_name("sched")
-    for _ in range(3):
-        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    await _three_nodes(cluster)
     profile = coscheduling(wait_seconds=300, reject_percentage=100)
     async with running_scheduler(cluster, name, profile=profile) as running:
         group = "timed"
-        await create_group(cluster, group, 4, scheduleTimeoutSeconds=2)
-        members = await create_members(
-            cluster, group, name, 4, spec=one_per_node(group), labels={"repel": group}
-        )
+        members = await _repelling_gang(cluster, name, group, scheduleTimeoutSeconds=2)
 
         async def timed_out() -> bool:
             messages = [await condition_message(cluster, m) for m in members]
@@ -259,14 +265,10 @@ async def test_a_failing_member_releases_the_waiting_ones_at_once(gang_cluster: 
     # missing, so PostFilter rejects the 3 waiting at once, long before their 300 s timeout
     cluster = gang_cluster
     name = cluster.unique_name("sched")
-    for _ in range(3):
-        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    await _three_nodes(cluster)
     async with running_scheduler(cluster, name, profile=coscheduling(wait_seconds=300)) as running:
         group = "released"
-        await create_group(cluster, group, 4)
-        members = await create_members(
-            cluster, group, name, 4, spec=one_per_node(group), labels={"repel": group}
-        )
+        members = await _repelling_gang(cluster, name, group)
 
         async def rejected() -> bool:
             messages = [await condition_message(cluster, m) for m in members]
@@ -280,8 +282,7 @@ async def test_a_failing_member_releases_the_waiting_ones_at_once(gang_cluster: 
 async def test_deleting_the_group_releases_its_waiting_members(gang_cluster: Any) -> None:
     cluster = gang_cluster
     name = cluster.unique_name("sched")
-    for _ in range(3):
-        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    await _three_nodes(cluster)
     profile = coscheduling(wait_seconds=300, reject_percentage=100)
     async with running_scheduler(cluster, name, profile=profile) as running:
         members = await _stuck_gang(cluster, name, running, "doomed")
@@ -300,8 +301,7 @@ async def test_deleting_the_group_releases_its_waiting_members(gang_cluster: Any
 async def test_a_restart_mid_gang_leaves_no_partial_gang(gang_cluster: Any) -> None:
     cluster = gang_cluster
     name = cluster.unique_name("sched")
-    for _ in range(3):
-        await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
+    await _three_nodes(cluster)
     profile = coscheduling(wait_seconds=300, reject_percentage=100)
     async with running_scheduler(cluster, name, profile=profile) as running:
         members = await _stuck_gang(cluster, name, running, "restarted")

@@ -50,6 +50,9 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from typing import Final, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from asched.cluster.gangs import Gang, GangIndex
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
@@ -92,6 +95,19 @@ class GangHost(Protocol):
 
     def gang_failed(self, gang: str) -> None:
         """The gang was rejected: drop what the scheduler holds for it."""
+
+
+def _split_sum(amounts: npt.NDArray[np.int64]) -> int:
+    """The exact sum of non-negative amounts up to 2**53 - 1: the high and low 32 bits are
+    summed apart (neither sum can wrap int64 over any number of nodes) and joined."""
+    return (int((amounts >> 32).sum()) << 32) + int((amounts & 0xFFFFFFFF).sum())
+
+
+def _total(column: npt.NDArray[np.int64]) -> int:
+    """The exact sum of a free column (an over-committed node's amount is negative, and
+    counts, as upstream's ``CheckClusterResource`` counts it). A plain int64 sum could
+    wrap over thousands of nodes of clamped (2**53 - 1) amounts."""
+    return _split_sum(np.maximum(column, 0)) - _split_sum(np.maximum(-column, 0))
 
 
 def gang_name(gang: str) -> str:
@@ -137,9 +153,12 @@ class Coscheduling:
         return float(self.args.permit_waiting_time_seconds)
 
     def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
-        """A new unscheduled pod helps only a pod of its own gang."""
+        """A new unscheduled pod, or a changed PodGroup or Workload (``changed``: its gang
+        key), helps only a pod of its own gang."""
         if event == ClusterEvent.UNSCHEDULED_POD_ADD:
             return isinstance(changed, PodInfo) and bool(pod.gang) and changed.gang == pod.gang
+        if event == ClusterEvent.GANG_CHANGE:
+            return bool(pod.gang) and changed == pod.gang
         return True
 
     # ------------------------------------------------------------------ QueueSort
@@ -213,7 +232,7 @@ class Coscheduling:
         gap = {}
         for resource, amount in wanted.items():
             axis = table.axis_index.get(resource)
-            free = 0 if axis is None else int(table.free[axis][: table.size][alive].sum())
+            free = 0 if axis is None else _total(table.free[axis][: table.size][alive])
             short = amount - free - back.get(resource, 0)
             if short > 0:
                 gap[resource] = short

@@ -19,6 +19,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import CoschedulingArgs
 from asched.framework.cycle_state import CycleState
+from asched.framework.events import ClusterEvent
 from asched.framework.plugins.coscheduling import Coscheduling
 from asched.framework.status import Code
 from asched.framework.waiting import WaitingPod, WaitingPods
@@ -378,3 +379,57 @@ def test_a_group_that_does_not_decode_is_told_to_its_members() -> None:
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "pod group ns/bad: PodGroup ns/bad: spec.minMember: must be at least 1, got 0",
     )
+
+
+def test_min_resources_over_huge_nodes_do_not_wrap() -> None:
+    # 2,048 nodes of 2**53 - 1 bytes (asched's clamp) hold 2,048 x (2**53 - 1), about
+    # 2**64: an int64 sum would wrap negative and report a gap; the exact sum holds 2**63
+    table = NodeTable(capacity=2048)
+    for index in range(2048):
+        table.upsert_node(
+            decode_node(
+                {
+                    "metadata": {"name": f"n{index}"},
+                    "status": {"allocatable": {"cpu": "1", "memory": "999999Pi", "pods": "1"}},
+                }
+            )
+        )
+    runtime = GangRuntime(table, WaitingPods(), lambda: 0.0)
+    # minResources 8Ei = 2**63 bytes (saturated to int64's maximum by the decoder)
+    runtime.index.set_pod_group(pod_group("big", 1, minResources={"memory": "8Ei"}))
+    member = pod("m", "big")
+    join(runtime, member)
+    assert plugin(runtime).pre_filter(CycleState(), member, runtime.table).status.ok
+
+
+@pytest.mark.parametrize(
+    ("event", "changed", "group", "moves"),
+    [
+        # a PodGroup change moves its own members only
+        pytest.param(ClusterEvent.GANG_CHANGE, "ns/pg1", "pg1", True, id="its group changed"),
+        pytest.param(ClusterEvent.GANG_CHANGE, "ns/pg2", "pg1", False, id="another group"),
+        # a sibling's arrival, likewise
+        pytest.param(
+            ClusterEvent.UNSCHEDULED_POD_ADD, pod("s", "pg1"), "pg1", True, id="a sibling"
+        ),
+        pytest.param(
+            ClusterEvent.UNSCHEDULED_POD_ADD, pod("s", "pg2"), "pg1", False, id="a stranger"
+        ),
+        # room: anything may help
+        pytest.param(ClusterEvent.NODE_ADD, None, "pg1", True, id="a new node"),
+    ],
+)
+def test_queueing_hint(event: ClusterEvent, changed: object, group: str, moves: bool) -> None:
+    assert plugin(host()).queueing_hint(event, pod("p", group), changed) is moves
+
+
+def test_a_status_only_update_changes_no_gang() -> None:
+    # the leader's own status writes come back as MODIFIED PodGroups: they must not
+    # requeue the group's parked members (and so write again, in a loop)
+    index = host().index
+    group = pod_group("pg1", 2)
+    assert index.set_pod_group(group) == ["ns/pg1"]
+    assert index.set_pod_group({**group, "status": {"phase": "Scheduling"}}) == []
+    assert index.set_pod_group(pod_group("pg1", 3)) == ["ns/pg1"]  # the spec changed
+    assert index.set_pod_group(pod_group("pg1", 0)) == ["ns/pg1"]  # now refused
+    assert index.set_pod_group(pod_group("pg1", 0)) == []  # refused the same way

@@ -152,3 +152,14 @@ def test_the_table_is_not_changed() -> None:
     before = [column.copy() for column in table.free]
     place_gang(table, [shape(table, "w", "1", 5)])
     assert all((a == b).all() for a, b in zip(before, table.free, strict=True))
+
+
+def test_rows_of_clamped_amounts_do_not_wrap_the_running_total() -> None:
+    # 2,048 nodes allowing 2**53 - 1 pods each: copies per row are capped at the count
+    # wanted (5), so the running total is at most 2,048 x 5, not ~2**64 (which would wrap)
+    table = NodeTable(capacity=2048)
+    for index in range(2048):
+        table.upsert_node(node(f"n{index}", cpu="99999999999999", pods="999999Pi"))
+    result = place_gang(table, [shape(table, "w", "1m", 5)])
+    assert (result.fits, result.placed["w"]) == (True, 5)
+    assert int(result.rows["w"].sum()) == 5
