@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from asched.cluster.affinity import PodAffinity
+    from asched.cluster.volumes import PodVolume
     from asched.cluster.names import PodKey
 
 NO_SCHEDULE: Final = "NoSchedule"
@@ -224,6 +225,8 @@ class PodInfo:
     #: ``scheduling.x-k8s.io/pod-group`` label) or ``namespace/workload/podGroup`` (its
     #: ``spec.workloadRef``); "" when none (:mod:`asched.cluster.gangs`)
     gang: str = ""
+    #: ``spec.volumes`` as the volume plugins read them (:mod:`asched.cluster.volumes`)
+    volumes: tuple[PodVolume, ...] = ()
 
     if TYPE_CHECKING:
 

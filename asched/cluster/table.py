@@ -49,6 +49,7 @@ from asched.cluster.ports import PortColumns
 from asched.cluster.records import HostPort, NodeInfo, PodInfo
 from asched.cluster.resources import BASE_RESOURCES, PODS
 from asched.cluster.taints import TaintColumns
+from asched.cluster.volumes import VolumeCatalog
 from asched.cluster.workloads import SelectorSources
 
 REGION_LABEL: Final = "topology.kubernetes.io/region"
@@ -119,6 +120,8 @@ class NodeTable:
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         #: Services, controllers and sets (for PodTopologySpread's default constraints)
         self.workloads = SelectorSources()
+        #: PVs, claims, storage classes and CSI objects (the volume plugins read them)
+        self.volumes = VolumeCatalog()
         self.row_pods: list[dict[str, PlacedPod]] = [{} for _ in range(cap)]
         self.orphans: dict[str, dict[str, PodInfo]] = {}
         self.zone_ids: dict[str, int] = {}

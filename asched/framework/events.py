@@ -26,6 +26,19 @@ class ClusterEvent(enum.Enum):
     UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
     #: a PodGroup or a Workload was added, changed or deleted
     GANG_CHANGE = "PodGroupChange"
+    #: storage objects (the volume plugins' events; ``changed`` is the new record)
+    PVC_ADD = "PersistentVolumeClaimAdd"
+    PVC_UPDATE = "PersistentVolumeClaimUpdate"
+    PV_ADD = "PersistentVolumeAdd"
+    PV_UPDATE = "PersistentVolumeUpdate"
+    STORAGE_CLASS_ADD = "StorageClassAdd"
+    STORAGE_CLASS_UPDATE = "StorageClassUpdate"
+    CSI_NODE_ADD = "CSINodeAdd"
+    CSI_NODE_UPDATE = "CSINodeUpdate"
+    CSI_DRIVER_ADD = "CSIDriverAdd"
+    CSI_DRIVER_UPDATE = "CSIDriverUpdate"
+    CSI_CAPACITY_ADD = "CSIStorageCapacityAdd"
+    CSI_CAPACITY_UPDATE = "CSIStorageCapacityUpdate"
     UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
     FORCE_ACTIVATE = "ForceActivate"
 
