@@ -229,6 +229,8 @@ class VolumeCatalog:
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.capacities: dict[str, StorageCapacity] = {}
         self.listeners: list[ChangeListener] = []
+        #: ``(resource, key)`` -> why that object did not decode (it is absent above)
+        self.invalid: dict[tuple[str, str], str] = {}
 
     def _changed(self, resource: str, key: str) -> None:
         for listener in self.listeners:

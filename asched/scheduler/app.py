@@ -57,6 +57,7 @@ from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
+from asched.scheduler import storage_watch
 from asched.scheduler.gang_status import GangStatusWriter
 from asched.scheduler.gangs import GangRuntime, plain_need
 from asched.scheduler.handle import ApiHandle
@@ -458,6 +459,19 @@ class App:
                 watch_timeout=self.options.watch_timeout,
             )
         )
+        if storage_watch.needs_storage(n for p in self.config.profiles for n in _enabled(p)):
+            paths = dict(storage_watch.FIXED_PATHS)
+            capacities = await self._unless_stopped(storage_watch.capacity_path(self.client))
+            if self.stopping.is_set():
+                return
+            if capacities is not None:
+                paths[storage_watch.CAPACITY] = capacities
+            self.reflectors += [
+                Reflector(
+                    self.client, kind, path, self._sink, watch_timeout=self.options.watch_timeout
+                )
+                for kind, path in paths.items()
+            ]
         absent: list[str] = []
         if self.gangs is not None:
             for resource, group_version in GANG_APIS.items():
