@@ -288,7 +288,7 @@ class KubeApiServer:
         It runs the PV controller and the PV/claim protection controllers
         (:data:`~asched.backends.controller_manager.CONTROLLERS`) until :meth:`stop`; a second
         call returns the running one (and restarts it if it died). Blocks until its
-        ``/healthz`` answers ``ok``, about 2 s.
+        ``/healthz`` answers ``ok`` (well under a second).
 
         Raises
         ------

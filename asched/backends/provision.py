@@ -145,7 +145,7 @@ def find_etcd() -> tuple[Path, Path] | None:
 def provision(*, version: str = KUBERNETES_VERSION) -> Binaries:
     """Make sure the Kubernetes binaries and etcd exist; build the missing binaries.
 
-    Blocking; takes about 5-7 minutes on 2 cores the first time (about 4 for a cache that lacks
+    Blocking; takes about 5-7 minutes on 2 cores the first time (about 5 for a cache that lacks
     only kube-controller-manager) and well under a second once the binaries are cached.
 
     Raises
