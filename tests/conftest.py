@@ -15,6 +15,10 @@ Fixtures:
 - ``sim_cluster`` (function scope, sim only, a fresh simulator per test): for fault injection
   tests marked ``sim_only``.
 - ``sim_server`` / ``kube_apiserver`` (session scope): the server objects themselves.
+- ``kube_controller_manager``: kube-controller-manager v1.20.2's PV controller beside the session
+  kube-apiserver, started by the first test that asks for it and kept for the session (tests
+  that don't ask never start it). A ``cluster`` test on both backends gets the same with
+  ``cluster.server.ensure_controller_manager()`` when the server has that method.
 
 Tests of an unselected backend are *deselected* (reported as such), never skipped. When a
 kube-apiserver test is selected, the binaries are provisioned during collection, before any test
@@ -34,6 +38,7 @@ from typing import Any
 import pytest
 from pytest_asyncio import is_async_test
 
+from asched.backends.controller_manager import KubeControllerManager
 from asched.backends.errors import BackendError, StatusError
 from asched.backends.launcher import KubeApiServer
 from asched.backends.provision import provision, read_manifest
@@ -112,6 +117,12 @@ def kube_apiserver() -> Iterator[KubeApiServer]:
     """The genuine kube-apiserver v1.20.2 (+ etcd) for the whole session."""
     with KubeApiServer() as server:
         yield server
+
+
+@pytest.fixture
+def kube_controller_manager(kube_apiserver: KubeApiServer) -> KubeControllerManager:
+    """The PV controller beside the session kube-apiserver (started once, restarted if it died)."""
+    return kube_apiserver.ensure_controller_manager()
 
 
 @pytest.fixture(scope="session")

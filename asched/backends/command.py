@@ -2,11 +2,13 @@
 
 Verbs:
 
-- ``provision``: build kube-apiserver and kube-scheduler from Debian's source package into the
-  cache (a no-op when cached), install etcd when missing.
-- ``start [--kubeconfig-out FILE] [--scheduler-config FILE]``: start etcd + kube-apiserver
-  (and optionally kube-scheduler), write the kubeconfig, stay in the foreground until SIGINT or
-  SIGTERM, then stop everything and remove the kubeconfig copy.
+- ``provision``: build kube-apiserver, kube-scheduler and kube-controller-manager from Debian's
+  source package into the cache (only the missing ones; a no-op when cached), install etcd
+  when missing.
+- ``start [--kubeconfig-out FILE] [--scheduler-config FILE] [--controller-manager]``: start
+  etcd + kube-apiserver (and optionally kube-scheduler, and kube-controller-manager's PV
+  controller), write the kubeconfig, stay in the foreground until SIGINT or SIGTERM, then stop
+  everything and remove the kubeconfig copy.
 - ``status``: the cache path, the built versions and whether etcd is installed.
 
 Progress goes to stderr through logging (INFO for this package unless ``--quiet``); results
@@ -28,9 +30,11 @@ from asched.backends.errors import BackendError
 from asched.backends.kubeconfig import write_kubeconfig
 from asched.backends.launcher import KubeApiServer
 from asched.backends.provision import (
+    BINARIES,
     KUBERNETES_VERSION,
     cache_dir,
     find_etcd,
+    missing_binaries,
     provision,
     read_manifest,
 )
@@ -44,7 +48,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--quiet", action="store_true", help="no progress lines (only warnings and errors)"
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    verbs.add_parser("provision", help="build and cache kube-apiserver/kube-scheduler, get etcd")
+    verbs.add_parser(
+        "provision",
+        help="build and cache kube-apiserver/kube-scheduler/kube-controller-manager, get etcd",
+    )
     start = verbs.add_parser("start", help="run etcd + kube-apiserver until SIGINT/SIGTERM")
     start.add_argument(
         "--kubeconfig-out", type=Path, help="also write the kubeconfig here (removed at exit)"
@@ -53,6 +60,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--scheduler-config",
         type=Path,
         help="also run kube-scheduler v1.20.2 with this KubeSchedulerConfiguration (v1beta1)",
+    )
+    start.add_argument(
+        "--controller-manager",
+        action="store_true",
+        help="also run kube-controller-manager v1.20.2's PV controller (binds volume claims)",
     )
     start.add_argument("--v", type=int, default=0, dest="verbosity", help="kube-apiserver --v")
     verbs.add_parser("status", help="show the cache path and the provisioned versions")
@@ -79,6 +91,7 @@ def _provision() -> int:
     binaries = provision()
     print(f"kube-apiserver {binaries.kube_apiserver}")
     print(f"kube-scheduler {binaries.kube_scheduler}")
+    print(f"kube-controller-manager {binaries.kube_controller_manager}")
     print(f"etcd           {binaries.etcd}")
     print(f"etcdctl        {binaries.etcdctl}")
     return 0
@@ -92,7 +105,7 @@ def _start(args: argparse.Namespace) -> int:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server = KubeApiServer(verbosity=args.verbosity)
+    server = KubeApiServer(verbosity=args.verbosity, controller_manager=args.controller_manager)
     try:
         server.start()
         if args.scheduler_config is not None:
@@ -122,13 +135,16 @@ def _status() -> int:
     directory = cache_dir()
     manifest = read_manifest()
     print(f"cache          {directory}")
+    missing = missing_binaries()
     if manifest is None:
         print(
-            f"kubernetes     {KUBERNETES_VERSION} not provisioned (run: asched kube-apiserver provision)"
+            f"kubernetes     {KUBERNETES_VERSION} not provisioned, missing {', '.join(missing)}"
+            " (run: asched kube-apiserver provision)"
         )
     else:
         for key in ("kubernetes", "debian_source", "go", "built_at", "build_seconds"):
             print(f"{key:<14} {manifest.get(key)}")
+        print(f"{'binaries':<14} {', '.join(BINARIES)}")
     etcd = find_etcd()
     if etcd is None:
         print("etcd           not installed (provision installs etcd-server and etcd-client)")

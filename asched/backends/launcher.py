@@ -14,8 +14,12 @@ server's own certificate as ``certificate-authority-data``, so clients *verify* 
 Invariants:
 
 - Everything lives in one temp dir, removed by :meth:`KubeApiServer.stop`.
-- :meth:`KubeApiServer.stop` stops kube-apiserver, then etcd, by PID (SIGTERM, then SIGKILL);
-  it is idempotent and also runs when :meth:`start` fails half-way.
+- kube-controller-manager (the PV controller, for volume tests) runs only on request
+  (``controller_manager=True`` or :meth:`KubeApiServer.ensure_controller_manager`): a bare
+  server binds no claims, and tests that need no controller pay nothing for it.
+- :meth:`KubeApiServer.stop` stops the schedulers, kube-controller-manager, kube-apiserver, then
+  etcd, by PID (SIGTERM, then SIGKILL); it is idempotent and also runs when :meth:`start`
+  fails half-way.
 - The API is synchronous so a session-scoped pytest fixture, a benchmark and the CLI can all use
   it without an event loop.
 """
@@ -37,6 +41,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Self
 
+from asched.backends.controller_manager import KubeControllerManager
 from asched.backends.errors import LaunchError
 from asched.backends.kubeconfig import write_kubeconfig
 from asched.backends.process import Child, free_port
@@ -74,6 +79,9 @@ class KubeApiServer:
         More kube-apiserver flags, appended last (later flags win).
     die_with_parent : bool
         Kill the servers when the starting thread dies (see :mod:`asched.backends.process`).
+    controller_manager : bool
+        Also start kube-controller-manager (see :meth:`ensure_controller_manager`) in
+        :meth:`start`.
 
     Attributes (valid after :meth:`start`)
     --------------------------------------
@@ -100,6 +108,7 @@ class KubeApiServer:
         verbosity: int = 0,
         extra_args: tuple[str, ...] = (),
         die_with_parent: bool = True,
+        controller_manager: bool = False,
     ) -> None:
         self._binaries = binaries
         self._ready_timeout = ready_timeout
@@ -110,6 +119,8 @@ class KubeApiServer:
         self._etcd: Child | None = None
         self._apiserver: Child | None = None
         self._schedulers: list[KubeScheduler] = []
+        self._with_controller_manager = controller_manager
+        self._controller_manager: KubeControllerManager | None = None
         self.port = 0
         self.etcd_port = 0
         self.token = ""
@@ -149,8 +160,10 @@ class KubeApiServer:
         return self._binaries
 
     def pids(self) -> dict[str, int]:
-        """Return ``{name: pid}`` of the running children (etcd, kube-apiserver, schedulers)."""
-        children = [self._etcd, self._apiserver, *(s.child for s in self._schedulers)]
+        """Return ``{name: pid}`` of the running children (etcd, kube-apiserver, schedulers,
+        kube-controller-manager)."""
+        manager = self._controller_manager.child if self._controller_manager else None
+        children = [self._etcd, self._apiserver, manager, *(s.child for s in self._schedulers)]
         return {c.name: c.pid for c in children if c is not None and c.alive()}
 
     def __enter__(self) -> Self:
@@ -181,6 +194,8 @@ class KubeApiServer:
             self._prepare_files()
             self._start_etcd(binaries)
             self._start_apiserver(binaries)
+            if self._with_controller_manager:
+                self.ensure_controller_manager()
         except BaseException:
             self.stop()
             raise
@@ -194,10 +209,14 @@ class KubeApiServer:
         return self
 
     def stop(self) -> None:
-        """Stop schedulers, kube-apiserver and etcd by PID; remove the temp dir. Idempotent."""
+        """Stop schedulers, kube-controller-manager, kube-apiserver and etcd by PID; remove the
+        temp dir. Idempotent."""
         for scheduler in self._schedulers:
             scheduler.stop()
         self._schedulers.clear()
+        if self._controller_manager is not None:
+            self._controller_manager.stop()
+        self._controller_manager = None
         for child in (self._apiserver, self._etcd):
             if child is not None:
                 child.stop()
@@ -257,6 +276,45 @@ class KubeApiServer:
         self._schedulers.append(scheduler)
         scheduler.start(timeout=self._ready_timeout)
         return scheduler
+
+    @property
+    def controller_manager(self) -> KubeControllerManager | None:
+        """The running kube-controller-manager, or None when none was started."""
+        return self._controller_manager
+
+    def ensure_controller_manager(self, *, verbosity: int = 0) -> KubeControllerManager:
+        """Start kube-controller-manager v1.20.2 against this server unless it already runs.
+
+        It runs the PV controller and the PV/claim protection controllers
+        (:data:`~asched.backends.controller_manager.CONTROLLERS`) until :meth:`stop`; a second
+        call returns the running one (and restarts it if it died). Blocks until its
+        ``/healthz`` answers ``ok`` (well under a second).
+
+        Raises
+        ------
+        LaunchError
+            When the server is not started, or the controller manager exits or is not healthy
+            in time (the message has its log tail).
+        """
+        directory = self.directory
+        manager = self._controller_manager
+        if manager is not None and manager.alive():
+            return manager
+        if manager is not None:
+            logger.warning(
+                "kube-controller-manager exited; starting it again (log %s)", manager.log
+            )
+            manager.stop()
+        manager = KubeControllerManager(
+            binary=self.binaries.kube_controller_manager,
+            kubeconfig=self.kubeconfig,
+            workdir=directory,
+            verbosity=verbosity,
+            die_with_parent=self._die_with_parent,
+        )
+        self._controller_manager = manager
+        manager.start(timeout=self._ready_timeout)
+        return manager
 
     def _prepare_files(self) -> None:
         directory = self.directory

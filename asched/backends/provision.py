@@ -1,4 +1,4 @@
-"""Provision a genuine kube-apiserver and kube-scheduler v1.20.2, and etcd, from Debian.
+"""Provision genuine kube-apiserver, kube-scheduler and kube-controller-manager v1.20.2, and etcd.
 
 Why this exists: the contract tests and the side-by-side benchmarks need the real API server as
 the source of truth, and on these machines nothing but Debian ships it, as a *source* package
@@ -10,13 +10,19 @@ Debian's Go builds offline. The recipe is measured in ``/work/shared/reference/r
    so ``/etc/apt`` is never touched.
 3. Unpack the orig tarball, apply ``debian/patches/series``.
 4. Replace ``vendor/github.com/modern-go/reflect2`` (1.0.1 breaks map iteration on Go >= 1.18).
-5. ``make WHAT="cmd/kube-apiserver cmd/kube-scheduler"`` (upstream make generates the openapi code).
-6. Copy the two binaries into the cache and delete the 2 GB work tree.
+5. ``make WHAT="cmd/kube-apiserver cmd/kube-scheduler cmd/kube-controller-manager"`` (upstream
+   make generates the openapi code): one make on a fresh machine.
+6. Copy the binaries into the cache and delete the 2 GB work tree.
 
 Invariants:
 
-- The cache directory ``~/.cache/asched/kubernetes-v1.20.2/`` holds the two binaries and a
+- The cache directory ``~/.cache/asched/kubernetes-v1.20.2/`` holds the binaries and a
   ``manifest.json`` written *last*; a directory without the manifest is an unfinished build.
+- A binary is cached only when the manifest lists it (``"binaries"``) and the file is executable.
+  A manifest without the list predates kube-controller-manager and vouches for kube-apiserver
+  and kube-scheduler only (:data:`LEGACY_BINARIES`). Steps 1-6 then run again for just the
+  missing binaries (a second make of only those), and the manifest is rewritten, again last,
+  listing the union and keeping the earlier build's record under ``"builds"``.
 - An exclusive ``flock`` on ``kubernetes-v1.20.2.lock`` serialises builders: concurrent callers
   build once, the others wait and then take the fast path.
 - The fast path (binaries cached) runs no subprocess unless etcd is missing.
@@ -43,7 +49,10 @@ logger = logging.getLogger(__name__)
 KUBERNETES_VERSION = "v1.20.2"
 DEBIAN_SOURCE_PACKAGE = "kubernetes"
 DEBIAN_SOURCE_VERSION = "1.20.5+really1.20.2"
-BINARIES = ("kube-apiserver", "kube-scheduler")
+BINARIES = ("kube-apiserver", "kube-scheduler", "kube-controller-manager")
+#: What a manifest without a ``"binaries"`` list (written before kube-controller-manager was
+#: built too) vouches for.
+LEGACY_BINARIES = ("kube-apiserver", "kube-scheduler")
 APT_PACKAGES = (
     "golang-go",
     "golang-github-modern-go-reflect2-dev",
@@ -65,6 +74,7 @@ class Binaries:
 
     kube_apiserver: Path
     kube_scheduler: Path
+    kube_controller_manager: Path
     etcd: Path
     etcdctl: Path
     cache_dir: Path
@@ -82,18 +92,40 @@ def cache_dir(version: str = KUBERNETES_VERSION) -> Path:
 
 
 def read_manifest(version: str = KUBERNETES_VERSION) -> dict[str, object] | None:
-    """Return the manifest of a finished build, or None when the cache is empty or partial."""
+    """Return the manifest of a finished build of every binary, or None (empty, partial, older)."""
+    manifest = _load_manifest(cache_dir(version))
+    if manifest is None or missing_binaries(version):
+        return None
+    return manifest
+
+
+def missing_binaries(version: str = KUBERNETES_VERSION) -> tuple[str, ...]:
+    """Return the names in :data:`BINARIES` the cache does not hold (all of them when empty).
+
+    A binary is held when the manifest lists it and its file is executable.
+    """
     directory = cache_dir(version)
-    manifest = directory / "manifest.json"
-    if not manifest.is_file():
-        return None
-    if not all(os.access(directory / name, os.X_OK) for name in BINARIES):
-        return None
+    listed = _listed_binaries(_load_manifest(directory))
+    return tuple(
+        name for name in BINARIES if name not in listed or not os.access(directory / name, os.X_OK)
+    )
+
+
+def _load_manifest(directory: Path) -> dict[str, object] | None:
     try:
-        data = json.loads(manifest.read_text())
+        data = json.loads((directory / "manifest.json").read_text())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _listed_binaries(manifest: dict[str, object] | None) -> frozenset[str]:
+    if manifest is None:
+        return frozenset()
+    listed = manifest.get("binaries", LEGACY_BINARIES)
+    if not isinstance(listed, list | tuple):
+        return frozenset()
+    return frozenset(name for name in listed if isinstance(name, str))
 
 
 def find_etcd() -> tuple[Path, Path] | None:
@@ -111,10 +143,10 @@ def find_etcd() -> tuple[Path, Path] | None:
 
 
 def provision(*, version: str = KUBERNETES_VERSION) -> Binaries:
-    """Make sure kube-apiserver, kube-scheduler and etcd exist; build them if they do not.
+    """Make sure the Kubernetes binaries and etcd exist; build the missing binaries.
 
-    Blocking; takes about 3-5 minutes on 2 cores the first time and well under a second once the
-    binaries are cached.
+    Blocking; takes about 5-7 minutes on 2 cores the first time (about 5 for a cache that lacks
+    only kube-controller-manager) and well under a second once the binaries are cached.
 
     Raises
     ------
@@ -124,11 +156,12 @@ def provision(*, version: str = KUBERNETES_VERSION) -> Binaries:
     if version != KUBERNETES_VERSION:
         raise ProvisionError("select version", f"only {KUBERNETES_VERSION} can be built here")
     directory = cache_dir(version)
-    if read_manifest(version) is None:
+    if missing_binaries(version):
         directory.parent.mkdir(parents=True, exist_ok=True)
         with _exclusive_lock(directory.parent / f"kubernetes-{version}.lock"):
-            if read_manifest(version) is None:  # another process may have built it meanwhile
-                _build(directory)
+            missing = missing_binaries(version)  # another process may have built them meanwhile
+            if missing:
+                _build(directory, missing)
     etcd = find_etcd()
     if etcd is None:
         logger.info("etcd is not installed; installing etcd-server and etcd-client")
@@ -141,6 +174,7 @@ def provision(*, version: str = KUBERNETES_VERSION) -> Binaries:
     return Binaries(
         kube_apiserver=directory / "kube-apiserver",
         kube_scheduler=directory / "kube-scheduler",
+        kube_controller_manager=directory / "kube-controller-manager",
         etcd=etcd[0],
         etcdctl=etcd[1],
         cache_dir=directory,
@@ -161,13 +195,18 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _build(directory: Path) -> None:
+def _build(directory: Path, names: Sequence[str]) -> None:
+    """Build ``names`` (a subset of :data:`BINARIES`) in one make and add them to the cache."""
     started = time.monotonic()
     work = directory.parent / f"build-{KUBERNETES_VERSION}"
     work.mkdir(parents=True, exist_ok=True)
     log = work / "build.log"
     logger.info(
-        "building kubernetes %s from Debian source in %s (log %s)", KUBERNETES_VERSION, work, log
+        "building %s %s from Debian source in %s (log %s)",
+        ", ".join(names),
+        KUBERNETES_VERSION,
+        work,
+        log,
     )
     logger.info("[1/6] apt-get update + install %s", " ".join(APT_PACKAGES))
     _apt_install(APT_PACKAGES, log)
@@ -177,12 +216,15 @@ def _build(directory: Path) -> None:
     tree = _unpack(work, downloads, log)
     logger.info("[4/6] replacing vendored reflect2 with Debian's copy")
     _replace_reflect2(tree)
-    logger.info("[5/6] make WHAT='cmd/kube-apiserver cmd/kube-scheduler' (about 3-5 minutes)")
-    _make(tree, work, log)
+    what = " ".join(f"cmd/{name}" for name in names)
+    logger.info("[5/6] make WHAT='%s' (about 3-6 minutes)", what)
+    _make(tree, work, log, names)
     logger.info("[6/6] caching the binaries in %s", directory)
-    _install(tree, directory, started)
+    _install(tree, directory, started, names)
     shutil.rmtree(work, ignore_errors=True)
-    logger.info("built kubernetes %s in %.0f s", KUBERNETES_VERSION, time.monotonic() - started)
+    logger.info(
+        "built %s %s in %.0f s", ", ".join(names), KUBERNETES_VERSION, time.monotonic() - started
+    )
 
 
 def _run(step: str, argv: Sequence[str], log: Path, **kwargs: object) -> None:
@@ -353,7 +395,7 @@ def _replace_reflect2(tree: Path) -> None:
         shutil.copyfile(path, vendored / path.name)
 
 
-def _make(tree: Path, work: Path, log: Path) -> None:
+def _make(tree: Path, work: Path, log: Path, names: Sequence[str]) -> None:
     env = {key: value for key, value in os.environ.items() if key != "GOPATH"}
     env.update(
         CGO_ENABLED="0",
@@ -363,14 +405,15 @@ def _make(tree: Path, work: Path, log: Path) -> None:
         KUBE_GIT_VERSION=KUBERNETES_VERSION,
         KUBE_GIT_TREE_STATE="clean",
     )
-    argv = ["make", "WHAT=cmd/kube-apiserver cmd/kube-scheduler"]
-    _run("make kube-apiserver kube-scheduler", argv, log, cwd=tree, env=env)
+    argv = ["make", "WHAT=" + " ".join(f"cmd/{name}" for name in names)]
+    _run(f"make {' '.join(names)}", argv, log, cwd=tree, env=env)
 
 
-def _install(tree: Path, directory: Path, started: float) -> None:
+def _install(tree: Path, directory: Path, started: float, names: Sequence[str]) -> None:
+    """Copy ``names`` into the cache, then (last) rewrite the manifest to list them too."""
     directory.mkdir(parents=True, exist_ok=True)
     built = tree / "_output" / "bin"
-    for name in BINARIES:
+    for name in names:
         source = built / name
         if not source.is_file():
             raise ProvisionError("install", f"make succeeded but {source} does not exist")
@@ -378,16 +421,59 @@ def _install(tree: Path, directory: Path, started: float) -> None:
         shutil.copyfile(source, staging)
         staging.chmod(0o755)
         staging.replace(directory / name)
-    go = subprocess.run(
-        ["go", "version"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    manifest = {
-        "kubernetes": KUBERNETES_VERSION,
-        "debian_source": f"{DEBIAN_SOURCE_PACKAGE} {DEBIAN_SOURCE_VERSION}",
-        "go": go,
-        "build_seconds": round(time.monotonic() - started, 1),
+    build: dict[str, object] = {
+        "binaries": sorted(names),
+        "seconds": round(time.monotonic() - started, 1),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     staging = directory / ".manifest.json.tmp"
-    staging.write_text(json.dumps(manifest, indent=2) + "\n")
+    staging.write_text(json.dumps(_next_manifest(directory, names, build), indent=2) + "\n")
     staging.replace(directory / "manifest.json")
+
+
+def _go_version() -> str:
+    try:
+        result = subprocess.run(["go", "version"], capture_output=True, text=True, check=False)
+    except OSError:
+        return ""
+    return result.stdout.strip()
+
+
+def _next_manifest(
+    directory: Path, names: Sequence[str], build: dict[str, object]
+) -> dict[str, object]:
+    """Return the manifest after ``build`` made ``names``: the binaries still cached plus these.
+
+    ``build_seconds`` is the sum over the builds that made the cached binaries; ``builds`` keeps
+    each build's binaries, seconds and time (a legacy manifest's own build becomes the first).
+    """
+    previous = _load_manifest(directory)
+    kept = sorted(
+        name
+        for name in _listed_binaries(previous)
+        if name in BINARIES and name not in names and os.access(directory / name, os.X_OK)
+    )
+    builds: list[object] = []
+    if previous is not None and kept:
+        earlier = previous.get("builds")
+        if isinstance(earlier, list):
+            builds.extend(earlier)
+        else:
+            builds.append(
+                {
+                    "binaries": sorted(_listed_binaries(previous)),
+                    "seconds": previous.get("build_seconds"),
+                    "built_at": previous.get("built_at"),
+                }
+            )
+    builds.append(build)
+    seconds = [b.get("seconds") for b in builds if isinstance(b, dict)]
+    return {
+        "kubernetes": KUBERNETES_VERSION,
+        "debian_source": f"{DEBIAN_SOURCE_PACKAGE} {DEBIAN_SOURCE_VERSION}",
+        "go": _go_version(),
+        "binaries": sorted({*kept, *names}),
+        "build_seconds": round(sum(s for s in seconds if isinstance(s, int | float)), 1),
+        "built_at": build["built_at"],
+        "builds": builds,
+    }

@@ -48,15 +48,18 @@ def _wrong_ca(tmp_path: Path) -> bytes:
 
 
 def test_start_and_stop_leave_no_processes_and_no_files():
-    server = KubeApiServer()
+    server = KubeApiServer(controller_manager=True)
     with server:
         scheduler = server.start_scheduler()
         pids = server.pids()
         directory = server.directory
-        assert set(pids) == {"etcd", "kube-apiserver", "kube-scheduler"}
+        manager = server.controller_manager
+        assert set(pids) == {"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"}
         assert all(_running(pid) for pid in pids.values())
         assert scheduler.child is not None
         assert scheduler.child.pid == pids["kube-scheduler"]
+        assert manager is not None
+        assert manager.log == directory / "kube-controller-manager.log"
 
     assert [name for name, pid in pids.items() if _running(pid)] == []
     assert server.pids() == {}
@@ -118,7 +121,12 @@ def test_provisioning_is_a_fast_no_op_once_cached():
     elapsed = time.monotonic() - started
 
     assert elapsed < 1.0
-    for path in (binaries.kube_apiserver, binaries.kube_scheduler, binaries.etcd):
+    for path in (
+        binaries.kube_apiserver,
+        binaries.kube_scheduler,
+        binaries.kube_controller_manager,
+        binaries.etcd,
+    ):
         assert os.access(path, os.X_OK)
     assert (binaries.cache_dir / "manifest.json").is_file()
 
@@ -156,7 +164,14 @@ async def test_kube_scheduler_started_by_the_launcher_binds_pods(kube_apiserver,
     assert bound == node
 
 
-def test_cli_start_serves_until_sigterm_then_cleans_up(tmp_path):
+@pytest.mark.parametrize(
+    ("flags", "children"),
+    [
+        pytest.param((), 2, id="etcd and kube-apiserver"),
+        pytest.param(("--controller-manager",), 3, id="and kube-controller-manager"),
+    ],
+)
+def test_cli_start_serves_until_sigterm_then_cleans_up(tmp_path, flags, children):
     kubeconfig = tmp_path / "out" / "kubeconfig"
     proc = subprocess.Popen(
         [
@@ -167,6 +182,7 @@ def test_cli_start_serves_until_sigterm_then_cleans_up(tmp_path):
             "start",
             "--kubeconfig-out",
             str(kubeconfig),
+            *flags,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -186,10 +202,10 @@ def test_cli_start_serves_until_sigterm_then_cleans_up(tmp_path):
         )
         with urllib.request.urlopen(request, context=context, timeout=10) as response:
             assert response.status == 200
-        children = subprocess.run(
+        pids = subprocess.run(
             ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True, check=False
         ).stdout.split()
-        assert len(children) == 2  # etcd and kube-apiserver
+        assert len(pids) == children
 
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
@@ -201,7 +217,7 @@ def test_cli_start_serves_until_sigterm_then_cleans_up(tmp_path):
     assert proc.returncode == 0, err
     assert "ready at https://127.0.0.1:" in out
     assert not kubeconfig.exists()
-    assert [pid for pid in children if _running(int(pid))] == []
+    assert [pid for pid in pids if _running(int(pid))] == []
 
 
 def test_cli_status_reports_the_cache():
@@ -214,5 +230,6 @@ def test_cli_status_reports_the_cache():
 
     assert result.returncode == 0, result.stderr
     assert "kubernetes     v1.20.2" in result.stdout
+    assert "kube-apiserver, kube-scheduler, kube-controller-manager" in result.stdout
     assert "kubernetes-v1.20.2" in result.stdout
     assert "etcd Version: 3.4" in result.stdout
