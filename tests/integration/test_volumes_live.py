@@ -32,12 +32,11 @@ UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
 
 @pytest.fixture
-async def volume_cluster(cluster: Any) -> Any:
+async def volume_cluster(cluster: Any, request: pytest.FixtureRequest) -> Any:
     """The cluster with a PV controller running (the genuine backend starts
     kube-controller-manager for it; the simulator has its own)."""
-    start = getattr(cluster.server, "ensure_controller_manager", None)
-    if start is not None:
-        start()
+    if cluster.backend != "sim":
+        request.getfixturevalue("kube_controller_manager")
     return cluster
 
 

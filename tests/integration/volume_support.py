@@ -1,8 +1,9 @@
 """Storage objects for the live volume tests: classes, local PVs, claims, pods using them.
 
 Every test makes its own StorageClass (a unique name), so the cluster-wide PVs of one test
-can never match another test's claims on the shared session servers; PVs are deleted at
-the end of each test by :func:`delete_pvs`.
+can never match another test's claims on the shared session servers; the test's claims,
+then its PVs, are deleted at the end of each test by :func:`delete_pvs` (in that order:
+the protection controllers keep a PV whose claim is still bound).
 """
 
 from __future__ import annotations
@@ -109,9 +110,14 @@ def affinity_hosts(volume: dict[str, Any]) -> set[str]:
 
 
 async def delete_pvs(cluster: Any, names: list[str]) -> None:
-    for name in names:
+    """Delete the test namespace's claims, then the PVs ``names``."""
+    path = f"/api/v1/namespaces/{cluster.namespace}/persistentvolumeclaims"
+    claims = await cluster.rest.list(path)
+    paths = [f"{path}/{c['metadata']['name']}" for c in claims.get("items", [])]
+    paths += [f"/api/v1/persistentvolumes/{name}" for name in names]
+    for each in paths:
         try:
-            await cluster.rest.delete(f"/api/v1/persistentvolumes/{name}")
+            await cluster.rest.delete(each)
         except StatusError as exc:
             if exc.status != 404:
                 raise
