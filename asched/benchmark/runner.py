@@ -61,6 +61,7 @@ from asched.benchmark import (
     procstat,
     quality,
     report,
+    volume_objects,
 )
 from asched.benchmark.backend import Backend, BackendName
 from asched.benchmark.extender_child import (
@@ -328,6 +329,7 @@ class _Run:
         )
         setup = [*labelled, *(objects.namespace(ns) for ns in dict.fromkeys(namespaces))]
         setup += [objects.priority_class(p) for p in sorted(self.workload.priorities())]
+        setup += [volume_objects.storage_class(c) for c in self.workload.storage_classes]
         await loadgen.ensure(self.rest, setup)
         if self.workload.measured_gangs:
             self.display.note("PodGroup CRD")
@@ -346,6 +348,13 @@ class _Run:
         )
         await loadgen.create_many(
             self.rest, loadgen.node_objects(self.workload.nodes), in_flight=self.options.in_flight
+        )
+        # CSINodes and local PVs: present before any pod is scheduled, as upstream's node
+        # preparer makes them
+        await loadgen.create_many(
+            self.rest,
+            loadgen.node_storage_objects(self.workload.nodes),
+            in_flight=self.options.in_flight,
         )
         ok = await self.observer.wait_until(
             lambda: self.observer.ready_nodes() >= expected,
@@ -380,7 +389,7 @@ class _Run:
         creating = asyncio.create_task(
             loadgen.create_many(
                 self.rest,
-                loadgen.pod_objects(groups, "init", scheduler_name=SCHEDULER_NAME),
+                loadgen.pod_chains(groups, "init", scheduler_name=SCHEDULER_NAME),
                 in_flight=self.options.in_flight,
             ),
             name="create init pods",
@@ -474,7 +483,7 @@ class _Run:
         observer, total, prefix = self.observer, step.group.count, f"{step.group.namespace}/"
         await loadgen.create_many(
             self.rest,
-            loadgen.pod_objects(
+            loadgen.pod_chains(
                 [step.group], "init", scheduler_name=SCHEDULER_NAME, name_prefix=step.name_prefix
             ),
             in_flight=self.options.in_flight,
@@ -553,7 +562,7 @@ class _Run:
             loadgen.create_many(
                 self.rest,
                 itertools.chain(
-                    loadgen.pod_objects(
+                    loadgen.pod_chains(
                         workload.measured_pods, "measured", scheduler_name=SCHEDULER_NAME
                     ),
                     gang_objects.member_pods(
@@ -707,7 +716,15 @@ class _Run:
         observer = self.observer
         total = self.options.ceiling_pods or min(self.workload.n_measured, DEFAULT_CEILING_PODS)
         shape = self.workload.measured_shape()
-        group = replace(shape, count=total, namespace=CEILING_NAMESPACE)
+        # The ceiling binds pods without a scheduler: their claims would only slow the
+        # creation it does not measure, so its pods have none.
+        group = replace(
+            shape,
+            count=total,
+            namespace=CEILING_NAMESPACE,
+            bound_volumes=None,
+            claim_templates=(),
+        )
         pods = loadgen.pod_objects(
             [group], "ceiling", scheduler_name=ceiling.CEILING_SCHEDULER_NAME
         )
@@ -826,6 +843,26 @@ class _Run:
             params={"labelSelector": f"{PHASE_LABEL} in (node,churn)"},
             check=False,
         )
+        if self.workload.volumes_json() is not None:
+            await self._cleanup_storage(namespaces)
+
+    async def _cleanup_storage(self, namespaces: list[str]) -> None:
+        """Delete the claims, PVs, CSINodes and StorageClasses we created (by label)."""
+        for namespace in dict.fromkeys(namespaces):
+            await self.rest.request(
+                "DELETE",
+                f"/api/v1/namespaces/{namespace}/persistentvolumeclaims",
+                params={"labelSelector": PHASE_LABEL},
+                check=False,
+            )
+        for path in (
+            "/api/v1/persistentvolumes",
+            "/apis/storage.k8s.io/v1/csinodes",
+            "/apis/storage.k8s.io/v1/storageclasses",
+        ):
+            await self.rest.request(
+                "DELETE", path, params={"labelSelector": PHASE_LABEL}, check=False
+            )
 
 
 def _cpu_now(pids: dict[str, int]) -> dict[str, float | None]:

@@ -31,7 +31,14 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from asched import textfile
-from asched.benchmark import _workload_fields as fields, objects
+from asched.benchmark import _volume_fields, _workload_fields as fields, objects
+from asched.benchmark.volume_spec import (
+    BoundVolumes,
+    ClaimTemplate,
+    CSINodeSpec,
+    LocalVolumes,
+    StorageClassSpec,
+)
 from asched.config.schema import Problems, Section, describe, is_qualified_name
 from asched.errors import FieldError, InputError
 
@@ -49,6 +56,7 @@ TOP_FIELDS: Final = (
     "schedulerProfile",
     "settleSeconds",
     "churn",
+    "storageClasses",
 )
 NODE_FIELDS: Final = (
     "count",
@@ -62,6 +70,8 @@ NODE_FIELDS: Final = (
     "taints",
     "unschedulable",
     "patch",
+    "csiNode",
+    "localVolumes",
 )
 POD_FIELDS: Final = (
     "count",
@@ -76,6 +86,8 @@ POD_FIELDS: Final = (
     "affinity",
     "topologySpreadConstraints",
     "patch",
+    "boundVolumes",
+    "volumeClaimTemplates",
 )
 MEMBER_FIELDS: Final = tuple(f for f in POD_FIELDS if f != "namespace")
 GANG_FIELDS: Final = (
@@ -139,6 +151,10 @@ class NodeGroup:
     #: a label key whose value is the node's own name (scheduler_perf's
     #: ``uniqueNodeLabelStrategy``)
     unique_label: str | None = None
+    #: a CSINode per node (drivers' attachable counts, migrated plugins)
+    csi_node: CSINodeSpec | None = None
+    #: local PVs per node, pinned to it by node affinity
+    local_volumes: LocalVolumes | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,6 +182,15 @@ class PodGroup:
     #: a Pod object read from a scheduler_perf template file: when set, it replaces
     #: ``template`` (:func:`asched.benchmark.objects.pod`)
     base: Mapping[str, Any] | None = None
+    #: a PV and a claim per pod, bound to each other before the pod is created
+    bound_volumes: BoundVolumes | None = None
+    #: unbound claims per pod, ``<name>-<pod>`` (a StatefulSet's volumeClaimTemplates)
+    claim_templates: tuple[ClaimTemplate, ...] = ()
+
+    @property
+    def has_claims(self) -> bool:
+        """The pods use claims the load generator creates with them."""
+        return self.bound_volumes is not None or bool(self.claim_templates)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,6 +272,8 @@ class Workload:
     #: measured phase without failing it (None: the phase waits for every measured pod)
     settle: float | None = None
     churn: Churn | None = None
+    #: StorageClasses created before the nodes
+    storage_classes: tuple[StorageClassSpec, ...] = ()
     source: str = ""
 
     @property
@@ -316,6 +343,24 @@ class Workload:
                 "number": self.churn.number,
                 "kinds": [o.kind for o in self.churn.objects],
             },
+            "volumes": self.volumes_json(),
+        }
+
+    def volumes_json(self) -> dict[str, Any] | None:
+        """The storage objects the workload creates, counted (None: none)."""
+        groups = self._pod_groups()
+        csi_nodes = sum(g.count for g in self.nodes if g.csi_node is not None)
+        local = sum(g.count * g.local_volumes.count for g in self.nodes if g.local_volumes)
+        bound = sum(g.count for g in groups if g.bound_volumes is not None)
+        unbound = sum(g.count * len(g.claim_templates) for g in groups)
+        if not (self.storage_classes or csi_nodes or local or bound or unbound):
+            return None
+        return {
+            "storage_classes": [c.name for c in self.storage_classes],
+            "csi_nodes": csi_nodes,
+            "local_pvs": local,
+            "prebound_pairs": bound,
+            "unbound_claims": unbound,
         }
 
 
@@ -342,6 +387,8 @@ def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = 
         taints=fields.taints(section),
         unschedulable=section.boolean("unschedulable", default=False),
         patch=fields.raw_object(section, "patch"),
+        csi_node=_volume_fields.csi_node(section),
+        local_volumes=_volume_fields.local_volumes(section),
     )
 
 
@@ -372,6 +419,13 @@ def read_pod_group(
         problems.add(section.at("priority"), f"must be in -2147483648..1000000000, got {priority}")
     if priority is None:
         priority = objects.POD_TEMPLATES[template].priority
+    if member or not counted:
+        for key in ("boundVolumes", "volumeClaimTemplates"):
+            if section.has(key):
+                where = "a gang's member pods" if member else "churned pods"
+                section.report(
+                    key, f"not supported for {where} (only initPods and measuredPods get claims)"
+                )
     return PodGroup(
         count=count,
         template=template,
@@ -385,6 +439,8 @@ def read_pod_group(
         affinity=fields.raw_object(section, "affinity"),
         topology_spread_constraints=fields.raw_objects(section, "topologySpreadConstraints"),
         patch=fields.raw_object(section, "patch"),
+        bound_volumes=_volume_fields.bound_volumes(section),
+        claim_templates=_volume_fields.claim_templates(section),
     )
 
 
@@ -557,7 +613,9 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
         problems.add("settleSeconds", f"must be a positive number, got {describe(settle)}")
         settle = None
     churn = _churn(problems, top.get("churn"), "churn")
+    classes = _volume_fields.storage_classes(top)
     _check_names(problems, nodes, churn)
+    _check_classes(problems, classes, nodes, groups)
     _check_gang_names(problems, gangs)
     if problems.errors:
         raise WorkloadError(problems.errors, source)
@@ -573,6 +631,7 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
         scheduler_profile="coscheduling" if profile == "coscheduling" else "default",
         settle=float(settle) if settle is not None else None,
         churn=churn,
+        storage_classes=classes,
         source=source,
     )
 
@@ -594,6 +653,33 @@ def _check_names(problems: Problems, nodes: tuple[NodeGroup, ...], churn: Churn 
                     f"churn.objects[{index}].namePrefix",
                     f"{obj.node.name_prefix!r} is already used by a node group",
                 )
+
+
+def _check_classes(
+    problems: Problems,
+    classes: tuple[StorageClassSpec, ...],
+    nodes: tuple[NodeGroup, ...],
+    groups: Mapping[str, tuple[PodGroup, ...]],
+) -> None:
+    """Local PVs and claim templates name a class of ``storageClasses``."""
+    declared = {c.name for c in classes}
+    choices = ", ".join(sorted(declared)) or "none declared"
+
+    def check(path: str, name: str) -> None:
+        if name and name not in declared:
+            problems.add(path, f"storage class {name!r} is not in storageClasses ({choices})")
+
+    for index, node_group in enumerate(nodes):
+        if node_group.local_volumes is not None:
+            check(
+                f"nodes[{index}].localVolumes.storageClassName",
+                node_group.local_volumes.storage_class,
+            )
+    for key, pod_groups in groups.items():
+        for index, group in enumerate(pod_groups):
+            for number, template in enumerate(group.claim_templates):
+                path = f"{key}[{index}].volumeClaimTemplates[{number}].storageClassName"
+                check(path, template.storage_class)
 
 
 def _check_gang_names(problems: Problems, gangs: tuple[GangGroup, ...]) -> None:
