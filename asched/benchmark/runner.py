@@ -2,8 +2,8 @@
 
 Phases, in order (each waits on the observer's watch, never on a poll of the API)::
 
-    backend up ─ observer LIST+WATCH ─ namespaces, priority classes ─ nodes (+ status)
-      ─ scheduler process starts ─ init pods created and all bound (or one warm-up pod)
+    backend up ─ observer LIST+WATCH ─ namespaces, priority classes, storage classes
+      ─ nodes (+ status) ─ CSINodes, local PVs ─ scheduler process starts ─ init pods created and all bound (or one warm-up pod)
       ─ [measure-start] churn + measured pods created (64 in flight) ─ all bound
       ─ [measure-end] scheduler stopped (SIGTERM)
       ─ ceiling: fresh pods bound round-robin by the trivial binder
@@ -14,6 +14,10 @@ waited for or not, sleeps, deletions, createAny objects) runs them in place of t
 pods (after the warm-up pod when none of them waits for pods), and its ``after`` steps
 once the measured phase has ended, before the scheduler stops; deletions left running in
 the background are cancelled then.
+
+A pod with claims is created after them by the same create worker (its pre-bound claim
+and PV, or its unbound claims: :func:`asched.benchmark.loadgen.pod_chains`); the counts
+are of pods.
 
 The measured phase ends when every measured pod is seen bound, or after the timeout, or
 when no measured pod was bound for ``stall`` seconds (the result then has

@@ -16,6 +16,11 @@ member pods, labelled ``scheduling.x-k8s.io/pod-group: <name>``. Note the two me
 "group": :class:`PodGroup` here is a workload's group of identically shaped pods, whereas
 a Kubernetes PodGroup is one gang (:class:`GangGroup` describes ``count`` of them).
 
+Storage (:mod:`asched.benchmark.volume_spec`): node groups may have a CSINode
+(``csiNode``) and local PVs (``localVolumes``) per node, pod groups a pre-bound claim and
+PV per pod (``boundVolumes``) or unbound claims per pod (``volumeClaimTemplates``), the
+workload ``storageClasses``; :mod:`asched.benchmark._volume_fields` reads them.
+
 This module is the validation boundary: :func:`load_workload` reads the whole document,
 collects every problem with its field path (``measuredPods[0].count: must be an integer
 >= 1, got 0``) and raises one :class:`WorkloadError`; everything past it trusts the

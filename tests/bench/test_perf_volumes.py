@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import loadgen
+from asched.benchmark import loadgen, perf_suite, runner
 from asched.benchmark.perf_config import load_config, load_config_file
 from asched.benchmark.perf_translate import Unsupported, translate
 from asched.benchmark.workload import Workload
@@ -304,3 +304,26 @@ def test_a_driver_without_count_lists_no_allocatable() -> None:
     )
     (csi, _) = loadgen.node_storage_objects(w.nodes)
     assert csi["spec"]["drivers"] == [{"name": "d.io", "nodeID": "scheduler-perf-0-0"}]
+
+
+def test_bench_suite_translates_every_volume_workload() -> None:
+    # upstream's integration-test selection of the three test cases: 2 workloads each;
+    # every one translates (none unsupported) and reaches the runner with its 10 pods
+    reached: list[str] = []
+
+    def run_one(workload: Workload, scheduler: str) -> Any:
+        reached.append(workload.name)
+        raise runner.BenchmarkError("not run here")
+
+    config = load_config_file(STORAGE)
+    entries = perf_suite.run_suite(config, ["integration-test"], ["asched"], run_one=run_one)
+    names = [
+        f"{case}/{workload}"
+        for case in ("SchedulingInTreePVs", "SchedulingMigratedInTreePVs", "SchedulingCSIPVs")
+        for workload in ("5Nodes", "5Nodes_QueueingHintsEnabled")
+    ]
+    assert [(e.name, e.status, e.measured_pods) for e in entries] == [
+        (name, "failed", 10) for name in names
+    ]
+    assert {e.reason for e in entries} == {"asched: not run here"}
+    assert reached == names
