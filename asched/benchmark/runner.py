@@ -157,6 +157,7 @@ class RunOptions:
 
 def run(options: RunOptions) -> RunResult:
     """Run the workload; blocking. Logs of the processes stay in ``options.workdir``."""
+    _check_node_storage(options)
     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     wall = time.monotonic()
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="asched-bench-"))
@@ -183,6 +184,29 @@ def run(options: RunOptions) -> RunResult:
     if options.workdir is None and result.ok and options.profiler is None:
         shutil.rmtree(workdir, ignore_errors=True)
     return result
+
+
+def _check_node_storage(options: RunOptions) -> None:
+    """Refuse per-node storage (CSINodes, local PVs) when the workload's nodes are not
+    created: they belong to nodes named by the workload, which a snapshot or the
+    cluster's own nodes replace (the pods would wait for PVs that never come)."""
+    replaced = (
+        "--snapshot"
+        if options.snapshot is not None
+        else "--existing-nodes"
+        if options.existing_nodes
+        else None
+    )
+    if replaced is None:
+        return
+    workload = options.workload
+    for index, group in enumerate(workload.nodes):
+        if group.csi_node is not None or group.local_volumes is not None:
+            what = "localVolumes" if group.local_volumes is not None else "csiNode"
+            raise BenchmarkError(
+                f"{workload.source or workload.name}: nodes[{index}].{what}: per-node storage "
+                f"needs the workload's own nodes, which {replaced} replaces"
+            )
 
 
 class _Run:

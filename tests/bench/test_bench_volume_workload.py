@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import loadgen
+from asched.benchmark import loadgen, runner
 from asched.benchmark.workload import load_workload, load_workload_file
 from tests.bench.documents import DELETE, changed, field_errors
 
@@ -370,3 +370,28 @@ def test_storage_errors_name_the_field(document: dict[str, Any], path: str, mess
 )
 def test_shipped_volume_workloads(stem: str, volumes: dict[str, Any]) -> None:
     assert load_workload_file(WORKLOADS / f"{stem}.yaml").volumes_json() == volumes
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        pytest.param(
+            {"snapshot": Path("cluster.yaml")},
+            "t: nodes[0].localVolumes: per-node storage needs the workload's own nodes, which "
+            "--snapshot replaces",
+            id="snapshot",
+        ),
+        pytest.param(
+            {"kubeconfig": Path("kubeconfig"), "existing_nodes": True},
+            "t: nodes[0].localVolumes: per-node storage needs the workload's own nodes, which "
+            "--existing-nodes replaces",
+            id="existing-nodes",
+        ),
+    ],
+)
+def test_per_node_storage_needs_the_workloads_nodes(flags: dict[str, Any], message: str) -> None:
+    # refused before any backend starts (the files named here do not exist)
+    options = runner.RunOptions(workload=load_workload(VALID), **flags)
+    with pytest.raises(runner.BenchmarkError) as caught:
+        runner.run(options)
+    assert str(caught.value) == message
