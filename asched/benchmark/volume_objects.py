@@ -7,6 +7,9 @@ upstream's ``pvc-<i>`` / ``<namespace>-vol-<i>`` only in using the pod's name fo
 (our pod groups may share a namespace): the claim of pod ``p`` in namespace ``ns`` is
 ``pvc-<p>``, its PV ``<ns>-vol-<p>``. The PV's in-tree volume ID (AWS EBS) or CSI volume
 handle is the PV's name, so every PV is a distinct volume for the volume-limit plugins.
+A claim template without ``storageClassName`` gets ``""`` (what no class means when
+matching), so a cluster with a default StorageClass does not give the claim a class its
+PV lacks (upstream's test cluster has no default class).
 
 Per node, as upstream's ``NodeAllocatableStrategy`` does: a CSINode named after the
 node, one driver entry per CSI driver with ``nodeID`` the node name, and the
@@ -95,7 +98,12 @@ def bound_pair(volumes: BoundVolumes, pod_name: str, namespace: str, phase: str)
     meta = claim.setdefault("metadata", {})
     meta.pop("generateName", None)
     meta.update(name=name, namespace=namespace)
-    claim.setdefault("spec", {})["volumeName"] = volume
+    claim_spec = claim.setdefault("spec", {})
+    claim_spec["volumeName"] = volume
+    # No class in the template means the empty class (the PV has none either); said
+    # explicitly so a cluster's default StorageClass admission cannot give the claim one
+    # its PV lacks.
+    claim_spec.setdefault("storageClassName", "")
     claim["status"] = {"phase": "Bound"}
     pv_meta = pv.setdefault("metadata", {})
     pv_meta.pop("generateName", None)

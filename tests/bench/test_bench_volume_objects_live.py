@@ -221,3 +221,26 @@ async def test_upstream_volume_nodes_take_the_attachable_allocatable(cluster: An
     await loadgen.create_many(cluster.rest, loadgen.node_objects(nodes), in_flight=1)
     node = await get(cluster.rest, f"/api/v1/nodes/{prefix}-0")
     assert node["status"]["allocatable"]["attachable-volumes-csi-ebs.csi.aws.com"] == "39"
+
+
+async def test_a_default_class_does_not_reach_a_pre_bound_claim(
+    cluster: Any, created: Created
+) -> None:
+    # a cluster with a default StorageClass (the DefaultStorageClass admission plugin gives
+    # it to claims without storageClassName): the pre-bound claim keeps its PV's class ""
+    klass = cluster.unique_name("default")
+    default = volume_objects.storage_class(StorageClassSpec(name=klass))
+    default["metadata"]["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    created.paths.append(f"{CLASSES}/{klass}")
+    await loadgen.ensure(cluster.rest, [default])
+    case, perf = load_config_file(STORAGE).find("SchedulingCSIPVs/5Nodes")
+    group = replace(translate(case, perf).measured_pods[0], count=1, namespace=cluster.namespace)
+    created.paths.append(f"{PVS}/{cluster.namespace}-vol-measured-0-0")
+
+    await loadgen.create_many(
+        cluster.rest, loadgen.pod_chains([group], "measured", scheduler_name="nobody")
+    )
+
+    path = f"/api/v1/namespaces/{cluster.namespace}/persistentvolumeclaims/pvc-measured-0-0"
+    claim = await get(cluster.rest, path)
+    assert claim["spec"]["storageClassName"] == ""

@@ -85,6 +85,10 @@ def test_each_pod_comes_after_its_claim_and_its_pv_bound_to_each_other() -> None
     # pre-bound both ways, statuses Bound (written after the create), the template's
     # bind-completed annotation kept
     assert claim["spec"]["volumeName"] == pv["metadata"]["name"]
+    # no class in the template: the empty class, said explicitly (no default class may
+    # give the claim one its PV lacks)
+    assert claim["spec"]["storageClassName"] == ""
+    assert "storageClassName" not in pv["spec"]
     assert claim["status"] == {"phase": "Bound"}
     assert claim["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "true"}
     assert pv["spec"]["claimRef"] == {
