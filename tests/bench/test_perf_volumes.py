@@ -331,3 +331,34 @@ def test_bench_suite_translates_every_volume_workload() -> None:
     ]
     assert {e.reason for e in entries} == {"asched: not run here"}
     assert reached == names
+
+
+def test_preemption_pvs_shape_keeps_priority_and_the_pair() -> None:
+    # upstream's PreemptionPVs: high-priority measured pods, each with its pre-bound pair
+    w = config_with(
+        [
+            NODES,
+            {"opcode": "createPods", "count": 4},
+            {
+                **MEASURED,
+                "podTemplatePath": "../templates/pod-high-priority.yaml",
+                "persistentVolumeTemplatePath": AWS,
+                "persistentVolumeClaimTemplatePath": PVC,
+            },
+        ]
+    )
+    claim, pv, pod = chain(w)
+    # the template's bare priority 10 becomes the runner's PriorityClass
+    assert pod["spec"]["priorityClassName"] == "bench-priority-10"
+    assert (
+        pod["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+    )
+    assert pv["spec"]["claimRef"]["name"] == "pvc-measured-0-0"
+    # the init pods (op 1) have no claims
+    assert w.volumes_json() == {
+        "storage_classes": [],
+        "csi_nodes": 0,
+        "local_pvs": 0,
+        "prebound_pairs": 3,
+        "unbound_claims": 0,
+    }
