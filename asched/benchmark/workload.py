@@ -380,6 +380,10 @@ def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = 
     pods = section.optional_integer("pods")
     if pods is not None and pods < 1:
         problems.add(section.at("pods"), f"must be an integer >= 1, got {pods}")
+    if not counted:
+        for key in ("csiNode", "localVolumes"):
+            if section.has(key):
+                section.report(key, "not supported for churned nodes (only nodes[] get storage)")
     return NodeGroup(
         count=count,
         template=fields.template(section, objects.NODE_TEMPLATES, "node-default"),

@@ -267,6 +267,23 @@ def test_the_ceiling_and_plain_groups_make_pods_alone() -> None:
         ),
         pytest.param(
             with_change(
+                ["churn"],
+                {
+                    "intervalMilliseconds": 100,
+                    "objects": [
+                        {
+                            "kind": "Node",
+                            "localVolumes": {"count": 1, "storageClassName": "local-wffc"},
+                        }
+                    ],
+                },
+            ),
+            "churn.objects[0].localVolumes",
+            "not supported for churned nodes (only nodes[] get storage)",
+            id="churned-node-storage",
+        ),
+        pytest.param(
+            with_change(
                 ["measuredGangs"],
                 [
                     {
