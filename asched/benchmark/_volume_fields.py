@@ -8,7 +8,8 @@ with its field path and returns a usable value (None or empty) after an error.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 from asched.benchmark import _workload_fields as fields, volume_objects
 from asched.benchmark.volume_spec import (
@@ -21,7 +22,10 @@ from asched.benchmark.volume_spec import (
     LocalVolumes,
     StorageClassSpec,
 )
-from asched.config.schema import Section
+from asched.config.schema import Problems, Section
+
+if TYPE_CHECKING:
+    from asched.benchmark.workload import NodeGroup, PodGroup
 
 CSI_NODE_FIELDS: Final = ("drivers", "migratedPlugins")
 DRIVER_FIELDS: Final = ("name", "count")
@@ -200,3 +204,30 @@ def storage_classes(top: Section) -> tuple[StorageClassSpec, ...]:
             )
         )
     return tuple(out)
+
+
+def check_classes(
+    problems: Problems,
+    classes: tuple[StorageClassSpec, ...],
+    nodes: tuple[NodeGroup, ...],
+    groups: Mapping[str, tuple[PodGroup, ...]],
+) -> None:
+    """Local PVs and claim templates name a class of ``storageClasses``."""
+    declared = {c.name for c in classes}
+    choices = ", ".join(sorted(declared)) or "none declared"
+
+    def check(path: str, name: str) -> None:
+        if name and name not in declared:
+            problems.add(path, f"storage class {name!r} is not in storageClasses ({choices})")
+
+    for index, node_group in enumerate(nodes):
+        if node_group.local_volumes is not None:
+            check(
+                f"nodes[{index}].localVolumes.storageClassName",
+                node_group.local_volumes.storage_class,
+            )
+    for key, pod_groups in groups.items():
+        for index, group in enumerate(pod_groups):
+            for number, template in enumerate(group.claim_templates):
+                path = f"{key}[{index}].volumeClaimTemplates[{number}].storageClassName"
+                check(path, template.storage_class)

@@ -624,7 +624,7 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
     churn = _churn(problems, top.get("churn"), "churn")
     classes = _volume_fields.storage_classes(top)
     _check_names(problems, nodes, churn)
-    _check_classes(problems, classes, nodes, groups)
+    _volume_fields.check_classes(problems, classes, nodes, groups)
     _check_gang_names(problems, gangs)
     if problems.errors:
         raise WorkloadError(problems.errors, source)
@@ -662,33 +662,6 @@ def _check_names(problems: Problems, nodes: tuple[NodeGroup, ...], churn: Churn 
                     f"churn.objects[{index}].namePrefix",
                     f"{obj.node.name_prefix!r} is already used by a node group",
                 )
-
-
-def _check_classes(
-    problems: Problems,
-    classes: tuple[StorageClassSpec, ...],
-    nodes: tuple[NodeGroup, ...],
-    groups: Mapping[str, tuple[PodGroup, ...]],
-) -> None:
-    """Local PVs and claim templates name a class of ``storageClasses``."""
-    declared = {c.name for c in classes}
-    choices = ", ".join(sorted(declared)) or "none declared"
-
-    def check(path: str, name: str) -> None:
-        if name and name not in declared:
-            problems.add(path, f"storage class {name!r} is not in storageClasses ({choices})")
-
-    for index, node_group in enumerate(nodes):
-        if node_group.local_volumes is not None:
-            check(
-                f"nodes[{index}].localVolumes.storageClassName",
-                node_group.local_volumes.storage_class,
-            )
-    for key, pod_groups in groups.items():
-        for index, group in enumerate(pod_groups):
-            for number, template in enumerate(group.claim_templates):
-                path = f"{key}[{index}].volumeClaimTemplates[{number}].storageClassName"
-                check(path, template.storage_class)
 
 
 def _check_gang_names(problems: Problems, gangs: tuple[GangGroup, ...]) -> None:
