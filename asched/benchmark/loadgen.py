@@ -24,7 +24,7 @@ import aiohttp
 
 from asched.backends.errors import StatusError
 from asched.backends.rest import RestClient, nodes_path, pods_path
-from asched.benchmark import objects
+from asched.benchmark import objects, volume_objects
 from asched.benchmark.observe import PHASE_LABEL
 from asched.benchmark.workload import Churn, NodeGroup, PodGroup
 
@@ -74,6 +74,43 @@ def pod_objects(
             yield labelled(objects.pod(group, name, scheduler_name=scheduler_name), phase)
 
 
+def pod_chains(
+    groups: Iterable[PodGroup], phase: str, *, scheduler_name: str, name_prefix: str | None = None
+) -> Iterator[tuple[Raw, ...]]:
+    """Every pod of ``groups`` (as :func:`pod_objects` names them) after the storage objects
+    it needs, in creation order: a pre-bound claim and its PV (upstream's
+    ``CreatePodWithPersistentVolume`` order), the unbound claims of its claim templates,
+    then the pod."""
+    groups = tuple(groups)
+    pods = pod_objects(groups, phase, scheduler_name=scheduler_name, name_prefix=name_prefix)
+    for group in groups:
+        for _ in range(group.count):
+            pod = next(pods)
+            name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
+            chain: list[Raw] = []
+            if group.bound_volumes is not None:
+                chain += volume_objects.bound_pair(group.bound_volumes, name, namespace, phase)
+            chain += [
+                volume_objects.unbound_claim(t, name, namespace, phase)
+                for t in group.claim_templates
+            ]
+            yield (*chain, pod)
+
+
+def node_storage_objects(groups: Iterable[NodeGroup]) -> Iterator[Raw]:
+    """The CSINodes and local PVs of every node of ``groups`` (named as
+    :func:`node_objects` names the nodes)."""
+    for group in groups:
+        if group.csi_node is None and group.local_volumes is None:
+            continue
+        for index in range(group.count):
+            name = objects.node(group, f"{group.name_prefix}-{index}", index)["metadata"]["name"]
+            if group.csi_node is not None:
+                yield volume_objects.csi_node(group.csi_node, name)
+            if group.local_volumes is not None:
+                yield from volume_objects.local_pvs(group.local_volumes, name)
+
+
 async def _retrying(call: Callable[[], Awaitable[Any]], stats: CreateStats, what: str) -> None:
     delay = 0.05
     for attempt in range(RETRIES + 1):
@@ -94,33 +131,67 @@ async def _retrying(call: Callable[[], Awaitable[Any]], stats: CreateStats, what
         delay = min(delay * 2, 2.0)
 
 
-async def create_object(rest: RestClient, raw: Raw) -> None:
-    """POST one object to its collection (a Node also gets its status PATCHed)."""
-    kind = raw.get("kind")
-    meta = raw["metadata"]
-    if kind == "Node":
-        status = raw.get("status")
-        body = {k: v for k, v in raw.items() if k != "status"}
-        await rest.create(nodes_path(), body)
-        if status:
-            await rest.patch(f"{nodes_path(meta['name'])}/status", {"status": status})
-    elif kind == "Pod":
-        await rest.create(pods_path(meta["namespace"]), raw)
-    elif kind == "Service":
-        await rest.create(f"/api/v1/namespaces/{meta['namespace']}/services", raw)
-    elif kind == "PodGroup":
-        await rest.create(PODGROUPS_PATH.format(namespace=meta["namespace"]), raw)
-    else:
-        await rest.create(_collection(raw), raw)
+#: kinds whose ``status`` a genuine API server ignores on create: written after the POST
+_STATUS_AFTER_CREATE: Final = frozenset({"Node", "PersistentVolume", "PersistentVolumeClaim"})
 
 
-def _collection(raw: Raw) -> str:
+def collection(raw: Raw) -> str:
+    """The collection (API path) an object of ``raw``'s kind is POSTed to."""
     kind = str(raw.get("kind"))
-    if kind == "Namespace":
-        return "/api/v1/namespaces"
-    if kind == "PriorityClass":
-        return "/apis/scheduling.k8s.io/v1/priorityclasses"
+    meta = raw.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "")
+    if kind == "Node":
+        return nodes_path()
+    if kind == "Pod":
+        return pods_path(namespace)
+    if kind == "PodGroup":
+        return PODGROUPS_PATH.format(namespace=namespace)
+    if kind in _NAMESPACED:
+        return f"/api/v1/namespaces/{namespace}/{_NAMESPACED[kind]}"
+    if kind in _CLUSTER:
+        return _CLUSTER[kind]
     raise ValueError(f"no collection known for kind {kind!r}")
+
+
+_NAMESPACED: Final = {"Service": "services", "PersistentVolumeClaim": "persistentvolumeclaims"}
+_CLUSTER: Final = {
+    "Namespace": "/api/v1/namespaces",
+    "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+}
+
+
+async def _post(rest: RestClient, raw: Raw) -> None:
+    body = raw
+    if raw.get("kind") in _STATUS_AFTER_CREATE:
+        body = {k: v for k, v in raw.items() if k != "status"}
+    await rest.create(collection(raw), body)
+
+
+async def _write_status(rest: RestClient, raw: Raw) -> None:
+    """PATCH the object's ``status`` subresource with ``raw``'s status (a merge patch)."""
+    await rest.patch(
+        f"{collection(raw)}/{raw['metadata']['name']}/status", {"status": raw["status"]}
+    )
+
+
+async def create_object(rest: RestClient, raw: Raw) -> None:
+    """POST one object to its collection; a Node, PV or claim then gets its status
+    PATCHed (a genuine API server resets ``status`` on create)."""
+    await _post(rest, raw)
+    if raw.get("kind") in _STATUS_AFTER_CREATE and raw.get("status"):
+        await _write_status(rest, raw)
+
+
+async def create_retrying(rest: RestClient, raw: Raw, stats: CreateStats) -> None:
+    """:func:`create_object` with retries, the POST and the status write retried apart (a
+    retried POST answered AlreadyExists still gets its status written)."""
+    kind = str(raw.get("kind"))
+    await _retrying(functools.partial(_post, rest, raw), stats, f"create {kind}")
+    if kind in _STATUS_AFTER_CREATE and raw.get("status"):
+        await _retrying(functools.partial(_write_status, rest, raw), stats, f"{kind} status")
 
 
 async def delete_object(rest: RestClient, raw: Raw) -> None:
@@ -187,27 +258,35 @@ async def ensure(rest: RestClient, raws: Iterable[Raw]) -> None:
     """Create cluster-scoped helpers (namespaces, priority classes); existing ones are fine."""
     stats = CreateStats()
     for raw in raws:
-        await _retrying(functools.partial(create_object, rest, raw), stats, "setup object")
+        await create_retrying(rest, raw, stats)
+
+
+#: One item for :func:`create_many`: an object, or a chain of objects created in order
+#: by one worker and counted once (a pod after its claim and PV)
+Item = Raw | tuple[Raw, ...]
 
 
 async def create_many(
     rest: RestClient,
-    items: Iterable[Raw],
+    items: Iterable[Item],
     *,
     in_flight: int = 64,
     on_created: Callable[[], None] | None = None,
 ) -> CreateStats:
-    """Create every object of ``items`` with ``in_flight`` requests at a time.
+    """Create every object of ``items`` with ``in_flight`` chains at a time.
 
-    ``items`` is consumed lazily and shared by the workers (safe: one event loop).
+    ``items`` is consumed lazily and shared by the workers (safe: one event loop). A chain
+    (a tuple) is created in order and counts once in ``created``: a pod's claim and PV
+    before the pod, so the figures count pods, as scheduler_perf's do.
     """
     iterator = iter(items)
     stats = CreateStats()
     start = time.monotonic()
 
     async def worker() -> None:
-        for raw in iterator:
-            await _retrying(functools.partial(create_object, rest, raw), stats, "create")
+        for item in iterator:
+            for raw in item if isinstance(item, tuple) else (item,):
+                await create_retrying(rest, raw, stats)
             stats.created += 1
             if on_created is not None:
                 on_created()

@@ -5,8 +5,10 @@ Templates are scheduler_perf's (``test/integration/scheduler_perf/templates``), 
 zone label unless the group gives one) and the pod templates below, all with requests =
 limits. Order of application for a pod: template, then the group's shorthand fields
 (``cpu``, ``memory``, ``labels``, ``priority``, ``nodeSelector``, ``tolerations``,
-``affinity``, ``topologySpreadConstraints``), then the group's ``patch`` (RFC 7386 JSON
-merge patch) over the whole object. Nodes likewise.
+``affinity``, ``topologySpreadConstraints``), then the claim volumes of the group's
+``boundVolumes`` and ``volumeClaimTemplates`` (:mod:`asched.benchmark.volume_objects`),
+then the group's ``patch`` (RFC 7386 JSON merge patch) over the whole object. Nodes
+likewise.
 
 ``priority`` is expressed as ``priorityClassName: bench-priority-<value>``: the genuine
 API server's Priority admission plugin rejects a bare ``spec.priority``, so the runner
@@ -21,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from asched.benchmark import templates
+from asched.benchmark import templates, volume_objects
 
 if TYPE_CHECKING:
     from asched.benchmark.workload import NodeGroup, PodGroup
@@ -239,6 +241,7 @@ def pod(group: PodGroup, name: str, *, scheduler_name: str) -> Raw:
         spec["nodeSelector"] = dict(group.node_selector)
     if group.tolerations:
         spec["tolerations"] = [copy.deepcopy(dict(t)) for t in group.tolerations]
+    volume_objects.set_pod_volumes(spec, group.bound_volumes, group.claim_templates, name)
     if group.patch:
         raw = merge_patch(raw, group.patch)
     return raw
@@ -262,6 +265,7 @@ def _pod_from_base(group: PodGroup, name: str, *, scheduler_name: str) -> Raw:
     spec.pop("priority", None)
     if group.priority is not None:
         spec["priorityClassName"] = priority_class_name(group.priority)
+    volume_objects.set_pod_volumes(spec, group.bound_volumes, group.claim_templates, name)
     if group.patch:
         raw = merge_patch(raw, group.patch)
     return raw

@@ -7,11 +7,17 @@ one to one:
 * ``createNodes`` ops (any number, first) become node groups built from their node
   template file (``labelNodePrepareStrategy``: values round-robin;
   ``uniqueNodeLabelStrategy``: the node's name; ``nodeAllocatableStrategy.nodeAllocatable``
-  patched into ``status.allocatable``);
+  patched into ``status.allocatable``; with ``nodeAllocatableStrategy`` a CSINode per
+  node, its drivers' ``allocatable.count`` from ``csiNodeAllocatable`` and the
+  migrated-plugins annotation from ``migratedPlugins``, as upstream's
+  ``NodeAllocatableStrategy`` creates it);
 * ``createNamespaces`` (plain namespaces) anywhere before the measured pods;
 * ``createPods`` without ``collectMetrics`` become init pods, in namespace
   ``namespace-<op index>`` unless the op names one, built from the pod template file;
-  with ``skipWaitToCompletion`` they are not waited for;
+  with ``skipWaitToCompletion`` they are not waited for; with
+  ``persistentVolumeClaimTemplatePath`` (and ``persistentVolumeTemplatePath``) each pod
+  gets a claim and a PV bound to each other, created before it
+  (:mod:`asched.benchmark.volume_objects`);
 * ``sleep``, ``deletePods`` (namespace, labelSelector, deletePodsPerSecond,
   skipWaitToCompletion) and ``createAny`` (Services, namespaces, priority classes) before
   the measured pods: the workload then runs its ops before measuring as ordered steps
@@ -30,8 +36,9 @@ one to one:
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
 never run as something else): ``createAny`` of other kinds, ``updateAny``, a
-start/stopCollectingMetrics span holding more than one waited ``createPods``, ops after the measured pods other than those above, steady-state pods, volumes,
-dynamic resource allocation, templates using Go ``text/template`` expressions, custom
+start/stopCollectingMetrics span holding more than one waited ``createPods``, ops after
+the measured pods other than those above, steady-state pods, pod templates naming claims
+the config does not create, generic ephemeral volumes, dynamic resource allocation, templates using Go ``text/template`` expressions, custom
 scheduler configurations and feature gates that change scheduling semantics.
 """
 
@@ -44,6 +51,7 @@ from typing import Any, Final
 from asched import textfile
 from asched.benchmark import perf_config, perf_steps
 from asched.benchmark.perf_config import Op, PerfWorkload, TestCase
+from asched.benchmark.volume_spec import BoundVolumes, CSINodeSpec
 from asched.benchmark.workload import Churn, ChurnObject, NodeGroup, PodGroup, Workload
 from asched.errors import InputError
 
@@ -195,6 +203,7 @@ class _Builder:
                 )
             unique_key = unique["labelKey"]
         patch = _allocatable_patch(op)
+        csi_node = _csi_node(op)
         fixed = (base.get("metadata") or {}).get("name")
         prefix = f"{_generate_name(base, 'scheduler-perf')}-{op.index}"
         if fixed:
@@ -212,6 +221,7 @@ class _Builder:
                 spread_labels=spread,
                 unique_label=unique_key,
                 patch=patch,
+                csi_node=csi_node,
             )
         )
 
@@ -240,18 +250,16 @@ class _Builder:
     def _pods(self, op: Op) -> None:
         if op.get("steadyState"):
             raise Unsupported(f"{_op_name(op)}: steady-state pod creation")
-        for key in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"):
-            if op.get(key) is not None:
-                raise Unsupported(f"{_op_name(op)}: volumes ({key})")
         if op.get("templateParams"):
             raise Unsupported(f"{_op_name(op)}: templateParams (Go text/template pod templates)")
         path = op.get("podTemplatePath") or self.case.default_pod_template
         base = _template(path, "Pod", op) or _DEFAULT_POD
         count = int(op.get("count", 0))
         namespace = op.get("namespace") or f"namespace-{op.index}"
+        volumes = self._bound_volumes(op)
         if count == 0:
             return
-        group = _pod_group(base, count=count, namespace=str(namespace), op=op)
+        group = _pod_group(base, count=count, namespace=str(namespace), op=op, volumes=volumes)
         if op.get("collectMetrics"):
             if self.measured_op not in (None, op.index):
                 raise Unsupported(f"{_op_name(op)}: a second createPods with collectMetrics")
@@ -267,6 +275,24 @@ class _Builder:
             self.steps.append(perf_steps.CreatePods(op=op.index, group=group, wait=wait))
             if not wait:
                 self.timed = self.unwaited = True
+
+    def _bound_volumes(self, op: Op) -> BoundVolumes | None:
+        """A PV and a claim per pod from the op's templates (upstream's ``getPodStrategy``:
+        without a claim template the pods are plain, whatever the PV template says)."""
+        claim_path = op.get("persistentVolumeClaimTemplatePath")
+        if claim_path is None:
+            return None
+        pv_path = op.get("persistentVolumeTemplatePath")
+        if pv_path is None:
+            raise InputError(
+                f"{self.name}: {_op_name(op)}.persistentVolumeTemplatePath: required with "
+                "persistentVolumeClaimTemplatePath (each pod gets a PV bound to its claim)"
+            )
+        pv = _template(pv_path, "PersistentVolume", op)
+        claim = _template(claim_path, "PersistentVolumeClaim", op)
+        assert pv is not None  # (the path is given)
+        assert claim is not None
+        return BoundVolumes(persistent_volume=pv, claim=claim)
 
     def _sleep(self, op: Op) -> None:
         self._not_churning(op)
@@ -542,18 +568,53 @@ def _allocatable_patch(op: Op) -> dict[str, Any] | None:
     where = f"{_op_name(op)}.nodeAllocatableStrategy"
     if not isinstance(strategy, Mapping):
         raise InputError(f"{where}: must be a map")
-    if strategy.get("csiNodeAllocatable") or strategy.get("migratedPlugins"):
-        raise Unsupported(f"{where}: CSINode volume limits (csiNodeAllocatable)")
     allocatable = strategy.get("nodeAllocatable") or {}
     if not isinstance(allocatable, Mapping):
         raise InputError(f"{where}.nodeAllocatable: must be a map of resource to quantity")
     return {"status": {"allocatable": {str(k): str(v) for k, v in allocatable.items()}}}
 
 
-def _pod_group(base: Mapping[str, Any], *, count: int, namespace: str, op: Op) -> PodGroup:
+def _csi_node(op: Op) -> CSINodeSpec | None:
+    """The CSINode upstream's ``NodeAllocatableStrategy`` gives every node: one whenever
+    the strategy is given (its drivers from ``csiNodeAllocatable``, possibly none; the
+    migrated-plugins annotation from ``migratedPlugins``, possibly empty)."""
+    strategy = op.get("nodeAllocatableStrategy")
+    if not isinstance(strategy, Mapping):
+        return None
+    where = f"{_op_name(op)}.nodeAllocatableStrategy"
+    raw_drivers = strategy.get("csiNodeAllocatable") or {}
+    if not isinstance(raw_drivers, Mapping):
+        raise InputError(f"{where}.csiNodeAllocatable: must be a map of CSI driver to {{count}}")
+    drivers: dict[str, int | None] = {}
+    for driver, resources in raw_drivers.items():
+        count = resources.get("count") if isinstance(resources, Mapping) else None
+        valid = resources is None or isinstance(resources, Mapping)
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int)):
+            valid = False
+        if not valid or (count is not None and count < 0):
+            raise InputError(
+                f"{where}.csiNodeAllocatable.{driver}: must be {{count: <integer >= 0>}}, "
+                f"got {resources!r}"
+            )
+        drivers[str(driver)] = count
+    plugins = strategy.get("migratedPlugins") or []
+    if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+        raise InputError(f"{where}.migratedPlugins: must be a list of in-tree plugin names")
+    return CSINodeSpec(drivers=drivers, migrated_plugins=tuple(plugins))
+
+
+def _pod_group(
+    base: Mapping[str, Any],
+    *,
+    count: int,
+    namespace: str,
+    op: Op,
+    volumes: BoundVolumes | None = None,
+) -> PodGroup:
     """A pod group from a template's object; a bare ``spec.priority`` becomes the group's
     priority (the runner creates its PriorityClass: the API server's Priority admission
-    refuses a bare priority)."""
+    refuses a bare priority). ``volumes``: a PV and claim per pod, whose volume replaces
+    the template's."""
     spec = base.get("spec") or {}
     if spec.get("priorityClassName"):
         raise Unsupported(
@@ -563,10 +624,18 @@ def _pod_group(base: Mapping[str, Any], *, count: int, namespace: str, op: Op) -
     priority = spec.get("priority")
     if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
         raise InputError(f"{_op_name(op)}: spec.priority must be an integer, got {priority!r}")
-    if spec.get("volumes") and any(
-        "persistentVolumeClaim" in v or "ephemeral" in v for v in spec["volumes"]
-    ):
-        raise Unsupported(f"{_op_name(op)}: pods with volume claims")
+    own = spec.get("volumes") or () if volumes is None else ()
+    if any("persistentVolumeClaim" in v for v in own):
+        raise Unsupported(
+            f"{_op_name(op)}: pods whose template names claims (the config creates none; "
+            "persistentVolumeClaimTemplatePath does)"
+        )
+    if any("ephemeral" in v for v in own):
+        raise Unsupported(
+            f"{_op_name(op)}: generic ephemeral volumes (no controller creates their claims)"
+        )
     if spec.get("resourceClaims"):
         raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
-    return PodGroup(count=count, namespace=namespace, base=dict(base), priority=priority)
+    return PodGroup(
+        count=count, namespace=namespace, base=dict(base), priority=priority, bound_volumes=volumes
+    )

@@ -2,8 +2,8 @@
 
 Phases, in order (each waits on the observer's watch, never on a poll of the API)::
 
-    backend up ─ observer LIST+WATCH ─ namespaces, priority classes ─ nodes (+ status)
-      ─ scheduler process starts ─ init pods created and all bound (or one warm-up pod)
+    backend up ─ observer LIST+WATCH ─ namespaces, priority classes, storage classes
+      ─ nodes (+ status) ─ CSINodes, local PVs ─ scheduler process starts ─ init pods created and all bound (or one warm-up pod)
       ─ [measure-start] churn + measured pods created (64 in flight) ─ all bound
       ─ [measure-end] scheduler stopped (SIGTERM)
       ─ ceiling: fresh pods bound round-robin by the trivial binder
@@ -14,6 +14,10 @@ waited for or not, sleeps, deletions, createAny objects) runs them in place of t
 pods (after the warm-up pod when none of them waits for pods), and its ``after`` steps
 once the measured phase has ended, before the scheduler stops; deletions left running in
 the background are cancelled then.
+
+A pod with claims is created after them by the same create worker (its pre-bound claim
+and PV, or its unbound claims: :func:`asched.benchmark.loadgen.pod_chains`); the counts
+are of pods.
 
 The measured phase ends when every measured pod is seen bound, or after the timeout, or
 when no measured pod was bound for ``stall`` seconds (the result then has
@@ -61,6 +65,7 @@ from asched.benchmark import (
     procstat,
     quality,
     report,
+    volume_objects,
 )
 from asched.benchmark.backend import Backend, BackendName
 from asched.benchmark.extender_child import (
@@ -152,6 +157,7 @@ class RunOptions:
 
 def run(options: RunOptions) -> RunResult:
     """Run the workload; blocking. Logs of the processes stay in ``options.workdir``."""
+    _check_node_storage(options)
     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     wall = time.monotonic()
     workdir = options.workdir or Path(tempfile.mkdtemp(prefix="asched-bench-"))
@@ -178,6 +184,29 @@ def run(options: RunOptions) -> RunResult:
     if options.workdir is None and result.ok and options.profiler is None:
         shutil.rmtree(workdir, ignore_errors=True)
     return result
+
+
+def _check_node_storage(options: RunOptions) -> None:
+    """Refuse per-node storage (CSINodes, local PVs) when the workload's nodes are not
+    created: they belong to nodes named by the workload, which a snapshot or the
+    cluster's own nodes replace (the pods would wait for PVs that never come)."""
+    replaced = (
+        "--snapshot"
+        if options.snapshot is not None
+        else "--existing-nodes"
+        if options.existing_nodes
+        else None
+    )
+    if replaced is None:
+        return
+    workload = options.workload
+    for index, group in enumerate(workload.nodes):
+        if group.csi_node is not None or group.local_volumes is not None:
+            what = "localVolumes" if group.local_volumes is not None else "csiNode"
+            raise BenchmarkError(
+                f"{workload.source or workload.name}: nodes[{index}].{what}: per-node storage "
+                f"needs the workload's own nodes, which {replaced} replaces"
+            )
 
 
 class _Run:
@@ -328,6 +357,7 @@ class _Run:
         )
         setup = [*labelled, *(objects.namespace(ns) for ns in dict.fromkeys(namespaces))]
         setup += [objects.priority_class(p) for p in sorted(self.workload.priorities())]
+        setup += [volume_objects.storage_class(c) for c in self.workload.storage_classes]
         await loadgen.ensure(self.rest, setup)
         if self.workload.measured_gangs:
             self.display.note("PodGroup CRD")
@@ -346,6 +376,13 @@ class _Run:
         )
         await loadgen.create_many(
             self.rest, loadgen.node_objects(self.workload.nodes), in_flight=self.options.in_flight
+        )
+        # CSINodes and local PVs: present before any pod is scheduled, as upstream's node
+        # preparer makes them
+        await loadgen.create_many(
+            self.rest,
+            loadgen.node_storage_objects(self.workload.nodes),
+            in_flight=self.options.in_flight,
         )
         ok = await self.observer.wait_until(
             lambda: self.observer.ready_nodes() >= expected,
@@ -380,7 +417,7 @@ class _Run:
         creating = asyncio.create_task(
             loadgen.create_many(
                 self.rest,
-                loadgen.pod_objects(groups, "init", scheduler_name=SCHEDULER_NAME),
+                loadgen.pod_chains(groups, "init", scheduler_name=SCHEDULER_NAME),
                 in_flight=self.options.in_flight,
             ),
             name="create init pods",
@@ -474,7 +511,7 @@ class _Run:
         observer, total, prefix = self.observer, step.group.count, f"{step.group.namespace}/"
         await loadgen.create_many(
             self.rest,
-            loadgen.pod_objects(
+            loadgen.pod_chains(
                 [step.group], "init", scheduler_name=SCHEDULER_NAME, name_prefix=step.name_prefix
             ),
             in_flight=self.options.in_flight,
@@ -553,7 +590,7 @@ class _Run:
             loadgen.create_many(
                 self.rest,
                 itertools.chain(
-                    loadgen.pod_objects(
+                    loadgen.pod_chains(
                         workload.measured_pods, "measured", scheduler_name=SCHEDULER_NAME
                     ),
                     gang_objects.member_pods(
@@ -707,7 +744,15 @@ class _Run:
         observer = self.observer
         total = self.options.ceiling_pods or min(self.workload.n_measured, DEFAULT_CEILING_PODS)
         shape = self.workload.measured_shape()
-        group = replace(shape, count=total, namespace=CEILING_NAMESPACE)
+        # The ceiling binds pods without a scheduler: their claims would only slow the
+        # creation it does not measure, so its pods have none.
+        group = replace(
+            shape,
+            count=total,
+            namespace=CEILING_NAMESPACE,
+            bound_volumes=None,
+            claim_templates=(),
+        )
         pods = loadgen.pod_objects(
             [group], "ceiling", scheduler_name=ceiling.CEILING_SCHEDULER_NAME
         )
@@ -826,6 +871,26 @@ class _Run:
             params={"labelSelector": f"{PHASE_LABEL} in (node,churn)"},
             check=False,
         )
+        if self.workload.volumes_json() is not None:
+            await self._cleanup_storage(namespaces)
+
+    async def _cleanup_storage(self, namespaces: list[str]) -> None:
+        """Delete the claims, PVs, CSINodes and StorageClasses we created (by label)."""
+        for namespace in dict.fromkeys(namespaces):
+            await self.rest.request(
+                "DELETE",
+                f"/api/v1/namespaces/{namespace}/persistentvolumeclaims",
+                params={"labelSelector": PHASE_LABEL},
+                check=False,
+            )
+        for path in (
+            "/api/v1/persistentvolumes",
+            "/apis/storage.k8s.io/v1/csinodes",
+            "/apis/storage.k8s.io/v1/storageclasses",
+        ):
+            await self.rest.request(
+                "DELETE", path, params={"labelSelector": PHASE_LABEL}, check=False
+            )
 
 
 def _cpu_now(pids: dict[str, int]) -> dict[str, float | None]:

@@ -16,6 +16,11 @@ member pods, labelled ``scheduling.x-k8s.io/pod-group: <name>``. Note the two me
 "group": :class:`PodGroup` here is a workload's group of identically shaped pods, whereas
 a Kubernetes PodGroup is one gang (:class:`GangGroup` describes ``count`` of them).
 
+Storage (:mod:`asched.benchmark.volume_spec`): node groups may have a CSINode
+(``csiNode``) and local PVs (``localVolumes``) per node, pod groups a pre-bound claim and
+PV per pod (``boundVolumes``) or unbound claims per pod (``volumeClaimTemplates``), the
+workload ``storageClasses``; :mod:`asched.benchmark._volume_fields` reads them.
+
 This module is the validation boundary: :func:`load_workload` reads the whole document,
 collects every problem with its field path (``measuredPods[0].count: must be an integer
 >= 1, got 0``) and raises one :class:`WorkloadError`; everything past it trusts the
@@ -31,7 +36,14 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from asched import textfile
-from asched.benchmark import _workload_fields as fields, objects
+from asched.benchmark import _volume_fields, _workload_fields as fields, objects
+from asched.benchmark.volume_spec import (
+    BoundVolumes,
+    ClaimTemplate,
+    CSINodeSpec,
+    LocalVolumes,
+    StorageClassSpec,
+)
 from asched.config.schema import Problems, Section, describe, is_qualified_name
 from asched.errors import FieldError, InputError
 
@@ -49,6 +61,7 @@ TOP_FIELDS: Final = (
     "schedulerProfile",
     "settleSeconds",
     "churn",
+    "storageClasses",
 )
 NODE_FIELDS: Final = (
     "count",
@@ -62,6 +75,8 @@ NODE_FIELDS: Final = (
     "taints",
     "unschedulable",
     "patch",
+    "csiNode",
+    "localVolumes",
 )
 POD_FIELDS: Final = (
     "count",
@@ -76,6 +91,8 @@ POD_FIELDS: Final = (
     "affinity",
     "topologySpreadConstraints",
     "patch",
+    "boundVolumes",
+    "volumeClaimTemplates",
 )
 MEMBER_FIELDS: Final = tuple(f for f in POD_FIELDS if f != "namespace")
 GANG_FIELDS: Final = (
@@ -139,6 +156,10 @@ class NodeGroup:
     #: a label key whose value is the node's own name (scheduler_perf's
     #: ``uniqueNodeLabelStrategy``)
     unique_label: str | None = None
+    #: a CSINode per node (drivers' attachable counts, migrated plugins)
+    csi_node: CSINodeSpec | None = None
+    #: local PVs per node, pinned to it by node affinity
+    local_volumes: LocalVolumes | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,6 +187,15 @@ class PodGroup:
     #: a Pod object read from a scheduler_perf template file: when set, it replaces
     #: ``template`` (:func:`asched.benchmark.objects.pod`)
     base: Mapping[str, Any] | None = None
+    #: a PV and a claim per pod, bound to each other before the pod is created
+    bound_volumes: BoundVolumes | None = None
+    #: unbound claims per pod, ``<name>-<pod>`` (a StatefulSet's volumeClaimTemplates)
+    claim_templates: tuple[ClaimTemplate, ...] = ()
+
+    @property
+    def has_claims(self) -> bool:
+        """The pods use claims the load generator creates with them."""
+        return self.bound_volumes is not None or bool(self.claim_templates)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,6 +277,8 @@ class Workload:
     #: measured phase without failing it (None: the phase waits for every measured pod)
     settle: float | None = None
     churn: Churn | None = None
+    #: StorageClasses created before the nodes
+    storage_classes: tuple[StorageClassSpec, ...] = ()
     source: str = ""
 
     @property
@@ -316,6 +348,24 @@ class Workload:
                 "number": self.churn.number,
                 "kinds": [o.kind for o in self.churn.objects],
             },
+            "volumes": self.volumes_json(),
+        }
+
+    def volumes_json(self) -> dict[str, Any] | None:
+        """The storage objects the workload creates, counted (None: none)."""
+        groups = self._pod_groups()
+        csi_nodes = sum(g.count for g in self.nodes if g.csi_node is not None)
+        local = sum(g.count * g.local_volumes.count for g in self.nodes if g.local_volumes)
+        bound = sum(g.count for g in groups if g.bound_volumes is not None)
+        unbound = sum(g.count * len(g.claim_templates) for g in groups)
+        if not (self.storage_classes or csi_nodes or local or bound or unbound):
+            return None
+        return {
+            "storage_classes": [c.name for c in self.storage_classes],
+            "csi_nodes": csi_nodes,
+            "local_pvs": local,
+            "prebound_pairs": bound,
+            "unbound_claims": unbound,
         }
 
 
@@ -330,6 +380,10 @@ def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = 
     pods = section.optional_integer("pods")
     if pods is not None and pods < 1:
         problems.add(section.at("pods"), f"must be an integer >= 1, got {pods}")
+    if not counted:
+        for key in ("csiNode", "localVolumes"):
+            if section.has(key):
+                section.report(key, "not supported for churned nodes (only nodes[] get storage)")
     return NodeGroup(
         count=count,
         template=fields.template(section, objects.NODE_TEMPLATES, "node-default"),
@@ -342,6 +396,8 @@ def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = 
         taints=fields.taints(section),
         unschedulable=section.boolean("unschedulable", default=False),
         patch=fields.raw_object(section, "patch"),
+        csi_node=_volume_fields.csi_node(section),
+        local_volumes=_volume_fields.local_volumes(section),
     )
 
 
@@ -372,6 +428,13 @@ def read_pod_group(
         problems.add(section.at("priority"), f"must be in -2147483648..1000000000, got {priority}")
     if priority is None:
         priority = objects.POD_TEMPLATES[template].priority
+    if member or not counted:
+        for key in ("boundVolumes", "volumeClaimTemplates"):
+            if section.has(key):
+                where = "a gang's member pods" if member else "churned pods"
+                section.report(
+                    key, f"not supported for {where} (only initPods and measuredPods get claims)"
+                )
     return PodGroup(
         count=count,
         template=template,
@@ -385,6 +448,8 @@ def read_pod_group(
         affinity=fields.raw_object(section, "affinity"),
         topology_spread_constraints=fields.raw_objects(section, "topologySpreadConstraints"),
         patch=fields.raw_object(section, "patch"),
+        bound_volumes=_volume_fields.bound_volumes(section),
+        claim_templates=_volume_fields.claim_templates(section),
     )
 
 
@@ -557,7 +622,9 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
         problems.add("settleSeconds", f"must be a positive number, got {describe(settle)}")
         settle = None
     churn = _churn(problems, top.get("churn"), "churn")
+    classes = _volume_fields.storage_classes(top)
     _check_names(problems, nodes, churn)
+    _volume_fields.check_classes(problems, classes, nodes, groups)
     _check_gang_names(problems, gangs)
     if problems.errors:
         raise WorkloadError(problems.errors, source)
@@ -573,6 +640,7 @@ def load_workload(data: Any, *, source: str = "") -> Workload:
         scheduler_profile="coscheduling" if profile == "coscheduling" else "default",
         settle=float(settle) if settle is not None else None,
         churn=churn,
+        storage_classes=classes,
         source=source,
     )
 

@@ -263,10 +263,11 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             id="attempted-barrier-with-a-selector",
         ),
         pytest.param(
-            [NODES, {**MEASURED, "persistentVolumeClaimTemplatePath": "pvc.yaml"}],
+            [NODES, {**MEASURED, "podTemplatePath": "../templates/pod-with-claim.yaml"}],
             {},
-            "op 1 (createPods): volumes (persistentVolumeClaimTemplatePath)",
-            id="volumes",
+            "op 1 (createPods): pods whose template names claims (the config creates none; "
+            "persistentVolumeClaimTemplatePath does)",
+            id="template-names-a-claim",
         ),
         pytest.param(
             [NODES, START, PODS, STOP],
