@@ -65,7 +65,8 @@ class NodeVolumeLimits:
     row_local: Final = False
 
     def sign(self, pod: PodInfo) -> Hashable:
-        return pod.namespace, pod.uid, pod.volumes
+        """One fragment for every pod it skips (no claims, no inline migratable volume)."""
+        return (pod.namespace, pod.uid, pod.volumes) if needs_count(pod) else ()
 
     def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
         """Upstream's hints: a deleted pod with claims or inline migratable volumes; an

@@ -83,7 +83,8 @@ class VolumeRestrictions:
     row_local: Final = False
 
     def sign(self, pod: PodInfo) -> Hashable:
-        return pod.namespace, pod.volumes
+        """One fragment for every pod without volumes (PreFilter skips them all)."""
+        return (pod.namespace, pod.volumes) if pod.volumes else ()
 
     def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
         """Upstream's hints: a claim of the pod added; a deleted pod of the same namespace
