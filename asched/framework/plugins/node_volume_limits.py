@@ -6,7 +6,8 @@ fails when ``attached + new > limit``, where ``attached`` is the number of disti
 volumes of that driver its counted pods attach (a table column, kept on assume and
 forget: :mod:`asched.cluster.attachments`), ``new`` the pod's volumes of that driver not
 already attached there, and ``limit`` the node's CSINode ``allocatable.count`` for the
-driver; a node without a limit for the driver passes. Unschedulable
+driver; a node without a limit for the driver passes, and so does a node where the pod
+adds no volume of the driver (even one already over its limit). Unschedulable
 "node(s) exceed max volume count".
 
 The pod's own claims are resolved once per cycle, twice over: as on a node with a
@@ -123,9 +124,12 @@ class NodeVolumeLimits:
                     attached_on = list(attachments.users.get(unique, {}))
                     wanted[attached_on] = False
                     new += wanted
+            adding = new[rows]
             limit = attachments.limit_of(driver, table.size)[rows]
             attached = attachments.count_of(driver, table.size)[rows]
-            fits &= (limit < 0) | (attached + new[rows] <= limit)
+            # a driver the pod adds nothing to on a row is not checked there (upstream
+            # compares only the drivers with new volumes, however full the node is)
+            fits &= (adding == 0) | (limit < 0) | (attached + adding <= limit)
         return fits
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:

@@ -21,18 +21,28 @@ def _table(*names: str, capacity: int = 64) -> NodeTable:
 
 
 def _columns(table: NodeTable) -> tuple[object, ...]:
-    """Everything the plugins read, in comparable form (zero counts dropped)."""
+    """Everything the plugins read, by node name (zero counts and free rows dropped)."""
     att = table.attachments
-    size = table.size
-    counts = {d: c[:size].tolist() for d, c in att.counts.items() if c[:size].any()}
-    limits = {d: c[:size].tolist() for d, c in att.limits.items() if (c[:size] >= 0).any()}
+    live = {row: table.name_of(row) for row in range(table.size) if table.alive[row]}
+    counts = {
+        (d, name): int(c[row])
+        for d, c in att.counts.items()
+        for row, name in live.items()
+        if c[row]
+    }
+    limits = {
+        (d, name): int(c[row])
+        for d, c in att.limits.items()
+        for row, name in live.items()
+        if c[row] >= 0
+    }
     return (
         counts,
         limits,
-        att.has_csi_node[:size].tolist(),
-        {u: dict(rows) for u, rows in att.users.items()},
+        {name for row, name in live.items() if att.has_csi_node[row]},
+        {u: {live[r]: n for r, n in rows.items()} for u, rows in att.users.items()},
         dict(att.claim_refs),
-        {k: {r: list(v) for r, v in rows.items()} for k, rows in att.disks.items()},
+        {k: {live[r]: list(v) for r, v in rows.items()} for k, rows in att.disks.items()},
     )
 
 

@@ -483,6 +483,19 @@ def test_a_volume_already_attached_is_not_new(evaluate) -> None:
     assert verdicts(evaluation, ["n1"]) == [FITS]
 
 
+def test_a_full_node_passes_a_pod_adding_nothing(evaluate) -> None:
+    # found by the differential test: n1 attaches 2 ebs volumes over a limit of 1, but the
+    # pod's only volume is one of them: no new volume of the driver, nothing to compare
+    # (upstream checks only the drivers with new volumes)
+    nodes = [make_node("n1")]
+    pods = [make_pod("a", volumes=[pvc(f"csi-{EBS}-0"), pvc(f"csi-{EBS}-1")], node_name="n1")]
+    storage = [*_storage([EBS], "", 0), CSINode("n1", limits={EBS: 1})]
+    evaluation = evaluate(
+        snapshot(nodes, pods, storage), pod_info(EBS_ONE), profile_with(filter=[NAME])
+    )
+    assert verdicts(evaluation, ["n1"]) == [FITS]
+
+
 POD = pod_info(make_pod("pod1", "ns1", volumes=[pvc("pvc1"), ephemeral("ephemeral")]))
 
 HINTS = [
