@@ -21,6 +21,7 @@ from asched.cluster import bounds, quantity
 from asched.cluster.affinity import decode_pod_affinity
 from asched.cluster.gangs import gang_key_of
 from asched.cluster.labelsyntax import valid_label_key, valid_label_value
+from asched.cluster.pod_volumes import decode_pod_volumes
 from asched.cluster.records import (
     TAINT_EFFECTS,
     HostPort,
@@ -414,6 +415,7 @@ def decode_pod(raw: PodJSON | Raw) -> PodInfo:
         ),
         images=tuple(images),
         pvc_names=tuple(pvcs),
+        volumes=decode_pod_volumes(ctx, spec.get("volumes"), name),
         has_restartable_init=any(c.restartable for c in inits),
         pod_affinity=ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None,
         pod_anti_affinity=ctx.mapping(

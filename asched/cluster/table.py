@@ -38,6 +38,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from asched.cluster.attachments import Attachments
 from asched.cluster.budgets import DisruptionBudget
 from asched.cluster.columns import Rows, grown, new_column
 from asched.cluster.images import ImageIndex
@@ -120,8 +121,10 @@ class NodeTable:
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         #: Services, controllers and sets (for PodTopologySpread's default constraints)
         self.workloads = SelectorSources()
-        #: PVs, claims, storage classes and CSI objects (the volume plugins read them)
-        self.volumes = VolumeCatalog()
+        #: what the counted pods attach and mount, per row (:mod:`attachments`)
+        self.attachments = Attachments(cap)
+        self._volumes = VolumeCatalog()
+        self._volumes.listeners.append(self._storage_changed)
         self.row_pods: list[dict[str, PlacedPod]] = [{} for _ in range(cap)]
         self.orphans: dict[str, dict[str, PodInfo]] = {}
         self.zone_ids: dict[str, int] = {}
@@ -137,6 +140,32 @@ class NodeTable:
             self.ensure_axis(name)
 
     # ----------------------------------------------------------------- structure
+    @property
+    def volumes(self) -> VolumeCatalog:
+        """PVs, claims, storage classes and CSI objects (the volume plugins read them).
+
+        Assigning another catalog recounts :attr:`attachments` against it.
+        """
+        return self._volumes
+
+    @volumes.setter
+    def volumes(self, catalog: VolumeCatalog) -> None:
+        if self._storage_changed in self._volumes.listeners:
+            self._volumes.listeners.remove(self._storage_changed)
+        self._volumes = catalog
+        catalog.listeners.append(self._storage_changed)
+        self.attachments.rebuild(catalog, self.index)
+
+    def _storage_changed(self, resource: str, key: str) -> None:
+        if resource == "csinodes":
+            row = self.index.get(key)
+            if row is not None:
+                self.attachments.csi_node_changed(row, key, self._volumes)
+                self._touch(row)
+            return
+        for row in self.attachments.storage_changed(resource, key, self._volumes):
+            self._touch(row)
+
     @property
     def n_nodes(self) -> int:
         """Live nodes."""
@@ -177,6 +206,7 @@ class NodeTable:
         self.labels.grow(cap)
         self.taints.grow(cap)
         self.ports.grow(cap)
+        self.attachments.grow(cap)
         self.names.extend([None] * (cap - self.capacity))
         self.nodes.extend([None] * (cap - self.capacity))
         self.row_pods.extend({} for _ in range(cap - self.capacity))
@@ -230,6 +260,7 @@ class NodeTable:
         self.names[row] = NodeName(node.name)
         self.alive[row] = True
         self._write_node(row, node, None)
+        self.attachments.set_csi_node(row, node.name, self._volumes)
         self._structural()
         for pod in self.orphans.pop(node.name, {}).values():
             self.add_pod(pod, node.name)
@@ -295,6 +326,7 @@ class NodeTable:
         self.taints.clear_row(row)
         self.ports.clear_row(row)
         self.images.clear_row(row)
+        self.attachments.clear_row(row)
         self.names[row] = None
         self.nodes[row] = None
         self._free_rows.append(row)
@@ -336,6 +368,7 @@ class NodeTable:
         self.pods[pod.key] = placed
         self.pod_columns.add(pod, row, deltas)
         self.row_pods[row][pod.key] = placed
+        self.attachments.add(pod, row, self._volumes)
         return True
 
     def remove_pod(self, key: str) -> PodInfo | None:
@@ -348,6 +381,7 @@ class NodeTable:
             return None
         del self.row_pods[placed.row][key]
         self.pod_columns.remove(key)
+        self.attachments.remove(key)
         self._apply(placed, -1)
         return placed.info
 

@@ -187,7 +187,7 @@ VolumeKind: TypeAlias = Literal[
     "gce-pd",  # gcePersistentDisk: ``handle`` = pdName
     "aws-ebs",  # awsElasticBlockStore: ``handle`` = volumeID
     "rbd",  # rbd: ``handle`` = "pool/image", ``monitors`` set
-    "iscsi",  # iscsi: ``handle`` = "targetPortal:iqn:lun"
+    "iscsi",  # iscsi: ``handle`` = the iqn (what conflicts compare)
     "azure-disk",  # azureDisk: ``handle`` = diskURI
     "cinder",  # cinder: ``handle`` = volumeID
     "csi",  # inline CSI volume: ``driver`` set

@@ -41,11 +41,14 @@ from asched.framework.plugins import (
     node_resources_balanced_allocation,
     node_resources_fit,
     node_unschedulable,
+    node_volume_limits,
     pod_topology_spread,
     priority_sort,
     scheduling_gates,
     taint_toleration,
     unsupported,
+    volume_restrictions,
+    volume_zone,
 )
 from asched.framework.spec import PluginSpec
 
@@ -63,7 +66,10 @@ IN_TREE: Final[tuple[PluginSpec, ...]] = (
     node_affinity.SPEC,
     node_ports.SPEC,
     node_resources_fit.SPEC,
+    volume_restrictions.SPEC,
+    node_volume_limits.SPEC,
     *unsupported.SPECS,
+    volume_zone.SPEC,
     pod_topology_spread.SPEC,
     inter_pod_affinity.SPEC,
     default_preemption.SPEC,

@@ -291,6 +291,7 @@ def _preemption(
         profile,
         namespace_labels=crosspod.namespace_labels(extras.get("Namespace", ())),
         extras=extras,
+        volumes=snapshot.volumes,
     )
     args = profile.plugin_args.get(preemption.NAME)
     result = preemption.preempt(

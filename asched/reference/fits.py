@@ -5,7 +5,9 @@ node whose pods are replaced by ``pods_on_node`` (every other node keeps its pod
 and returns the first rejection, attributed to its plugin. InterPodAffinity and
 PodTopologySpread are evaluated with :mod:`asched.reference.interpod` and
 :mod:`asched.reference.topologyspread` over the modified cluster, which is what
-upstream's AddPod/RemovePod PreFilter extensions amount to. The other plugins come
+upstream's AddPod/RemovePod PreFilter extensions amount to; so is VolumeRestrictions
+(whether its ReadWriteOncePod claims are in use depends on every node's pods), whose
+PreFilter and Filter run per call on it. The other plugins come
 from :data:`asched.reference.plugins.REGISTRY`: their PreFilter runs once, on the
 unmodified cluster (none of them depends on other pods), and their Filter per call on
 a freshly accounted node.
@@ -17,9 +19,11 @@ fits and any pod was added, a second pass runs without them and both must fit.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from asched.cluster.records import NodeInfo, PodInfo
+from asched.cluster.volumes import VolumeCatalog
 from asched.config.types import PodTopologySpreadArgs, Profile
 from asched.framework.status import Code, Status
 from asched.reference import interpod, topologyspread
@@ -39,18 +43,23 @@ def filter_chain(
     namespace_labels: NamespaceLabels | None = None,
     extras: Extras | None = None,
     nominated: Sequence[PodInfo] = (),
+    volumes: VolumeCatalog | None = None,
 ) -> FitsFn:
-    """Return ``fits(node, pods_on_node) -> Status`` for ``pod`` under ``profile``."""
+    """Return ``fits(node, pods_on_node) -> Status`` for ``pod`` under ``profile``
+    (``volumes``: the storage objects the volume plugins read)."""
     ns_labels: NamespaceLabels = namespace_labels or {}
     raw_extras: Extras = extras or {}
     spread_args = profile.plugin_args.get(topologyspread.NAME)
     if not isinstance(spread_args, PodTopologySpreadArgs):
         spread_args = PodTopologySpreadArgs()
-    cycle = Cycle(pod=pod, profile=profile, nodes=(), image_spread={})
+    catalog = volumes if volumes is not None else VolumeCatalog()
+    cycle = Cycle(pod=pod, profile=profile, nodes=(), image_spread={}, volumes=catalog)
     pre: dict[str, Status] = {}
     allowed: dict[str, frozenset[str] | None] = {}
     for name in profile.resolved.filter:
-        if name in (interpod.NAME, topologyspread.NAME) or name not in REGISTRY:
+        if name in (interpod.NAME, topologyspread.NAME, _VOLUME_RESTRICTIONS):
+            continue
+        if name not in REGISTRY:
             continue
         outcome = REGISTRY[name].pre_filter(cycle)
         pre[name] = outcome.status
@@ -65,6 +74,10 @@ def filter_chain(
                 status = topologyspread.filter_nodes(
                     nodes, cluster, pod, spread_args, raw_extras
                 ).nodes[node.name]
+            elif name == _VOLUME_RESTRICTIONS and name in REGISTRY:
+                status = _cluster_wide(name, cycle, nodes, cluster, node)
+                if status.code == Code.SKIP:
+                    continue
             elif name not in REGISTRY or pre[name].code == Code.SKIP:
                 continue
             elif not pre[name].ok:
@@ -91,3 +104,23 @@ def filter_chain(
         return one_pass(node, pods_on_node)
 
     return fits
+
+
+_VOLUME_RESTRICTIONS = "VolumeRestrictions"
+
+
+def _cluster_wide(
+    name: str,
+    cycle: Cycle,
+    nodes: Sequence[NodeInfo],
+    cluster: Mapping[str, Sequence[PodInfo]],
+    node: NodeInfo,
+) -> Status:
+    """PreFilter then Filter of a plugin that reads every node's pods, on ``cluster``."""
+    states = tuple(node_state(n, tuple(cluster.get(n.name, ()))) for n in nodes)
+    whole = dataclasses.replace(cycle, nodes=states, scratch={})
+    plugin = REGISTRY[name]
+    pre = plugin.pre_filter(whole).status
+    if not pre.ok:
+        return pre
+    return plugin.filter(whole, node_state(node, tuple(cluster.get(node.name, ()))))

@@ -27,10 +27,7 @@ from asched.framework.status import Status
 
 #: The stand-ins and the extension points each offers (upstream's plugins' points).
 POINTS: Final = {
-    "VolumeRestrictions": ("preFilter", "filter"),
-    "NodeVolumeLimits": ("preFilter", "filter"),
     "VolumeBinding": ("preFilter", "filter", "reserve", "preBind"),
-    "VolumeZone": ("preFilter", "filter"),
 }
 NAMES: Final = tuple(POINTS)
 

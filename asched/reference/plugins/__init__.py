@@ -15,9 +15,12 @@ from asched.reference.plugins.node_name import NodeName
 from asched.reference.plugins.node_ports import NodePorts
 from asched.reference.plugins.node_resources_fit import NodeResourcesFit
 from asched.reference.plugins.node_unschedulable import NodeUnschedulable
+from asched.reference.plugins.node_volume_limits import NodeVolumeLimits
 from asched.reference.plugins.pod_topology_spread import PodTopologySpread
 from asched.reference.plugins.taint_toleration import TaintToleration
-from asched.reference.plugins.unsupported import AlwaysSkip, Guarded
+from asched.reference.plugins.unsupported import Guarded
+from asched.reference.plugins.volume_restrictions import VolumeRestrictions
+from asched.reference.plugins.volume_zone import VolumeZone
 
 #: Every plugin with a PreFilter, Filter, PreScore or Score extension.
 REGISTRY: Final[Mapping[str, Plugin]] = {
@@ -27,10 +30,10 @@ REGISTRY: Final[Mapping[str, Plugin]] = {
     "NodeAffinity": NodeAffinity(),
     "NodePorts": NodePorts(),
     "NodeResourcesFit": NodeResourcesFit(),
-    "VolumeRestrictions": AlwaysSkip(),
-    "NodeVolumeLimits": AlwaysSkip(),
+    "VolumeRestrictions": VolumeRestrictions(),
+    "NodeVolumeLimits": NodeVolumeLimits(),
     "VolumeBinding": Guarded(_guards.VOLUME_BINDING),
-    "VolumeZone": AlwaysSkip(),
+    "VolumeZone": VolumeZone(),
     "PodTopologySpread": PodTopologySpread(),
     "InterPodAffinity": InterPodAffinity(),
     "NodeResourcesBalancedAllocation": BalancedAllocation(),

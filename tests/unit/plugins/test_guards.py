@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from asched.cluster.volumes import PersistentVolumeClaim
 from asched.framework.plugins._guards import PVC_UNSUPPORTED
 from asched.framework.status import Code
 from tests.builders import (
@@ -64,7 +65,10 @@ CASES = [
 @pytest.mark.parametrize(("pod", "want"), CASES)
 def test_guards_in_the_default_profile(evaluate, pod, want) -> None:
     nodes = [make_node("node1"), make_node("node2")]
-    evaluation = evaluate(snapshot_of(nodes), pod_info(pod), default_profile())
+    snapshot = snapshot_of(nodes)
+    # the claim exists: VolumeRestrictions' PreFilter (before VolumeBinding's) finds it
+    snapshot.volumes.put_claim(PersistentVolumeClaim("default", "data-0"))
+    evaluation = evaluate(snapshot, pod_info(pod), default_profile())
     assert [outcome(evaluation, n) for n in ("node1", "node2")] == [want, want]
     if want is FITS:
         scored = {name for v in evaluation.nodes.values() for name in v.scores}
