@@ -18,6 +18,7 @@ from typing import Any
 from asched import textfile
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import TERMINAL_PHASES, NodeInfo, PodInfo
+from asched.cluster.volumes import VolumeCatalog
 from asched.errors import DecodeError, InputError
 
 KEPT_RAW_KINDS = (
@@ -41,6 +42,7 @@ class Snapshot:
     pods: list[PodInfo] = field(default_factory=list)
     extras: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
     raw_nodes: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    volumes: VolumeCatalog = field(default_factory=VolumeCatalog)
 
 
 def objects_of(text: str, source: str) -> list[Mapping[str, Any]]:

@@ -67,6 +67,7 @@ def table_of(snapshot: Snapshot) -> NodeTable:
     for raw in snapshot.extras.get("PodDisruptionBudget", ()):
         budget = decode_budget(raw)
         table.budgets[f"{budget.namespace}/{budget.name}"] = budget
+    table.volumes = snapshot.volumes
     return table
 
 

@@ -46,6 +46,7 @@ from asched.framework.plugins import (
     scheduling_gates,
     taint_toleration,
     unsupported,
+    volume_binding,
 )
 from asched.framework.spec import PluginSpec
 
@@ -64,6 +65,7 @@ IN_TREE: Final[tuple[PluginSpec, ...]] = (
     node_ports.SPEC,
     node_resources_fit.SPEC,
     *unsupported.SPECS,
+    volume_binding.SPEC,
     pod_topology_spread.SPEC,
     inter_pod_affinity.SPEC,
     default_preemption.SPEC,

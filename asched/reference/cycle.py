@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from asched.cluster.records import HostPort, NodeInfo, PodInfo
 from asched.cluster.snapshot import Snapshot
+from asched.cluster.volumes import VolumeCatalog
 from asched.config.types import Profile
 from asched.reference.crosspod import namespace_labels
 
@@ -89,6 +90,8 @@ class Cycle:
     #: kind -> raw objects (``Snapshot.extras``: Services, controllers and sets, ...)
     extras: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     scratch: dict[str, Any] = field(default_factory=dict)  # per-evaluation plugin state
+    #: PVs, claims, storage classes and CSI objects (``Snapshot.volumes``)
+    volumes: VolumeCatalog = field(default_factory=VolumeCatalog)
 
     def args(self, plugin: str, kind: type[ArgsT]) -> ArgsT:
         """The profile's args for ``plugin``, or the defaults of ``kind`` when unset."""
@@ -111,4 +114,5 @@ def build_cycle(snapshot: Snapshot, pod: PodInfo, profile: Profile) -> Cycle:
         image_spread=spread,
         namespace_labels=namespaces,
         extras=snapshot.extras,
+        volumes=snapshot.volumes,
     )

@@ -1,11 +1,8 @@
 """Stand-ins for the default plugins asched does not model yet.
 
-VolumeBinding keeps its upstream name (so existing configurations load), but its
-PreFilter is a guard: a pod that needs the feature is rejected as
-UnschedulableAndUnresolvable with a reason saying so (see ``_guards``), never placed
-silently where kube-scheduler would not place it; any other pod gets Skip, and so do
-its Filter and Score. VolumeRestrictions, NodeVolumeLimits and VolumeZone only matter
-for pods with volumes, which VolumeBinding already turns away: they always Skip.
+VolumeRestrictions, NodeVolumeLimits and VolumeZone keep their upstream names (so
+existing configurations load); their PreFilter always Skips, and so do their Filter and
+Score.
 """
 
 from __future__ import annotations
@@ -21,7 +18,6 @@ from asched.cluster.table import NodeTable
 from asched.config.args import IN_TREE_ARGS
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
-from asched.framework.plugins._guards import guard_reason
 from asched.framework.spec import API_VERSION, PluginSpec, declare
 from asched.framework.status import Status
 
@@ -29,7 +25,6 @@ from asched.framework.status import Status
 POINTS: Final = {
     "VolumeRestrictions": ("preFilter", "filter"),
     "NodeVolumeLimits": ("preFilter", "filter"),
-    "VolumeBinding": ("preFilter", "filter", "reserve", "preBind"),
     "VolumeZone": ("preFilter", "filter"),
 }
 NAMES: Final = tuple(POINTS)
@@ -39,22 +34,19 @@ _SKIP: Final = PreFilterResult(Status.skip())
 
 
 class Unsupported:
-    """A guard PreFilter with pass-through Filter and a skipped Score."""
+    """A skipping PreFilter with pass-through Filter and a skipped Score."""
 
     row_local: Final = True
     normalizes: Final = False
 
     def sign(self, pod: PodInfo) -> Hashable:
-        """Its Filter and Score answer the same for every pod (the guard is its PreFilter)."""
+        """Its Filter and Score answer the same for every pod."""
         return ()
 
     def __init__(self, name: str) -> None:
         self.name = name
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
-        reason = guard_reason(self.name, pod)
-        if reason is not None:
-            return PreFilterResult(Status.unresolvable(reason, plugin=self.name))
         return _SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from asched.framework.plugins import _guards
 from asched.reference.plugins.balanced_allocation import BalancedAllocation
 from asched.reference.plugins.base import Plugin
 from asched.reference.plugins.image_locality import ImageLocality
@@ -17,7 +16,8 @@ from asched.reference.plugins.node_resources_fit import NodeResourcesFit
 from asched.reference.plugins.node_unschedulable import NodeUnschedulable
 from asched.reference.plugins.pod_topology_spread import PodTopologySpread
 from asched.reference.plugins.taint_toleration import TaintToleration
-from asched.reference.plugins.unsupported import AlwaysSkip, Guarded
+from asched.reference.plugins.unsupported import AlwaysSkip
+from asched.reference.plugins.volume_binding import VolumeBinding
 
 #: Every plugin with a PreFilter, Filter, PreScore or Score extension.
 REGISTRY: Final[Mapping[str, Plugin]] = {
@@ -29,7 +29,7 @@ REGISTRY: Final[Mapping[str, Plugin]] = {
     "NodeResourcesFit": NodeResourcesFit(),
     "VolumeRestrictions": AlwaysSkip(),
     "NodeVolumeLimits": AlwaysSkip(),
-    "VolumeBinding": Guarded(_guards.VOLUME_BINDING),
+    "VolumeBinding": VolumeBinding(),
     "VolumeZone": AlwaysSkip(),
     "PodTopologySpread": PodTopologySpread(),
     "InterPodAffinity": InterPodAffinity(),
