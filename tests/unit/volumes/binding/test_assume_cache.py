@@ -87,4 +87,5 @@ def test_claim_assumption_and_removal() -> None:
     assert catalog.claims["default/c1"].selected_node == "n1"
     assert catalog.api_claim("default/c1") is watched
     catalog.remove_claim("default/c1")  # deleted while assumed: both go
-    assert catalog.claims == {} and catalog.claim_api == {}
+    assert catalog.claims == {}
+    assert catalog.claim_api == {}

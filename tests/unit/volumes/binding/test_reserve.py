@@ -52,7 +52,8 @@ def test_reserve_takes_the_smallest_fitting_pv_and_unreserve_gives_it_back() -> 
     assert mask.tolist() == [True, False]
     assert plugin.reserve(state, first, "n1").ok
     assumed = catalog.pvs["pv-small"]
-    assert assumed.claim_ref is not None and assumed.claim_ref.key == "default/c1"
+    assert assumed.claim_ref is not None
+    assert assumed.claim_ref.key == "default/c1"
     assert catalog.pvs["pv-big"].claim_ref is None
     # the next pod's claim fits only the PV left (5Gi), still on n1
     state2, mask2 = run_filter(plugin, table, second)
@@ -65,7 +66,8 @@ def test_reserve_takes_the_smallest_fitting_pv_and_unreserve_gives_it_back() -> 
     assert catalog.pvs["pv-small"].claim_ref is None
     assert catalog.pv_api.keys() == {"pv-big"}
     plugin.unreserve(state2, second, "n1")
-    assert catalog.pv_api == {} and catalog.pvs["pv-big"].claim_ref is None
+    assert catalog.pv_api == {}
+    assert catalog.pvs["pv-big"].claim_ref is None
 
 
 def test_reserve_assumes_the_selected_node_of_claims_to_provision() -> None:
