@@ -75,7 +75,7 @@ async def created(client: KubeClient, path: str, body: dict[str, Any]) -> dict[s
     return dict(response.body)
 
 
-async def setup(cluster, client: KubeClient, claim_raw, pv_raws, timeout: int = 600):
+async def setup(cluster, client: KubeClient, claim_raw, pv_raws, bind_timeout: int = 600):
     """Create the objects, decode what the server stored, run PreFilter..Reserve."""
     ns = cluster.namespace
     node = cluster.unique_name("node")
@@ -103,7 +103,7 @@ async def setup(cluster, client: KubeClient, claim_raw, pv_raws, timeout: int = 
     for stored in stored_pvs:
         table.volumes.put_pv(decode_persistent_volume(stored))
     host = PlayingHost(client, table)
-    plugin = VolumeBinding(VolumeBindingArgs(timeout), Handle(host))
+    plugin = VolumeBinding(VolumeBindingArgs(bind_timeout), Handle(host))
     pod = pod_info(make_pod("p", ns, volumes=[pvc_volume(claim_raw["metadata"]["name"])]))
     state = CycleState()
     assert plugin.pre_filter(state, pod, table).status.ok
@@ -199,7 +199,7 @@ async def test_provisioning_fails_when_the_annotation_is_removed(cluster, client
 async def test_timeout_is_an_error(cluster, client) -> None:
     name = cluster.unique_name("claim")
     plugin, _, state, pod, node, _ = await setup(
-        cluster, client, claim(name), [pv(cluster.unique_name("pv"))], timeout=1
+        cluster, client, claim(name), [pv(cluster.unique_name("pv"))], bind_timeout=1
     )
     status = await plugin.pre_bind(state, pod, node)  # nobody binds the claim
     assert status.code == Code.ERROR
