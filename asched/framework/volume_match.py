@@ -154,12 +154,20 @@ class MaskCache:
         self._table: weakref.ref[NodeTable] | None = None
         self._masks: dict[NodeAffinity, tuple[BoolMask, int, int]] = {}
         self._codes: dict[tuple[int, str], tuple[int, int, int, npt.NDArray[np.int64]]] = {}
+        self._orders: dict[
+            tuple[int, str],
+            tuple[
+                tuple[int, int, int],
+                tuple[npt.NDArray[np.intp], npt.NDArray[np.int64], npt.NDArray[np.int64]],
+            ],
+        ] = {}
 
     def _for(self, table: NodeTable) -> None:
         if self._table is None or self._table() is not table:
             self._table = weakref.ref(table)
             self._masks.clear()
             self._codes.clear()
+            self._orders.clear()
 
     def affinity(self, table: NodeTable, affinity: NodeAffinity) -> BoolMask:
         """``bool[table.size]``: the rows satisfying ``affinity``."""
@@ -190,6 +198,26 @@ class MaskCache:
         assert placement.affinity is not None
         selected: BoolMask = self.affinity(table, placement.affinity)[rows]
         return selected
+
+    def listing_order(
+        self,
+        table: NodeTable,
+        pvs: ClassPVs,
+        key: str,
+        slots: npt.NDArray[np.intp],
+        codes: npt.NDArray[np.int64],
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The listings under ``key`` sorted by (label id, rank): their slots, label ids
+        and ranks (kept until the listings, the ids or the ranks change)."""
+        stamp = (pvs.entries_version, pvs.order_version, id(codes))
+        found = self._orders.get((id(pvs), key))
+        if found is not None and found[0] == stamp:
+            return found[1]
+        ranks = pvs.rank[slots]
+        order = np.lexsort((ranks, codes))
+        sorted_ = (slots[order], codes[order], ranks[order])
+        self._orders[id(pvs), key] = (stamp, sorted_)
+        return sorted_
 
     def codes(
         self, table: NodeTable, pvs: ClassPVs, key: str, values: tuple[str, ...]
@@ -256,24 +284,23 @@ def smallest_ranks(
     rank = pvs.rank
     parts: list[npt.NDArray[np.int64]] = []
     for key, (slots, values) in pvs.label_entries().items():
-        usable = fit[slots]
-        if not usable.any():
-            continue
         codes = masks.codes(table, pvs, key, values)
-        usable &= codes >= 0
-        if not usable.any():
+        listed, sorted_code, sorted_rank = masks.listing_order(table, pvs, key, slots, codes)
+        chosen = fit[listed] & (sorted_code >= 0)
+        if not chosen.any():
             continue
-        code, ranked = codes[usable], rank[slots[usable]]
         column = table.labels.keys[key]
         width = len(column.values) + 1
+        code, ranked = sorted_code[chosen], sorted_rank[chosen]
+        change = np.ones(len(code), dtype=np.bool_)
+        change[1:] = code[1:] != code[:-1]
         if k == 1:
             best = np.full(width, NONE, dtype=np.int64)
-            np.minimum.at(best, code + 1, ranked)
+            best[code[change] + 1] = ranked[change]
             parts.append(best[column.column[rows] + 1][:, None])
             continue
-        order = np.lexsort((ranked, code))
-        code, ranked = code[order], ranked[order]
-        position = np.arange(len(code)) - np.searchsorted(code, code, side="left")
+        index = np.arange(len(code))
+        position = index - np.maximum.accumulate(np.where(change, index, 0))
         keep = position < k
         top = np.full((width, k), NONE, dtype=np.int64)
         top[code[keep] + 1, position[keep]] = ranked[keep]

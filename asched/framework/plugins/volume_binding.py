@@ -151,6 +151,9 @@ class _State:
     bindings: list[tuple[PersistentVolume, PersistentVolumeClaim]] = field(default_factory=list)
     #: claims to provision, as assumed (with the selected-node annotation)
     provisions: list[PersistentVolumeClaim] = field(default_factory=list)
+    #: Filter's answer over every row, with the catalog generation and table epoch it
+    #: was computed at (Reserve reads the chosen row from it while they hold)
+    answer: tuple[PodVolumes, int, int] | None = None
 
 
 class VolumeBinding:
@@ -230,8 +233,24 @@ class VolumeBinding:
         return find_pod_volumes(found.claims, table.volumes, index, table, rows, self._masks)
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
-        passing: BoolMask = self._find(state, table, rows).reasons == 0
+        answer = self._find(state, table, rows)
+        if isinstance(rows, slice) and rows == table.rows:
+            found: _State = state.read(STATE_KEY)
+            found.answer = (answer, table.volumes.generation, table.epoch)
+        passing: BoolMask = answer.reasons == 0
         return passing
+
+    def _at_row(self, state: CycleState, found: _State, row: int) -> PodVolumes:
+        """The answer for one row: Filter's, if nothing changed since, else afresh."""
+        table = found.table
+        if found.answer is not None:
+            answer, generation, epoch = found.answer
+            if generation == table.volumes.generation and epoch == table.epoch:
+                matches = [
+                    dataclasses.replace(m, ranks=m.ranks[row : row + 1]) for m in answer.matches
+                ]
+                return PodVolumes(answer.reasons[row : row + 1], matches)
+        return self._find(state, table, np.array([row], dtype=np.intp))
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         bits = int(self._find(state, table, np.array([row], dtype=np.intp)).reasons[0])
@@ -247,7 +266,7 @@ class VolumeBinding:
         if row is None:
             return Status.error(f'VolumeBinding: node "{node}" is not in the cache', NAME)
         catalog = table.volumes
-        outcome = self._find(state, table, np.array([row], dtype=np.intp))
+        outcome = self._at_row(state, found, row)
         bindings: list[tuple[PersistentVolume, PersistentVolumeClaim]] = []
         unmatched: list[PersistentVolumeClaim] = []
         for match in outcome.matches:
