@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from asched.cluster.columns import Rows
 from asched.cluster.pv_index import PVIndex, index_of
@@ -255,6 +256,14 @@ class VolumeBinding:
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         bits = int(self._find(state, table, np.array([row], dtype=np.intp)).reasons[0])
         return Status.unresolvable(*reasons_of(bits), plugin=NAME)
+
+    def explain_rows(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: npt.NDArray[np.intp]
+    ) -> list[Status]:
+        """:meth:`explain` for many rows at once (one computation, one Status per reason set)."""
+        bits = self._find(state, table, rows).reasons.tolist()
+        statuses = {b: Status.unresolvable(*reasons_of(b), plugin=NAME) for b in set(bits)}
+        return [statuses[b] for b in bits]
 
     # ------------------------------------------------------------------ Reserve
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:

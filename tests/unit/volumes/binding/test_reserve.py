@@ -109,3 +109,25 @@ def test_explain_names_upstream_reasons() -> None:
     assert mask.tolist() == [False, True]
     status = plugin.explain(state, pod, table, int(np.flatnonzero(~mask)[0]))
     assert status.reasons == ("node(s) didn't find available persistent volumes to bind",)
+
+
+def test_explain_rows_agrees_with_explain() -> None:
+    # n1: no PV (bind conflict); n2: the PV; the bound claim's PV is for n2 only
+    table, plugin = setup(
+        [
+            claim("c1"),
+            pv("pv-1", affinity=local_affinity("n2")),
+            claim("c0", volume="pv-0", bound=True),
+            pv("pv-0", claim=("default", "c0"), phase="Bound", affinity=local_affinity("n1")),
+        ]
+    )
+    pod = pod_info(make_pod("p", volumes=[pvc_volume("c0", "a"), pvc_volume("c1", "b")]))
+    state, mask = run_filter(plugin, table, pod)
+    assert mask.tolist() == [False, False]
+    rows = np.array([0, 1], dtype=np.intp)
+    many = plugin.explain_rows(state, pod, table, rows)
+    assert many == [plugin.explain(state, pod, table, r) for r in (0, 1)]
+    assert [s.reasons for s in many] == [
+        ("node(s) didn't find available persistent volumes to bind",),
+        ("node(s) had volume node affinity conflict",),
+    ]
