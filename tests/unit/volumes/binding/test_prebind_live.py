@@ -1,4 +1,4 @@
-"""PreBind against the simulator over HTTP: the PV's claimRef and the claim's
+"""PreBind over HTTP, on both backends: the PV's claimRef and the claim's
 selected-node annotation are written with PUT, and PreBind waits (on the catalog's
 listeners) until the claims are bound, or fails as upstream's checkBindings fails.
 
@@ -28,7 +28,6 @@ from asched.scheduler.volume_host import ApiVolumeHost
 from tests.builders import make_node, make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import claim, local_affinity, pv, storage_class
 
-pytestmark = pytest.mark.sim_only
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 
