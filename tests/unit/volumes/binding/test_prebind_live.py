@@ -28,7 +28,6 @@ from asched.scheduler.volume_host import ApiVolumeHost
 from tests.builders import make_node, make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import claim, local_affinity, pv, storage_class
 
-
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 
 
