@@ -1,0 +1,84 @@
+"""The PV index and the node masks stay current: PVs that change class, get claimed,
+are deleted or added, and nodes that are relabelled, change the next pod's answer."""
+
+from __future__ import annotations
+
+from asched.cluster.decode import decode_node
+from asched.cluster.pv_index import index_of
+from asched.cluster.volume_decode import decode_persistent_volume
+from asched.config.types import VolumeBindingArgs
+from asched.explain.engine import table_of
+from asched.framework.cycle_state import CycleState
+from asched.framework.plugins.volume_binding import VolumeBinding
+from tests.builders import make_node, make_pod, pod_info, pvc_volume
+from tests.unit.volumes.binding._objects import (
+    claim,
+    local_affinity,
+    pv,
+    storage_class,
+    storage_snapshot,
+)
+
+ZONE = "topology.kubernetes.io/zone"
+POD = pod_info(make_pod("p", volumes=[pvc_volume("c1")]))
+
+
+def node(name: str, zone: str) -> dict:
+    return make_node(name, labels={"kubernetes.io/hostname": name, ZONE: zone})
+
+
+def feasible(plugin: VolumeBinding, table) -> list[bool]:
+    state = CycleState()
+    assert plugin.pre_filter(state, POD, table).status.ok
+    return plugin.filter(state, POD, table, table.rows).tolist()
+
+
+def test_relabelled_node_updates_a_general_affinity_mask() -> None:
+    # pv-z: zone b AND a disk label (a two-expression term: the general, cached mask path)
+    affinity = {
+        "required": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": ZONE, "operator": "In", "values": ["b"]},
+                        {"key": "disk", "operator": "Exists"},
+                    ]
+                }
+            ]
+        }
+    }
+    objects = [storage_class("wait"), claim("c1"), pv("pv-z", affinity=affinity)]
+    table = table_of(storage_snapshot([node("n1", "a"), node("n2", "b")], objects))
+    plugin = VolumeBinding(VolumeBindingArgs())
+    assert feasible(plugin, table) == [False, False]
+    relabelled = make_node("n2", labels={"kubernetes.io/hostname": "n2", ZONE: "b", "disk": "ssd"})
+    table.upsert_node(decode_node(relabelled))  # a changed row, same epoch
+    assert feasible(plugin, table) == [False, True]
+    table.upsert_node(decode_node(make_node("n3", labels={ZONE: "b", "disk": "hdd"})))
+    assert feasible(plugin, table) == [False, True, True]  # a new row (new epoch)
+
+
+def test_pv_changes_reach_the_index() -> None:
+    objects = [storage_class("wait"), claim("c1"), pv("pv-1", affinity=local_affinity("n1"))]
+    table = table_of(storage_snapshot([node("n1", "a"), node("n2", "a")], objects))
+    plugin = VolumeBinding(VolumeBindingArgs())
+    catalog = table.volumes
+    assert feasible(plugin, table) == [True, False]
+    # claimed by someone else: no longer free
+    catalog.put_pv(
+        decode_persistent_volume(
+            pv("pv-1", affinity=local_affinity("n1"), claim=("default", "x"), version="2")
+        )
+    )
+    assert feasible(plugin, table) == [False, False]
+    # moved to another class, then a new PV for n2 arrives
+    catalog.put_pv(decode_persistent_volume(pv("pv-1", storage_class_name="other", version="3")))
+    catalog.put_pv(decode_persistent_volume(pv("pv-2", affinity=local_affinity("n2"))))
+    assert feasible(plugin, table) == [False, True]
+    assert set(index_of(catalog).classes["other"].slot_of) == {"pv-1"}
+    # deleted: nothing left
+    catalog.remove_pv("pv-2")
+    assert feasible(plugin, table) == [False, False]
+    # a bigger PV for both nodes' values (In [n1, n2]) comes back
+    catalog.put_pv(decode_persistent_volume(pv("pv-3", "9Gi", affinity=local_affinity("n1", "n2"))))
+    assert feasible(plugin, table) == [True, True]
