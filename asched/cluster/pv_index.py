@@ -28,6 +28,7 @@ or their capacity or affinity changes (``order_version`` / ``entries_version``).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -100,8 +101,16 @@ class ClassPVs:
         self._rank: npt.NDArray[np.int64] | None = None
         self._by_rank: npt.NDArray[np.intp] | None = None
         self._entries: dict[str, tuple[npt.NDArray[np.intp], tuple[str, ...]]] | None = None
+        #: (capacity, name, slot) of every slot, sorted: kept by insertion
+        self._order: list[tuple[int, str, int]] = []
+        #: per label key, the listings (slot, value) in the order they were added
+        self._listed_slots: dict[str, list[int]] = {}
+        self._listed_values: dict[str, list[str]] = {}
         self.order_version = 0
+        #: bumps when listings change; ``entries_rebuilt`` only when listings were removed
+        #: or reordered (otherwise new listings were appended at the end)
         self.entries_version = 0
+        self.entries_rebuilt = 0
 
     @property
     def size(self) -> int:
@@ -134,10 +143,10 @@ class ClassPVs:
         self.mode[slot] = 1 if pv.volume_mode == BLOCK else 0
         self.access[slot] = access_bits(pv.access_modes)
         if old is None or old.capacity != pv.capacity:
-            self.capacity[slot] = pv.capacity
-            self._order_changed()
+            self._reorder(slot, pv, old)
         if old is None or old.node_affinity != pv.node_affinity:
             placement = placement_of(pv.node_affinity)
+            self._relist(slot, self.placements[slot] if old is not None else None, placement)
             self.placements[slot] = placement
             if placement.kind == "label":
                 self.group[slot] = -1
@@ -148,8 +157,6 @@ class ClassPVs:
                     gid = self.group_ids[marker] = len(self.groups)
                     self.groups.append(placement)
                 self.group[slot] = gid
-            self._entries = None
-            self.entries_version += 1
         if pv.claim_ref is not None:
             self.prebound.setdefault(pv.claim_ref.key, set()).add(slot)
 
@@ -170,19 +177,45 @@ class ClassPVs:
                 if not listed:
                     del self.prebound[old.claim_ref.key]
 
-    def _order_changed(self) -> None:
+    def _reorder(self, slot: int, pv: PersistentVolume, old: PersistentVolume | None) -> None:
+        """Move the slot to its (capacity, name) place (a removed PV keeps its place)."""
+        if old is not None or slot < len(self._order):
+            previous = (int(self.capacity[slot]), pv.name, slot)
+            at = bisect.bisect_left(self._order, previous)
+            if at < len(self._order) and self._order[at] == previous:
+                del self._order[at]
+        self.capacity[slot] = pv.capacity
+        bisect.insort(self._order, (pv.capacity, pv.name, slot))
         self._rank = None
         self._by_rank = None
         self.order_version += 1
+
+    def _relist(self, slot: int, before: Placement | None, after: Placement) -> None:
+        """Update the label listings for a slot whose placement changes."""
+        if before is not None and before.kind == "label":
+            self.entries_rebuilt += 1
+            key = before.key
+            pairs = [
+                (s, v)
+                for s, v in zip(self._listed_slots[key], self._listed_values[key], strict=True)
+                if s != slot
+            ]
+            self._listed_slots[key] = [s for s, _ in pairs]
+            self._listed_values[key] = [v for _, v in pairs]
+        if after.kind == "label":
+            self._listed_slots.setdefault(after.key, []).extend([slot] * len(after.values))
+            self._listed_values.setdefault(after.key, []).extend(after.values)
+        if (before is not None and before.kind == "label") or after.kind == "label":
+            self._entries = None
+            self.entries_version += 1
 
     @property
     def rank(self) -> npt.NDArray[np.int64]:
         """``int64[size]``: each slot's position in (capacity, name) order."""
         if self._rank is None:
-            names = [pv.name if pv is not None else "" for pv in self.pvs]
-            capacity = self.capacity[: self.size].tolist()
-            order = sorted(range(self.size), key=lambda s: (capacity[s], names[s]))
-            by_rank = np.array(order, dtype=np.intp)
+            by_rank = np.fromiter(
+                (slot for _, _, slot in self._order), dtype=np.intp, count=len(self._order)
+            )
             rank = np.empty(self.size, dtype=np.int64)
             rank[by_rank] = np.arange(self.size, dtype=np.int64)
             self._rank, self._by_rank = rank, by_rank
@@ -197,18 +230,13 @@ class ClassPVs:
 
     def label_entries(self) -> dict[str, tuple[npt.NDArray[np.intp], tuple[str, ...]]]:
         """Per label key: the slots listed under it and the value of each listing
-        (a PV of ``key In [a, b]`` is listed twice), over every slot ever seen."""
+        (a PV of ``key In [a, b]`` is listed twice), over every slot ever seen; new
+        listings come last unless ``entries_rebuilt`` changed."""
         if self._entries is None:
-            slots: dict[str, list[int]] = {}
-            values: dict[str, list[str]] = {}
-            for slot, placement in enumerate(self.placements):
-                if placement.kind != "label":
-                    continue
-                for value in placement.values:
-                    slots.setdefault(placement.key, []).append(slot)
-                    values.setdefault(placement.key, []).append(value)
             self._entries = {
-                key: (np.array(slots[key], dtype=np.intp), tuple(values[key])) for key in slots
+                key: (np.array(slots, dtype=np.intp), tuple(self._listed_values[key]))
+                for key, slots in self._listed_slots.items()
+                if slots
             }
         return self._entries
 

@@ -226,12 +226,18 @@ class MaskCache:
         self._for(table)
         column = table.labels.keys.get(key)
         known = 0 if column is None else len(column.values)
-        stamp = (pvs.entries_version, id(column), known)
+        stamp = (pvs.entries_rebuilt, id(column), known)
         found = self._codes.get((id(pvs), key))
-        if found is not None and found[:3] == stamp:
-            return found[3]
         ids = {} if column is None else column.ids
-        codes = np.array([ids.get(v, -1) for v in values], dtype=np.int64)
+        if found is not None and found[:3] == stamp:
+            codes = found[3]
+            if len(codes) == len(values):
+                return codes
+            # listings were appended since: look up the new ones only
+            added = np.array([ids.get(v, -1) for v in values[len(codes) :]], dtype=np.int64)
+            codes = np.concatenate((codes, added))
+        else:
+            codes = np.array([ids.get(v, -1) for v in values], dtype=np.int64)
         self._codes[id(pvs), key] = (*stamp, codes)
         return codes
 

@@ -15,7 +15,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from asched.explain.engine import evaluate as vectorised
+from asched.config.types import VolumeBindingArgs
+from asched.explain.engine import evaluate as vectorised, table_of
+from asched.framework.cycle_state import CycleState
+from asched.framework.plugins.volume_binding import VolumeBinding
 from asched.reference import evaluate as reference
 from tests.builders import default_profile, make_node, make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import (
@@ -170,3 +173,60 @@ def test_vectorised_matches_reference(node_list, pv_list, claim_list, extra) -> 
     want = reference(storage_snapshot(node_list, objects), pod, default_profile())
     got = vectorised(storage_snapshot(node_list, objects), pod, default_profile())
     assert got == want
+
+
+@st.composite
+def free_volumes(draw: Any) -> list[dict[str, Any]]:
+    """Mostly free PVs that fit the claims below (so that pods compete for them)."""
+    return [
+        pv(
+            f"pv-{index}",
+            draw(st.sampled_from(SIZES)),
+            "wait",
+            affinity=draw(st.one_of(st.none(), affinities())),
+            modes=["ReadWriteOnce"],
+        )
+        for index in range(draw(st.integers(1, 8)))
+    ]
+
+
+@st.composite
+def competing_claims(draw: Any) -> list[dict[str, Any]]:
+    count = draw(st.integers(1, 2))
+    return [claim(CLAIMS[i], draw(st.sampled_from(SIZES[:3]))) for i in range(count)]
+
+
+@settings(
+    max_examples=150,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(nodes(), free_volumes(), st.lists(competing_claims(), min_size=2, max_size=4))
+def test_agreement_holds_as_reservations_change_the_index(node_list, pv_list, pods) -> None:
+    """Pods one after the other on one catalog: each is evaluated by both, then reserved
+    on the selected node (the catalog's index is updated incrementally in between)."""
+    claim_objects = []
+    specs = []
+    for number, claim_list in enumerate(pods):
+        names = []
+        for raw in claim_list:
+            raw["metadata"]["name"] = f"{raw['metadata']['name']}-{number}"
+            names.append(raw["metadata"]["name"])
+            claim_objects.append(raw)
+        specs.append(names)
+    snapshot = storage_snapshot(node_list, [*CLASSES, *pv_list, *claim_objects])
+    plugin = VolumeBinding(VolumeBindingArgs())
+    for number, names in enumerate(specs):
+        raw_pod = make_pod(
+            f"p{number}", volumes=[pvc_volume(n, f"v{i}") for i, n in enumerate(names)]
+        )
+        pod = pod_info(raw_pod)
+        want = reference(snapshot, pod, default_profile())
+        assert vectorised(snapshot, pod, default_profile()) == want
+        if want.selected is not None:
+            table = table_of(snapshot)
+            state = CycleState()
+            assert plugin.pre_filter(state, pod, table).status.ok
+            assert plugin.filter(state, pod, table, table.rows)[table.row_of(want.selected)]
+            assert plugin.reserve(state, pod, want.selected).ok

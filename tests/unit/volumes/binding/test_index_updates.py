@@ -82,3 +82,42 @@ def test_pv_changes_reach_the_index() -> None:
     # a bigger PV for both nodes' values (In [n1, n2]) comes back
     catalog.put_pv(decode_persistent_volume(pv("pv-3", "9Gi", affinity=local_affinity("n1", "n2"))))
     assert feasible(plugin, table) == [True, True]
+
+
+def test_affinity_and_capacity_changes_reach_the_index() -> None:
+    objects = [
+        storage_class("wait"),
+        claim("c1"),
+        pv("pv-a", "5Gi", affinity=local_affinity("n1")),
+        pv("pv-b", "2Gi", affinity=local_affinity("n1")),
+    ]
+    table = table_of(storage_snapshot([node("n1", "a"), node("n2", "a")], objects))
+    plugin = VolumeBinding(VolumeBindingArgs())
+    catalog = table.volumes
+    assert feasible(plugin, table) == [True, False]
+    # pv-a moves to n2 (its listing under n1 is dropped), pv-b grows to 9Gi
+    catalog.put_pv(
+        decode_persistent_volume(pv("pv-a", "5Gi", affinity=local_affinity("n2"), version="2"))
+    )
+    catalog.put_pv(
+        decode_persistent_volume(pv("pv-b", "9Gi", affinity=local_affinity("n1"), version="2"))
+    )
+    assert feasible(plugin, table) == [True, True]
+    # on n1 only pv-b is left; both go: the smallest fitting PV of n2 is pv-a (5Gi)
+    state = CycleState()
+    assert plugin.pre_filter(state, POD, table).status.ok
+    plugin.filter(state, POD, table, table.rows)
+    assert plugin.reserve(state, POD, "n2").ok
+    assert catalog.pvs["pv-a"].claim_ref is not None
+    assert catalog.pvs["pv-b"].claim_ref is None
+    # pv-a shrinks below pv-b's listing order but stays the only PV of n2
+    plugin.unreserve(state, POD, "n2")
+    catalog.put_pv(
+        decode_persistent_volume(pv("pv-a", "1Gi", affinity=local_affinity("n1"), version="3"))
+    )
+    state = CycleState()
+    assert plugin.pre_filter(state, POD, table).status.ok
+    assert plugin.filter(state, POD, table, table.rows).tolist() == [True, False]
+    assert plugin.reserve(state, POD, "n1").ok
+    # n1 now has pv-a (1Gi) and pv-b (9Gi): the smallest that fits 1Gi is pv-a
+    assert catalog.pvs["pv-a"].claim_ref is not None
