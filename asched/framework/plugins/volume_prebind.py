@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from asched.cluster.pv_index import node_affinity_matches
 from asched.cluster.records import PodInfo
 from asched.cluster.volumes import (
+    BIND_COMPLETED_ANNOTATION,
     SELECTED_NODE_ANNOTATION,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -111,6 +112,10 @@ def claim_on_node(claim: PersistentVolumeClaim, node: str) -> dict[str, Any]:
     return body
 
 
+def _fully_bound(claim: PersistentVolumeClaim) -> bool:
+    return bool(claim.volume_name) and BIND_COMPLETED_ANNOTATION in claim.annotations
+
+
 def _version(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata")
     version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
@@ -151,7 +156,7 @@ def check_bindings(
             )
         if pv.claim_ref is None or not pv.claim_ref.uid:
             raise _Failed(f'ClaimRef got reset for pv "{pv_name}"')
-        if not (claim.volume_name and "pv.kubernetes.io/bind-completed" in claim.annotations):
+        if not _fully_bound(claim):
             return False
     for claim_key, written in provisions:
         claim = catalog.api_claim(claim_key)
@@ -174,7 +179,7 @@ def check_bindings(
                     f'pv "{pv.name}" node affinity doesn\'t match node "{node}": '
                     "no matching NodeSelectorTerms"
                 )
-        if "pv.kubernetes.io/bind-completed" not in claim.annotations or not claim.volume_name:
+        if not _fully_bound(claim):
             return False
     return True
 
