@@ -4,7 +4,7 @@ and the catalog from the node table.
 Implements :class:`~asched.framework.plugins.volume_binding.VolumeHost`. A PUT answered
 with anything but 200 (409 Conflict when the object changed since the scheduler read
 it, 404 when it is gone, 422, 5xx) or not answered at all raises
-:class:`~asched.framework.plugins.volume_prebind.VolumeWriteError` naming the object,
+:class:`~asched.framework.volume_prebind.VolumeWriteError` naming the object,
 the status and the server's message; PreBind turns it into an Error status.
 """
 
@@ -19,7 +19,7 @@ from asched.cluster.table import NodeTable
 from asched.cluster.volumes import VolumeCatalog
 from asched.errors import ApiUnavailable
 from asched.framework.plugins.volume_binding import Resource
-from asched.framework.plugins.volume_prebind import VolumeWriteError
+from asched.framework.volume_prebind import VolumeWriteError
 
 _KINDS = {
     "persistentvolumes": "PersistentVolume",

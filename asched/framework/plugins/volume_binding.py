@@ -13,7 +13,7 @@ so the next cycle cannot take the same PV; Unreserve restores them (idempotent).
 PreBind writes them through the :class:`VolumeHost` and waits, woken by the catalog's
 listeners (never polling), until upstream's ``checkBindings`` says every claim is bound,
 or fails, or ``bindTimeoutSeconds`` of loop time pass
-(:mod:`asched.framework.plugins.volume_prebind`).
+(:mod:`asched.framework.volume_prebind`).
 
 Not row-local: the answer depends on the catalog, which other pods' Reserve changes,
 so it is computed afresh every cycle; pods without claims skip it and stay batchable.
@@ -24,9 +24,8 @@ under the StorageCapacityScoring gate, which asched does not implement.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +49,6 @@ from asched.config.types import VolumeBindingArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult
-from asched.framework.plugins.volume_prebind import VolumeWriteError, bind_pod_volumes
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 from asched.framework.volume_match import (
@@ -62,38 +60,19 @@ from asched.framework.volume_match import (
     reasons_of,
     split_unbound,
 )
+from asched.framework.volume_prebind import (
+    Resource,
+    VolumeHost,
+    VolumeWriteError,
+    bind_pod_volumes,
+)
 
 NAME: Final = "VolumeBinding"
 STATE_KEY: Final = f"{NAME}/state"
 REASON_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
 CLAIM_LOST: Final = "Lost"
 
-Resource = Literal["persistentvolumes", "persistentvolumeclaims"]
-
-__all__ = ["NAME", "SPEC", "VolumeBinding", "VolumeHost", "VolumeWriteError"]
-
-
-class VolumeHost(Protocol):
-    """What PreBind needs of the live scheduler (``handle.volume_host``)."""
-
-    @property
-    def catalog(self) -> VolumeCatalog:
-        """The catalog the watch keeps current (its listeners wake PreBind)."""
-
-    def node_labels(self, node: str) -> Mapping[str, str] | None:
-        """The labels of node ``node``; None when the scheduler does not know it."""
-
-    def pod_exists(self, pod: PodInfo) -> bool:
-        """Whether the pod still exists (a deleted pod cancels the binding)."""
-
-    async def replace(self, resource: Resource, obj: Mapping[str, Any]) -> Mapping[str, Any]:
-        """PUT ``obj`` (its ``resourceVersion`` kept) and return the stored object.
-
-        Raises
-        ------
-        VolumeWriteError
-            On any answer but success (a 409 conflict included) or no answer.
-        """
+__all__ = ["NAME", "SPEC", "Resource", "VolumeBinding", "VolumeHost", "VolumeWriteError"]
 
 
 def ephemeral_claims(pod: PodInfo) -> frozenset[str]:
