@@ -28,12 +28,12 @@ the PVs), a gather by label id, and a ``k``-wide merge over the rows. No Python 
 runs over nodes.
 
 Node affinity of a PV is checked as upstream's ``CheckNodeAffinity`` checks it: against
-the node's labels only, so a ``matchFields`` requirement sees an empty node name.
+the node's labels only, so a ``matchFields`` requirement sees an empty node name
+(:mod:`asched.framework.volume_masks`).
 """
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Final
 
@@ -41,9 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
-from asched.cluster.labelselector import LabelSelector
-from asched.cluster.pv_index import ANY, ClassPVs, Placement, PVIndex, access_bits, placement_of
-from asched.cluster.records import NodeAffinity, NodeSelectorTerm
+from asched.cluster.pv_index import ANY, ClassPVs, PVIndex, access_bits, placement_of
 from asched.cluster.table import NodeTable
 from asched.cluster.volumes import (
     BLOCK,
@@ -54,6 +52,7 @@ from asched.cluster.volumes import (
 )
 from asched.framework.interface import BoolMask
 from asched.framework.selectors import name_in
+from asched.framework.volume_masks import MaskCache, selector_mask, term_mask
 
 NODE_CONFLICT: Final = 1
 BIND_CONFLICT: Final = 2
@@ -107,139 +106,6 @@ def split_unbound(
     selected = tuple(c for c in delay if SELECTED_NODE_ANNOTATION in c.annotations)
     rest = [c for c in delay if SELECTED_NODE_ANNOTATION not in c.annotations]
     return selected, tuple(sorted(rest, key=lambda c: c.request))
-
-
-# ----------------------------------------------------------------------------- masks
-def _term_mask(table: NodeTable, term: NodeSelectorTerm, rows: Rows) -> BoolMask:
-    if term.empty or term.invalid:
-        return np.zeros(size_of(rows), dtype=np.bool_)
-    nameless = {"metadata.name": ""}
-    if not all(field.matches(nameless) for field in term.match_fields):
-        return np.zeros(size_of(rows), dtype=np.bool_)
-    match = np.ones(size_of(rows), dtype=np.bool_)
-    for req in term.match_expressions:
-        match &= table.labels.requirement(req.key, req.operator, req.values, rows)
-    return match
-
-
-def affinity_mask(table: NodeTable, affinity: NodeAffinity | None, rows: Rows) -> BoolMask:
-    """Rows whose labels satisfy a PV's node affinity (``CheckNodeAffinity``)."""
-    if affinity is None or affinity.required is None:
-        return np.ones(size_of(rows), dtype=np.bool_)
-    match = np.zeros(size_of(rows), dtype=np.bool_)
-    for term in affinity.required:
-        match |= _term_mask(table, term, rows)
-    return match
-
-
-def selector_mask(table: NodeTable, selector: LabelSelector | None, rows: Rows) -> BoolMask:
-    """Rows whose labels match a label selector (None, the nil selector: none)."""
-    if selector is None or selector.nothing:
-        return np.zeros(size_of(rows), dtype=np.bool_)
-    match = np.ones(size_of(rows), dtype=np.bool_)
-    for req in selector.column_requirements:
-        match &= table.labels.requirement(req.key, req.operator, req.values, rows)
-    return match
-
-
-class MaskCache:
-    """Node masks of the distinct general PV affinities, and label ids of PV listings.
-
-    A mask is ``bool[table.size]``, kept current: rebuilt when the table's structure
-    changes (``epoch``), else recomputed on the rows changed since it was made
-    (:meth:`~asched.cluster.table.NodeTable.changed_rows_since`).
-    """
-
-    def __init__(self) -> None:
-        self._table: weakref.ref[NodeTable] | None = None
-        self._masks: dict[NodeAffinity, tuple[BoolMask, int, int]] = {}
-        self._codes: dict[tuple[int, str], tuple[int, int, int, npt.NDArray[np.int64]]] = {}
-        self._orders: dict[
-            tuple[int, str],
-            tuple[
-                tuple[int, int, int],
-                tuple[npt.NDArray[np.intp], npt.NDArray[np.int64], npt.NDArray[np.int64]],
-            ],
-        ] = {}
-
-    def _for(self, table: NodeTable) -> None:
-        if self._table is None or self._table() is not table:
-            self._table = weakref.ref(table)
-            self._masks.clear()
-            self._codes.clear()
-            self._orders.clear()
-
-    def affinity(self, table: NodeTable, affinity: NodeAffinity) -> BoolMask:
-        """``bool[table.size]``: the rows satisfying ``affinity``."""
-        self._for(table)
-        found = self._masks.get(affinity)
-        mark = table.change_mark
-        if found is not None and found[1] == table.epoch and len(found[0]) == table.size:
-            mask, _, since = found
-            if since != mark:
-                changed = table.changed_rows_since(since)
-                if changed is None:
-                    mask = affinity_mask(table, affinity, table.rows)
-                elif changed:
-                    touched = np.unique(np.array(changed, dtype=np.intp))
-                    mask[touched] = affinity_mask(table, affinity, touched)
-                self._masks[affinity] = (mask, table.epoch, mark)
-            return mask
-        mask = affinity_mask(table, affinity, table.rows)
-        self._masks[affinity] = (mask, table.epoch, mark)
-        return mask
-
-    def placement(self, table: NodeTable, placement: Placement, rows: Rows) -> BoolMask:
-        """The rows among ``rows`` a PV of ``placement`` may be used on."""
-        if placement.kind == "any":
-            return np.ones(size_of(rows), dtype=np.bool_)
-        if placement.kind == "label":
-            return table.labels.requirement(placement.key, "In", placement.values, rows)
-        assert placement.affinity is not None
-        selected: BoolMask = self.affinity(table, placement.affinity)[rows]
-        return selected
-
-    def listing_order(
-        self,
-        table: NodeTable,
-        pvs: ClassPVs,
-        key: str,
-        slots: npt.NDArray[np.intp],
-        codes: npt.NDArray[np.int64],
-    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The listings under ``key`` sorted by (label id, rank): their slots, label ids
-        and ranks (kept until the listings, the ids or the ranks change)."""
-        stamp = (pvs.entries_version, pvs.order_version, id(codes))
-        found = self._orders.get((id(pvs), key))
-        if found is not None and found[0] == stamp:
-            return found[1]
-        ranks = pvs.rank[slots]
-        order = np.lexsort((ranks, codes))
-        sorted_ = (slots[order], codes[order], ranks[order])
-        self._orders[id(pvs), key] = (stamp, sorted_)
-        return sorted_
-
-    def codes(
-        self, table: NodeTable, pvs: ClassPVs, key: str, values: tuple[str, ...]
-    ) -> npt.NDArray[np.int64]:
-        """The table's label id of each listed value (``-1``: no node has it)."""
-        self._for(table)
-        column = table.labels.keys.get(key)
-        known = 0 if column is None else len(column.values)
-        stamp = (pvs.entries_rebuilt, id(column), known)
-        found = self._codes.get((id(pvs), key))
-        ids = {} if column is None else column.ids
-        if found is not None and found[:3] == stamp:
-            codes = found[3]
-            if len(codes) == len(values):
-                return codes
-            # listings were appended since: look up the new ones only
-            added = np.array([ids.get(v, -1) for v in values[len(codes) :]], dtype=np.int64)
-            codes = np.concatenate((codes, added))
-        else:
-            codes = np.array([ids.get(v, -1) for v in values], dtype=np.int64)
-        self._codes[id(pvs), key] = (*stamp, codes)
-        return codes
 
 
 # ----------------------------------------------------------------------------- static
@@ -398,8 +264,13 @@ def match_static(
 def _capacity_mask(
     catalog: VolumeCatalog, class_name: str, request: int, table: NodeTable, rows: Rows
 ) -> BoolMask:
-    """Rows with an accessible CSIStorageCapacity of the class with room for ``request``."""
+    """Rows with an accessible CSIStorageCapacity of the class with room for ``request``.
+
+    Capacities whose topology is one ``key = value`` label (per-node or per-zone pools,
+    the usual shape) are answered with one label lookup per key for all their values;
+    any other topology gets its own selector mask."""
     ok = np.zeros(size_of(rows), dtype=np.bool_)
+    by_key: dict[str, set[str]] = {}
     for capacity in catalog.capacities.values():
         if capacity.storage_class != class_name:
             continue
@@ -410,7 +281,14 @@ def _capacity_mask(
         )
         if limit is None or limit < request:
             continue
-        ok |= selector_mask(table, capacity.node_topology, rows)
+        topology = capacity.node_topology
+        single = () if topology is None else topology.column_requirements
+        if len(single) == 1 and single[0].operator == "In" and len(single[0].values) == 1:
+            by_key.setdefault(single[0].key, set()).add(single[0].values[0])
+            continue
+        ok |= selector_mask(table, topology, rows)
+    for key, values in by_key.items():
+        ok |= table.labels.requirement(key, "In", tuple(values), rows)
     return ok
 
 
@@ -443,7 +321,7 @@ def check_provisions(
         if storage_class.allowed_topologies:
             allowed = np.zeros(size_of(rows), dtype=np.bool_)
             for term in storage_class.allowed_topologies:
-                allowed |= _term_mask(table, term, rows)
+                allowed |= term_mask(table, term, rows)
             denied = here & ~allowed
             reasons[denied] |= BIND_CONFLICT
             pending &= ~denied

@@ -51,9 +51,9 @@ from asched.framework.events import ClusterEvent
 from asched.framework.interface import BoolMask, Handle, PreFilterResult
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
+from asched.framework.volume_masks import MaskCache
 from asched.framework.volume_match import (
     NONE,
-    MaskCache,
     PodClaims,
     PodVolumes,
     find_pod_volumes,

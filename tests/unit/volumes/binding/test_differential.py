@@ -139,7 +139,11 @@ def extras(draw: Any) -> list[dict[str, Any]]:
     if draw(st.booleans()):
         out.append(csi_driver("example.com/p", capacity=True))
         for index in range(draw(st.integers(0, 3))):
-            topology = draw(st.sampled_from([None, {ZONE: "a"}, {ZONE: "b"}, {"disk": "ssd"}]))
+            topology = draw(
+                st.sampled_from(
+                    [None, {ZONE: "a"}, {ZONE: "b"}, {"disk": "ssd"}, {ZONE: "a", "disk": "ssd"}]
+                )
+            )
             out.append(
                 capacity(
                     f"cap-{index}",
