@@ -7,6 +7,8 @@ Usage::
 ``--nodes`` nodes (each its own ``kubernetes.io/hostname``, 10 zones), ``--per-node``
 local PVs per node (WaitForFirstConsumer class, hostname ``In`` affinity) plus, with
 ``--zonal``, as many zonal PVs (a ``zone In`` affinity: the general placement path).
+With ``--provision``, no PV: the claims' class has a CSI provisioner whose driver asks
+for capacity checks, and each node has its own CSIStorageCapacity (hostname topology).
 Pods of a StatefulSet-like shape, one unbound claim each (``--claims`` per pod), are
 decided one after the other: PreFilter, Filter over every row, Reserve on the first
 feasible row (its PV is assumed, so the index changes every pod, as in a live run).
@@ -30,7 +32,9 @@ from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.cluster.volume_decode import (
     decode_claim,
+    decode_csi_driver,
     decode_persistent_volume,
+    decode_storage_capacity,
     decode_storage_class,
 )
 from asched.config.types import VolumeBindingArgs
@@ -62,6 +66,15 @@ def _pv(name: str, key: str, value: str) -> dict[str, object]:
     }
 
 
+def _capacity(node: str) -> dict[str, object]:
+    return {
+        "metadata": {"name": f"cap-{node}", "namespace": "kube-system"},
+        "storageClassName": "local",
+        "nodeTopology": {"matchLabels": {HOST: node}},
+        "capacity": "100Gi",
+    }
+
+
 def _claim(name: str) -> dict[str, object]:
     return {
         "metadata": {"name": name, "namespace": "default", "uid": name, "resourceVersion": "1"},
@@ -78,16 +91,22 @@ def build(args: argparse.Namespace) -> NodeTable:
     for i in range(args.nodes):
         table.upsert_node(decode_node(_node(f"node-{i}", f"zone-{i % 10}")))
     catalog = table.volumes
+    provisioner = "hollow.csi.example.com" if args.provision else "kubernetes.io/no-provisioner"
     catalog.put_class(
         decode_storage_class(
             {
                 "metadata": {"name": "local"},
-                "provisioner": "kubernetes.io/no-provisioner",
+                "provisioner": provisioner,
                 "volumeBindingMode": "WaitForFirstConsumer",
             }
         )
     )
-    for i in range(args.nodes):
+    if args.provision:
+        driver = {"metadata": {"name": provisioner}, "spec": {"storageCapacity": True}}
+        catalog.put_csi_driver(decode_csi_driver(driver))
+        for i in range(args.nodes):
+            catalog.put_capacity(decode_storage_capacity(_capacity(f"node-{i}")))
+    for i in range(args.nodes if not args.provision else 0):
         for j in range(args.per_node):
             catalog.put_pv(decode_persistent_volume(_pv(f"pv-{i}-{j}", HOST, f"node-{i}")))
             if args.zonal:
@@ -106,6 +125,7 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=500)
     parser.add_argument("--claims", type=int, default=1)
     parser.add_argument("--zonal", action="store_true")
+    parser.add_argument("--provision", action="store_true")
     args = parser.parse_args()
     table = build(args)
     plugin = VolumeBinding(VolumeBindingArgs())
@@ -130,7 +150,7 @@ def main() -> None:
         started = time.perf_counter()
         plugin.pre_filter(CycleState(), plain, table)
         skips.append(time.perf_counter() - started)
-    pvs = len(table.volumes.pvs)
+    pvs = len(table.volumes.pvs) or f"0 (provisioning, {len(table.volumes.capacities)} capacities)"
     timings.sort()
     print(
         f"{args.nodes} nodes, {pvs} PVs, {args.claims} claim(s)/pod: "

@@ -249,11 +249,15 @@ class PVIndex:
         self.classes: dict[str, ClassPVs] = {}
         self._class_of: dict[str, str] = {}
         self._dirty: set[str] = set(catalog.pvs)
+        #: bumps whenever a CSIStorageCapacity changes (masks derived from them are stale)
+        self.capacity_version = 0
         catalog.listeners.append(self._heard)
 
     def _heard(self, resource: str, key: str) -> None:
         if resource == "persistentvolumes":
             self._dirty.add(key)
+        elif resource == "csistoragecapacities":
+            self.capacity_version += 1
 
     def sync(self) -> None:
         """Apply the PV changes heard since the last call."""

@@ -10,6 +10,8 @@ ids and sorted order of the PV index's label listings (:mod:`asched.cluster.pv_i
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Hashable
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +22,9 @@ from asched.cluster.pv_index import ClassPVs, Placement
 from asched.cluster.records import NodeAffinity, NodeSelectorTerm
 from asched.cluster.table import NodeTable
 from asched.framework.interface import BoolMask
+
+#: masks kept at most (distinct general PV affinities and capacity questions)
+_MAX_MASKS: Final = 1024
 
 
 def term_mask(table: NodeTable, term: NodeSelectorTerm, rows: Rows) -> BoolMask:
@@ -65,7 +70,7 @@ class MaskCache:
 
     def __init__(self) -> None:
         self._table: weakref.ref[NodeTable] | None = None
-        self._masks: dict[NodeAffinity, tuple[BoolMask, int, int]] = {}
+        self._masks: dict[Hashable, tuple[BoolMask, int, int]] = {}
         self._codes: dict[tuple[int, str], tuple[int, int, int, npt.NDArray[np.int64]]] = {}
         self._orders: dict[
             tuple[int, str],
@@ -84,22 +89,32 @@ class MaskCache:
 
     def affinity(self, table: NodeTable, affinity: NodeAffinity) -> BoolMask:
         """``bool[table.size]``: the rows satisfying ``affinity``."""
+        return self.kept(table, affinity, lambda rows: affinity_mask(table, affinity, rows))
+
+    def kept(
+        self, table: NodeTable, key: Hashable, compute: Callable[[Rows], BoolMask]
+    ) -> BoolMask:
+        """``bool[table.size]``: ``compute`` over every row, kept under ``key`` (which
+        must name everything but the rows it depends on) and brought up to date on the
+        rows changed since."""
         self._for(table)
-        found = self._masks.get(affinity)
+        found = self._masks.get(key)
         mark = table.change_mark
         if found is not None and found[1] == table.epoch and len(found[0]) == table.size:
             mask, _, since = found
             if since != mark:
                 changed = table.changed_rows_since(since)
                 if changed is None:
-                    mask = affinity_mask(table, affinity, table.rows)
+                    mask = compute(table.rows)
                 elif changed:
                     touched = np.unique(np.array(changed, dtype=np.intp))
-                    mask[touched] = affinity_mask(table, affinity, touched)
-                self._masks[affinity] = (mask, table.epoch, mark)
+                    mask[touched] = compute(touched)
+                self._masks[key] = (mask, table.epoch, mark)
             return mask
-        mask = affinity_mask(table, affinity, table.rows)
-        self._masks[affinity] = (mask, table.epoch, mark)
+        if len(self._masks) >= _MAX_MASKS:  # stale keys (old capacity versions): start over
+            self._masks.clear()
+        mask = compute(table.rows)
+        self._masks[key] = (mask, table.epoch, mark)
         return mask
 
     def placement(self, table: NodeTable, placement: Placement, rows: Rows) -> BoolMask:

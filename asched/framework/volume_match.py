@@ -34,6 +34,7 @@ the node's labels only, so a ``matchFields`` requirement sees an empty node name
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Final
 
@@ -296,8 +297,10 @@ def check_provisions(
     provisions: list[tuple[PersistentVolumeClaim, BoolMask]],
     pending: BoolMask,
     catalog: VolumeCatalog,
+    index: PVIndex,
     table: NodeTable,
     rows: Rows,
+    masks: MaskCache,
 ) -> npt.NDArray[np.int8]:
     """Upstream's checkVolumeProvisions per row: ``(claim, present)`` in its order,
     ``present`` the rows where the claim is to be provisioned; ``pending`` the rows still
@@ -328,7 +331,10 @@ def check_provisions(
             here &= allowed
         driver = catalog.csi_drivers.get(provisioner)
         if claim.request > 0 and driver is not None and driver.storage_capacity:
-            short = here & ~_capacity_mask(catalog, name, claim.request, table, rows)
+            key = ("capacity", name, claim.request, index.capacity_version)
+            compute = functools.partial(_capacity_mask, catalog, name, claim.request, table)
+            room = masks.kept(table, key, compute)
+            short = here & ~room[rows]
             reasons[short] |= NOT_ENOUGH_SPACE
             pending &= ~short
     return reasons
@@ -372,7 +378,7 @@ def find_pod_volumes(
     matches = match_static(claims.to_match, index, table, rows, masks)
     provisions = [(claim, active) for claim in claims.selected]
     provisions += [(m.claim, active & (m.ranks == NONE)) for m in matches]
-    reasons |= check_provisions(provisions, active.copy(), catalog, table, rows)
+    reasons |= check_provisions(provisions, active.copy(), catalog, index, table, rows, masks)
     return PodVolumes(reasons, matches)
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from asched.cluster.decode import decode_node
 from asched.cluster.pv_index import index_of
-from asched.cluster.volume_decode import decode_persistent_volume
+from asched.cluster.volume_decode import decode_persistent_volume, decode_storage_capacity
 from asched.config.types import VolumeBindingArgs
 from asched.explain.engine import table_of
 from asched.framework.cycle_state import CycleState
 from asched.framework.plugins.volume_binding import VolumeBinding
 from tests.builders import make_node, make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import (
+    capacity,
     claim,
+    csi_driver,
     local_affinity,
     pv,
     storage_class,
@@ -121,3 +123,32 @@ def test_affinity_and_capacity_changes_reach_the_index() -> None:
     assert plugin.reserve(state, POD, "n1").ok
     # n1 now has pv-a (1Gi) and pv-b (9Gi): the smallest that fits 1Gi is pv-a
     assert catalog.pvs["pv-a"].claim_ref is not None
+
+
+def test_capacity_changes_reach_the_cached_masks() -> None:
+    objects = [
+        storage_class("provision", provisioner="example.com/p"),
+        csi_driver("example.com/p", capacity=True),
+        claim("c1", storage_class_name="provision"),
+        capacity("cap-1", "provision", "10Gi", {"kubernetes.io/hostname": "n1"}),
+    ]
+    table = table_of(storage_snapshot([node("n1", "a"), node("n2", "a")], objects))
+    plugin = VolumeBinding(VolumeBindingArgs())
+    assert feasible(plugin, table) == [True, False]
+    # a pool appears for n2 (the cached answer for this class and size must not be reused)
+    table.volumes.put_capacity(
+        decode_storage_capacity(
+            capacity("cap-2", "provision", "10Gi", {"kubernetes.io/hostname": "n2"})
+        )
+    )
+    assert feasible(plugin, table) == [True, True]
+    # n1's pool shrinks below the claim's request (512Mi < 1Gi)
+    table.volumes.put_capacity(
+        decode_storage_capacity(
+            capacity("cap-1", "provision", "512Mi", {"kubernetes.io/hostname": "n1"})
+        )
+    )
+    assert feasible(plugin, table) == [False, True]
+    # n2 loses its hostname label: the cached mask is updated on that row
+    table.upsert_node(decode_node(make_node("n2", labels={ZONE: "a"})))
+    assert feasible(plugin, table) == [False, False]
