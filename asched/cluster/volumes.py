@@ -212,6 +212,16 @@ ChangeListener: TypeAlias = Callable[[str, str], None]
 """``(resource, key)``: called after the catalog applied a change (watch or assume)."""
 
 
+def _newer(candidate: str, stored: str) -> bool:
+    """Whether resourceVersion ``candidate`` is newer than ``stored`` (upstream's assume
+    cache parses both as integers; one that does not parse counts as newer, so the
+    watched object wins)."""
+    try:
+        return int(candidate) > int(stored)
+    except ValueError:
+        return True
+
+
 class VolumeCatalog:
     """The current storage objects, keyed as the module docstring says.
 
@@ -219,6 +229,13 @@ class VolumeCatalog:
     assume and revert PV and claim bindings (they shadow the watched objects until the
     watch catches up). ``listeners`` hear every change, so the binding task can wait for
     a claim to be bound without polling.
+
+    The assume cache (upstream's ``AssumeCache``): :meth:`assume_pv` and
+    :meth:`assume_claim` replace the object the plugins see and keep the watched one
+    aside; :meth:`restore_pv` and :meth:`restore_claim` put the watched one back. While
+    an object is assumed, a watched version that is not newer than the assumed one
+    (integer resourceVersions) is ignored, as upstream's informer handler ignores it; a
+    newer one replaces both and ends the assumption. ``generation`` counts every change.
     """
 
     def __init__(self) -> None:
@@ -231,27 +248,108 @@ class VolumeCatalog:
         self.listeners: list[ChangeListener] = []
         #: ``(resource, key)`` -> why that object did not decode (it is absent above)
         self.invalid: dict[tuple[str, str], str] = {}
+        #: the watched object of each assumed PV / claim (the assumed one is in ``pvs``)
+        self.pv_api: dict[str, PersistentVolume] = {}
+        self.claim_api: dict[str, PersistentVolumeClaim] = {}
+        self.generation = 0
+        #: the PV index VolumeBinding keeps on this catalog (:mod:`asched.cluster.pv_index`)
+        self.pv_index: object = None
 
     def _changed(self, resource: str, key: str) -> None:
+        self.generation += 1
         for listener in self.listeners:
             listener(resource, key)
 
     def put_pv(self, pv: PersistentVolume) -> None:
+        assumed = self.pvs.get(pv.name) if pv.name in self.pv_api else None
+        if assumed is not None and not _newer(pv.resource_version, assumed.resource_version):
+            return
+        self.pv_api.pop(pv.name, None)
         self.pvs[pv.name] = pv
         self._changed("persistentvolumes", pv.name)
 
     def remove_pv(self, name: str) -> None:
+        self.pv_api.pop(name, None)
         self.pvs.pop(name, None)
         self._changed("persistentvolumes", name)
 
     def put_claim(self, claim: PersistentVolumeClaim) -> None:
-        self.claims[claim.key] = claim
-        self._changed("persistentvolumeclaims", claim.key)
+        key = claim.key
+        assumed = self.claims.get(key) if key in self.claim_api else None
+        if assumed is not None and not _newer(claim.resource_version, assumed.resource_version):
+            return
+        self.claim_api.pop(key, None)
+        self.claims[key] = claim
+        self._changed("persistentvolumeclaims", key)
 
     def remove_claim(self, key: str) -> None:
+        self.claim_api.pop(key, None)
         self.claims.pop(key, None)
         self._changed("persistentvolumeclaims", key)
 
+    # ----------------------------------------------------------------- assume cache
+    def assume_pv(self, pv: PersistentVolume) -> None:
+        """Shadow the watched PV with ``pv`` (Reserve's binding to a claim).
+
+        Raises
+        ------
+        KeyError
+            When the catalog holds no PV of that name.
+        ValueError
+            When ``pv`` is older than the stored one (upstream: "out of sync").
+        """
+        stored = self.pvs.get(pv.name)
+        if stored is None:
+            raise KeyError(f"PersistentVolume {pv.name!r} is not in the catalog")
+        _check_in_sync("PersistentVolume", pv.name, pv.resource_version, stored.resource_version)
+        self.pv_api.setdefault(pv.name, stored)
+        self.pvs[pv.name] = pv
+        self._changed("persistentvolumes", pv.name)
+
+    def restore_pv(self, name: str) -> None:
+        """End the assumption on PV ``name`` (no-op when there is none)."""
+        api = self.pv_api.pop(name, None)
+        if api is not None:
+            self.pvs[name] = api
+            self._changed("persistentvolumes", name)
+
+    def api_pv(self, name: str) -> PersistentVolume | None:
+        """The PV as the watch last showed it, whatever is assumed."""
+        return self.pv_api.get(name) or self.pvs.get(name)
+
+    def assume_claim(self, claim: PersistentVolumeClaim) -> None:
+        """Shadow the watched claim with ``claim`` (Reserve's selected-node annotation).
+
+        Raises
+        ------
+        KeyError
+            When the catalog holds no claim of that key.
+        ValueError
+            When ``claim`` is older than the stored one.
+        """
+        key = claim.key
+        stored = self.claims.get(key)
+        if stored is None:
+            raise KeyError(f"PersistentVolumeClaim {key!r} is not in the catalog")
+        _check_in_sync(
+            "PersistentVolumeClaim", key, claim.resource_version, stored.resource_version
+        )
+        self.claim_api.setdefault(key, stored)
+        self.claims[key] = claim
+        self._changed("persistentvolumeclaims", key)
+
+    def restore_claim(self, key: str) -> None:
+        """End the assumption on claim ``key`` (no-op when there is none)."""
+        api = self.claim_api.pop(key, None)
+        if api is not None:
+            self.claims[key] = api
+            self._changed("persistentvolumeclaims", key)
+
+    def api_claim(self, key: str) -> PersistentVolumeClaim | None:
+        """The claim as the watch last showed it, whatever is assumed."""
+        return self.claim_api.get(key) or self.claims.get(key)
+
+    # ----------------------------------------------------------------- the other kinds
     def put_class(self, storage_class: StorageClass) -> None:
         self.classes[storage_class.name] = storage_class
         self._changed("storageclasses", storage_class.name)
@@ -283,3 +381,12 @@ class VolumeCatalog:
     def remove_capacity(self, key: str) -> None:
         self.capacities.pop(key, None)
         self._changed("csistoragecapacities", key)
+
+
+def _check_in_sync(kind: str, key: str, assumed: str, stored: str) -> None:
+    try:
+        older = int(assumed) < int(stored)
+    except ValueError:
+        older = False
+    if older:
+        raise ValueError(f"{kind} {key!r} is out of sync (stored: {stored}, assume: {assumed})")

@@ -46,7 +46,7 @@ from asched.framework.plugins import (
     priority_sort,
     scheduling_gates,
     taint_toleration,
-    unsupported,
+    volume_binding,
     volume_restrictions,
     volume_zone,
 )
@@ -68,7 +68,7 @@ IN_TREE: Final[tuple[PluginSpec, ...]] = (
     node_resources_fit.SPEC,
     volume_restrictions.SPEC,
     node_volume_limits.SPEC,
-    *unsupported.SPECS,
+    volume_binding.SPEC,
     volume_zone.SPEC,
     pod_topology_spread.SPEC,
     inter_pod_affinity.SPEC,

@@ -90,7 +90,7 @@ class Cycle:
     #: kind -> raw objects (``Snapshot.extras``: Services, controllers and sets, ...)
     extras: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     scratch: dict[str, Any] = field(default_factory=dict)  # per-evaluation plugin state
-    #: PVs, claims, classes and CSI objects (``Snapshot.volumes``)
+    #: PVs, claims, storage classes and CSI objects (``Snapshot.volumes``)
     volumes: VolumeCatalog = field(default_factory=VolumeCatalog)
 
     def args(self, plugin: str, kind: type[ArgsT]) -> ArgsT:

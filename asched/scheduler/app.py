@@ -65,6 +65,7 @@ from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
+from asched.scheduler.volume_host import ApiVolumeHost
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +189,7 @@ class App:
         self._work = asyncio.Event()
         self._events: list[WatchEvent | Relisted] = []
         handle = ApiHandle(client)
+        handle.volume_host = ApiVolumeHost(client, self.table)
         waiting = WaitingPods()
         #: gang scheduling (None: no profile enables Coscheduling)
         self.gangs: GangRuntime | None = None

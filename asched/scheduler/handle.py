@@ -17,6 +17,7 @@ from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
 from asched.errors import ApiUnavailable
 from asched.framework.plugins.coscheduling import GangHost
+from asched.framework.plugins.volume_binding import VolumeHost
 from asched.framework.status import Status
 
 
@@ -24,11 +25,14 @@ class ApiHandle:
     """Implements :class:`asched.framework.interface.Handle` over a KubeClient.
 
     ``gang_host`` (set when a profile enables Coscheduling) gives that plugin its host,
-    :class:`~asched.scheduler.gangs.GangRuntime`."""
+    :class:`~asched.scheduler.gangs.GangRuntime`. ``volume_host`` (set by the scheduler)
+    gives VolumeBinding's PreBind its host,
+    :class:`~asched.scheduler.volume_host.ApiVolumeHost`."""
 
     def __init__(self, client: KubeClient) -> None:
         self.client = client
         self.gang_host: Callable[[], GangHost] | None = None
+        self.volume_host: VolumeHost | None = None
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from asched.framework.plugins import _guards
 from asched.reference.plugins.balanced_allocation import BalancedAllocation
 from asched.reference.plugins.base import Plugin
 from asched.reference.plugins.image_locality import ImageLocality
@@ -18,7 +17,7 @@ from asched.reference.plugins.node_unschedulable import NodeUnschedulable
 from asched.reference.plugins.node_volume_limits import NodeVolumeLimits
 from asched.reference.plugins.pod_topology_spread import PodTopologySpread
 from asched.reference.plugins.taint_toleration import TaintToleration
-from asched.reference.plugins.unsupported import Guarded
+from asched.reference.plugins.volume_binding import VolumeBinding
 from asched.reference.plugins.volume_restrictions import VolumeRestrictions
 from asched.reference.plugins.volume_zone import VolumeZone
 
@@ -32,7 +31,7 @@ REGISTRY: Final[Mapping[str, Plugin]] = {
     "NodeResourcesFit": NodeResourcesFit(),
     "VolumeRestrictions": VolumeRestrictions(),
     "NodeVolumeLimits": NodeVolumeLimits(),
-    "VolumeBinding": Guarded(_guards.VOLUME_BINDING),
+    "VolumeBinding": VolumeBinding(),
     "VolumeZone": VolumeZone(),
     "PodTopologySpread": PodTopologySpread(),
     "InterPodAffinity": InterPodAffinity(),
