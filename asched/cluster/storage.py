@@ -112,7 +112,12 @@ KINDS: Final[tuple[StorageKind, ...]] = (
         lambda c: c.classes,
     ),
     StorageKind(
-        "CSINode", "csinodes", False, _put_csi_node, VolumeCatalog.remove_csi_node, lambda c: c.csi_nodes
+        "CSINode",
+        "csinodes",
+        False,
+        _put_csi_node,
+        VolumeCatalog.remove_csi_node,
+        lambda c: c.csi_nodes,
     ),
     StorageKind(
         "CSIDriver",

@@ -171,7 +171,11 @@ COLLECTIONS: Final[tuple[Collection, ...]] = (
     ),
 )
 #: the group versions that may serve CSIStorageCapacity, newest first (v1 since 1.24)
-CAPACITY_VERSIONS: Final = ("storage.k8s.io/v1", "storage.k8s.io/v1beta1", "storage.k8s.io/v1alpha1")
+CAPACITY_VERSIONS: Final = (
+    "storage.k8s.io/v1",
+    "storage.k8s.io/v1beta1",
+    "storage.k8s.io/v1alpha1",
+)
 
 
 @dataclass(frozen=True, slots=True)

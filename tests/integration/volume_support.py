@@ -17,7 +17,11 @@ HOSTNAME = "kubernetes.io/hostname"
 
 
 async def create_class(
-    cluster: Any, name: str, *, mode: str = "WaitForFirstConsumer", provisioner: str = NO_PROVISIONER
+    cluster: Any,
+    name: str,
+    *,
+    mode: str = "WaitForFirstConsumer",
+    provisioner: str = NO_PROVISIONER,
 ) -> dict[str, Any]:
     body = {
         "apiVersion": "storage.k8s.io/v1",
@@ -26,7 +30,9 @@ async def create_class(
         "provisioner": provisioner,
         "volumeBindingMode": mode,
     }
-    created: dict[str, Any] = await cluster.rest.create("/apis/storage.k8s.io/v1/storageclasses", body)
+    created: dict[str, Any] = await cluster.rest.create(
+        "/apis/storage.k8s.io/v1/storageclasses", body
+    )
     return created
 
 
@@ -47,7 +53,11 @@ async def create_local_pv(
             "nodeAffinity": {
                 "required": {
                     "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": [node]}]}
+                        {
+                            "matchExpressions": [
+                                {"key": HOSTNAME, "operator": "In", "values": [node]}
+                            ]
+                        }
                     ]
                 }
             },
