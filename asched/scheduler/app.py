@@ -54,10 +54,10 @@ from asched.health import HealthState
 from asched.leader import LeaderElector
 from asched.metrics import AttemptResult
 from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
+from asched.scheduler import storage_watch
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
-from asched.scheduler import storage_watch
 from asched.scheduler.gang_status import GangStatusWriter
 from asched.scheduler.gangs import GangRuntime, plain_need
 from asched.scheduler.handle import ApiHandle
