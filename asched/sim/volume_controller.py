@@ -83,7 +83,10 @@ class _Feed:
         self._table = table
 
     def offer(self, event: Event) -> None:
-        self._controller.changed(self._table, event)
+        try:
+            self._controller.changed(self._table, event)
+        except Exception:  # the store would drop a failing subscriber for good
+            logger.exception("the simulated PV controller failed on a %s event", self._table)
 
     def close(self) -> None:
         """The controller lives as long as the server."""

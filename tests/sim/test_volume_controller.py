@@ -198,7 +198,13 @@ async def test_completes_a_binding_the_scheduler_started(api: Api):
     await wait_until(api, PVS, "pv-local", _phase("Available"))
     made = await create(api, CLAIMS, claim("c", storage_class="local"))
     # WaitForFirstConsumer: the controller leaves it to the scheduler
-    assert (await api.get(f"{CLAIMS}/c")).body["status"]["phase"] == "Pending"
+    waiting = await wait_for_event(api, "c", "WaitForFirstConsumer")
+    assert (waiting["type"], waiting["message"]) == (
+        "Normal",
+        "waiting for first consumer to be created before binding",
+    )
+    assert (await api.get(f"{CLAIMS}/c")).body["status"] == {"phase": "Pending"}
+    assert (await api.get(f"{PVS}/pv-local")).body["status"]["phase"] == "Available"
     await _scheduler_prebinds(api, "pv-local", made)
     bound = await wait_until(api, CLAIMS, "c", _phase("Bound"))
     assert bound["spec"]["volumeName"] == "pv-local"
@@ -207,9 +213,6 @@ async def test_completes_a_binding_the_scheduler_started(api: Api):
     assert (await wait_until(api, PVS, "pv-local", _phase("Bound")))["spec"]["claimRef"][
         "uid"
     ] == made["metadata"]["uid"]
-    assert ("Normal", "WaitForFirstConsumer") in [
-        (kind, reason) for kind, reason, _ in await events_about(api, "c")
-    ]
 
 
 async def test_pause_holds_binding_until_resumed(api: Api):
@@ -262,3 +265,29 @@ async def test_bad_volume_fault_settings(api: Api, settings, field):
     reply = await api.post("/admin/faults", settings)
     assert (reply.status, reply.reason) == (400, "BadRequest")
     assert field in (reply.message or "")
+
+
+async def test_claim_naming_a_volume_bound_elsewhere(api: Api):
+    await create(api, PVS, volume("pv-a"))
+    await create(api, CLAIMS, claim("first"))
+    await wait_until(api, PVS, "pv-a", _phase("Bound"))
+    await create(api, CLAIMS, claim("second", volumeName="pv-a"))
+    event = await wait_for_event(api, "second", "FailedBinding")
+    assert (event["type"], event["message"]) == (
+        "Warning",
+        'volume "pv-a" already bound to a different claim.',
+    )
+    assert (await api.get(f"{CLAIMS}/second")).body["status"] == {"phase": "Pending"}
+    assert (await api.get(f"{PVS}/pv-a")).body["spec"]["claimRef"]["name"] == "first"
+
+
+async def test_bound_claim_whose_volume_is_deleted_is_lost(api: Api):
+    await create(api, PVS, volume("pv-a"))
+    await create(api, CLAIMS, claim("c"))
+    await wait_until(api, CLAIMS, "c", _phase("Bound"))
+    assert (await api.delete(f"{PVS}/pv-a")).status == 200
+    await wait_until(api, CLAIMS, "c", _phase("Lost"))
+    event = await wait_for_event(api, "c", "ClaimLost")
+    assert event["message"] == (
+        "Bound claim has lost its PersistentVolume. Data on the volume is lost!"
+    )
