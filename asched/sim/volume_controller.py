@@ -104,6 +104,9 @@ class VolumeController:
         self._claims: set[str] = set()
         self._volumes: set[str] = set()
         self._held: set[str] = set()
+        #: unbound claims whose binding is not delayed but found no volume and no provisioning:
+        #: synced again when a volume or a capacity changes (upstream's periodic resync does it)
+        self._stalled: set[str] = set()
         #: deleted PVs whose capacity goes back at the next round
         self._freed: list[JSON] = []
         #: claim key -> names of the PVs whose claimRef names it
@@ -149,6 +152,7 @@ class VolumeController:
             if wanted and event.type != "DELETED":
                 self._wanted[wanted] = entry.key
             if event.type == "DELETED":
+                self._stalled.discard(entry.key)
                 if wanted and self._wanted.get(wanted) == entry.key:
                     del self._wanted[wanted]
                 self._volumes.update(self._claimed.get(entry.key, ()))
@@ -161,13 +165,16 @@ class VolumeController:
             else:
                 self._freed.append(entry.obj)
             self._volumes.add(entry.key)
+            self._claims |= self._stalled  # a new or freed volume may match them
             wanting = self._wanted.get(entry.key)
             if wanting is not None:
                 self._claims.add(wanting)
             ref = entry.obj["spec"].get("claimRef")
             if ref:
                 self._claims.add(object_key(ref.get("namespace", ""), ref.get("name", "")))
-        else:  # a class, driver or capacity: any pending claim may now go further
+        elif table == "csistoragecapacities":  # our own decrements too: only stalled claims
+            self._claims |= self._stalled
+        else:  # a class or driver (rare): any unbound claim may now go further
             self._claims.update(
                 key
                 for key, claim in self._tables[_CLAIMS].objects.items()
@@ -276,6 +283,7 @@ class VolumeController:
     # Claims --------------------------------------------------------------------------------
 
     def _sync_claim(self, key: str) -> None:
+        self._stalled.discard(key)
         entry = self._tables[_CLAIMS].objects.get(key)
         if entry is None or entry.obj["metadata"].get("deletionTimestamp"):
             return
@@ -326,6 +334,8 @@ class VolumeController:
         volumes = self._tables[_VOLUMES].objects
         candidates = (volumes[name].obj for name in sorted(names) if name in volumes)
         volume = volume_match.best_match(candidates, claim, delayed=delayed)
+        if volume is None and not delayed:
+            self._stalled.add(key)  # until a volume or capacity appears (or it is provisioned)
         if volume is not None:
             self._bind(key, volume, claim)
         elif delayed:

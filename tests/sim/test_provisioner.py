@@ -173,3 +173,17 @@ async def test_non_hollow_provisioner_only_annotates(api: Api):
     annotations = (await api.get(f"{CLAIMS}/data")).body["metadata"]["annotations"]
     assert annotations["volume.beta.kubernetes.io/storage-provisioner"] == "ebs.csi.aws.com"
     assert (await api.get(PVS)).body["items"] == []
+
+
+async def test_immediate_claim_provisioned_once_capacity_appears(api: Api):
+    # Immediate: no node; any capacity of the class will do once there is one that fits
+    await _driver(api, tracks_capacity=True)
+    await create(api, CLASSES, storage_class("hollow"))
+    await create(api, CLAIMS, claim("data", "2Gi", storage_class="hollow"))
+    failed = await wait_for_event(api, "data", "ProvisioningFailed")
+    assert "ResourceExhausted" in failed["message"]
+    await create(api, CAPACITIES, capacity("cap", "hollow", "5Gi"))
+    bound = await wait_until(api, CLAIMS, "data", _bound)
+    volume = (await api.get(f"{PVS}/{bound['spec']['volumeName']}")).body
+    assert "nodeAffinity" not in volume["spec"]  # no node was selected
+    assert (await api.get(f"{CAPACITIES}/cap")).body["capacity"] == "3Gi"  # 5 - 2

@@ -291,3 +291,12 @@ async def test_bound_claim_whose_volume_is_deleted_is_lost(api: Api):
     assert event["message"] == (
         "Bound claim has lost its PersistentVolume. Data on the volume is lost!"
     )
+
+
+async def test_waiting_immediate_claim_binds_when_a_volume_appears(api: Api):
+    await create(api, CLAIMS, claim("c", "2Gi", storage_class=""))
+    await wait_for_event(api, "c", "FailedBinding")
+    await create(api, PVS, volume("pv-small", "1Gi"))  # too small: 1Gi < 2Gi
+    await create(api, PVS, volume("pv-late", "2Gi"))
+    bound = await wait_until(api, CLAIMS, "c", _phase("Bound"))
+    assert bound["spec"]["volumeName"] == "pv-late"
