@@ -37,7 +37,7 @@ from typing import Any, Final
 from asched.sim import apierrors, quantity, recorder, selectors, volume_match
 from asched.sim.registry import Registry
 from asched.sim.resources import BY_GVR
-from asched.sim.store import Entry
+from asched.sim.store import Entry, Event
 
 logger = logging.getLogger(__name__)
 
@@ -87,9 +87,29 @@ def _plus(left: str, right: str) -> str:
 class Provisioner:
     """Provisions claims of hollow drivers (see the module docstring)."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, events: recorder.Once) -> None:
         self._registry = registry
         self._tables = registry.store.tables
+        self._events = events
+        #: (class, hostname) -> keys of the capacities whose topology is exactly that host
+        self._by_host: dict[tuple[str, str], set[str]] = {}
+        #: class -> keys of the other capacities of that class
+        self._general: dict[str, set[str]] = {}
+
+    def index(self, event: Event) -> None:
+        """Keep the capacity index current (called inside the store's notification)."""
+        if event.prev is not None:
+            self._bucket(event.prev.obj).discard(event.prev.key)
+        if event.type != "DELETED":
+            self._bucket(event.entry.obj).add(event.entry.key)
+
+    def _bucket(self, capacity: JSON) -> set[str]:
+        class_name = str(capacity.get("storageClassName", ""))
+        topology = capacity.get("nodeTopology") or {}
+        match = topology.get("matchLabels") or {}
+        if set(topology) == {"matchLabels"} and set(match) == {HOSTNAME_LABEL}:
+            return self._by_host.setdefault((class_name, str(match[HOSTNAME_LABEL])), set())
+        return self._general.setdefault(class_name, set())
 
     def provision(self, claim: JSON, storage_class: JSON) -> None:
         """Create the claim's PV, or fail and ask the scheduler to retry."""
@@ -158,13 +178,20 @@ class Provisioner:
     def _capacity_for(
         self, class_name: str, labels: dict[str, str] | None, request: str
     ) -> Entry | None:
-        table = self._tables["csistoragecapacities"]
-        for key in table.sorted_keys():
-            entry = table.objects[key]
-            capacity = entry.obj
-            if capacity.get("storageClassName") != class_name or not _fits(capacity, request):
+        objects = self._tables["csistoragecapacities"].objects
+        keys = set(self._general.get(class_name, ()))
+        if labels is None:  # no node: any capacity of the class
+            for (name, _), bucket in self._by_host.items():
+                if name == class_name:
+                    keys |= bucket
+        elif HOSTNAME_LABEL in labels:
+            keys |= self._by_host.get((class_name, labels[HOSTNAME_LABEL]), set())
+        for key in sorted(keys):
+            entry = objects.get(key)
+            if entry is None or not _fits(entry.obj, request):
                 continue
-            if labels is None or selectors.structured_matches(capacity.get("nodeTopology"), labels):
+            topology = entry.obj.get("nodeTopology")
+            if labels is None or selectors.structured_matches(topology, labels):
                 return entry
         return None
 
@@ -215,6 +242,8 @@ class Provisioner:
                     if key != SELECTED_NODE
                 }
                 claim = self._registry.write("persistentvolumeclaims", cleared).obj
+        elif not self._events.first(claim, "ProvisioningFailed"):
+            return  # no node to give back: retried on every change, recorded once
         recorder.record(
             self._registry,
             claim,

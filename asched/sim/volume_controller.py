@@ -99,8 +99,8 @@ class VolumeController:
         self._registry = registry
         self._tables = registry.store.tables
         self._faults = faults
-        self.provisioner = provisioner.Provisioner(registry)
         self._events = recorder.Once()
+        self.provisioner = provisioner.Provisioner(registry, self._events)
         self._claims: set[str] = set()
         self._volumes: set[str] = set()
         self._held: set[str] = set()
@@ -113,7 +113,7 @@ class VolumeController:
         self._claimed: dict[str, set[str]] = {}
         #: PV name -> the claim whose spec.volumeName names it (pre-bound claims wait on it)
         self._wanted: dict[str, str] = {}
-        #: class name -> names of the PVs of that class
+        #: class name -> names of the unclaimed PVs of that class
         self._by_class: dict[str, set[str]] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -125,6 +125,8 @@ class VolumeController:
         """Start the controller's task (objects already stored are synced first)."""
         for entry in self._tables[_VOLUMES].objects.values():
             self._index(entry.obj, add=True)
+        for entry in self._tables["csistoragecapacities"].objects.values():
+            self.provisioner.index(Event("ADDED", entry, None))
         self._volumes.update(self._tables[_VOLUMES].objects)
         for key, entry in self._tables[_CLAIMS].objects.items():
             self._claims.add(key)
@@ -173,6 +175,7 @@ class VolumeController:
             if ref:
                 self._claims.add(object_key(ref.get("namespace", ""), ref.get("name", "")))
         elif table == "csistoragecapacities":  # our own decrements too: only stalled claims
+            self.provisioner.index(event)
             self._claims |= self._stalled
         else:  # a class or driver (rare): any unbound claim may now go further
             self._claims.update(
@@ -184,11 +187,12 @@ class VolumeController:
 
     def _index(self, volume: JSON, *, add: bool) -> None:
         name = volume["metadata"]["name"]
-        buckets = [self._by_class.setdefault(volume_match.volume_class(volume), set())]
         ref = volume["spec"].get("claimRef")
-        if ref:
+        if ref:  # matched only by the claim it names
             key = object_key(ref.get("namespace", ""), ref.get("name", ""))
-            buckets.append(self._claimed.setdefault(key, set()))
+            buckets = [self._claimed.setdefault(key, set())]
+        else:
+            buckets = [self._by_class.setdefault(volume_match.volume_class(volume), set())]
         for bucket in buckets:
             if add:
                 bucket.add(name)
