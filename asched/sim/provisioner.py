@@ -17,7 +17,8 @@ longer delayed (Immediate, or WaitForFirstConsumer with the scheduler's
    volume mode, the class's reclaim policy, ``csi`` source of the driver, ``claimRef`` to the
    claim, annotation ``pv.kubernetes.io/provisioned-by``, and with a node, node affinity
    ``kubernetes.io/hostname In [<the node's hostname label, else its name>]``; the PV
-   controller then binds the claim to it. Event ``ProvisioningSucceeded``.
+   controller then binds the claim to it. Events ``Provisioning``, then ``ProvisioningSucceeded``
+   (the external-provisioner's reasons and messages).
 
 A failure is what the external-provisioner does on ``ResourceExhausted`` with a selected node:
 the annotation is removed from the claim (the scheduler retries the pod) and a Warning Event
@@ -141,6 +142,16 @@ class Provisioner:
                     f"rpc error: code = ResourceExhausted desc = no capacity for {request}{where}",
                 )
                 return
+        recorder.record(
+            self._registry,
+            claim,
+            "PersistentVolumeClaim",
+            "Normal",
+            "Provisioning",
+            "External provisioner is provisioning volume for claim "
+            f'"{meta.get("namespace", "")}/{meta["name"]}"',
+            COMPONENT,
+        )
         volume = self._volume(name, claim, storage_class, request, labels, node_name, source)
         try:
             self._registry.create(_VOLUMES, "", volume)

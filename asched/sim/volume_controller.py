@@ -7,7 +7,8 @@ the claims and volumes it concerns dirty and wakes one asyncio task owned by the
 event-loop step, never inside the store's notification; its own writes mark objects dirty again
 and are synced in the same round until nothing changes (every sync writes only differences).
 
-What it does, after upstream's ``pv_controller.go`` (annotations and phases as upstream)::
+What it does, after upstream's ``pv_controller.go`` (annotations and phases as upstream; Event
+messages as kube-controller-manager v1.20 words them, the version of the genuine backend)::
 
     PV  no claimRef, or a claimRef without uid (pre-bound by a user)  -> phase Available
         claimRef to a claim that is gone (other uid)  -> Released; a hollow-provisioned

@@ -77,6 +77,10 @@ async def test_provisions_on_the_selected_node(api: Api):
             ]
         }
     }
+    started = await wait_for_event(api, "data", "Provisioning")
+    assert (
+        started["message"] == 'External provisioner is provisioning volume for claim "default/data"'
+    )
     succeeded = await wait_for_event(api, "data", "ProvisioningSucceeded")
     assert succeeded["message"] == f"Successfully provisioned volume pvc-{uid}"
 
