@@ -364,41 +364,83 @@ class CSIDriverHooks(Hooks):
         spec.setdefault("fsGroupPolicy", "ReadWriteOnceWithFSType")
 
 
+def _driver_literal(driver: JSON) -> GoLiteral:
+    """``%#v`` of a ``storage.CSINodeDriver``, with ``(nil)`` where Go prints a pointer."""
+    keys: list[str] = driver.get("topologyKeys") or []
+    shown = "[]string{" + ", ".join(f'"{key}"' for key in keys) + "}" if keys else "[]string(nil)"
+    return GoLiteral(
+        f'storage.CSINodeDriver{{Name:"{driver.get("name", "")}", '
+        f'NodeID:"{driver.get("nodeID", "")}", TopologyKeys:{shown}, '
+        "Allocatable:(*storage.VolumeNodeResources)(nil)}"
+    )
+
+
 class CSINodeHooks(Hooks):
-    """CSINodes: every driver needs a name and a node ID; counts >= 0; names unique."""
+    """CSINodes: every driver needs a valid name and a node ID; counts >= 0; names unique;
+    a driver, once listed, is immutable.
+
+    Quirk of the genuine server, reproduced: every ``spec.drivers`` cause is listed twice in
+    ``details.causes`` (the message lists it once). A changed driver is reported on the field
+    ``CSINodeDriver`` with Go's ``%#v`` of it, whose ``Allocatable`` pointer the simulator prints
+    as ``(nil)``.
+    """
 
     def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
-        causes: list[FieldCause] = []
         spec = obj.get("spec") or {}
         if "drivers" not in spec:
-            causes.append(apierrors.required("spec.drivers"))
+            return [apierrors.required("spec.drivers")]
+        drivers = items(spec, "drivers", "spec.drivers")
+        causes: list[FieldCause] = []
         seen: set[str] = set()
-        for index, driver in enumerate(items(spec, "drivers", "spec.drivers")):
-            where = f"spec.drivers[{index}]"
+        for index, driver in enumerate(drivers):
+            causes += _csi_node_driver(driver, f"spec.drivers[{index}]", seen)
+        causes += causes  # listed twice by the genuine server (see the class docstring)
+        if old is not None:
+            before = {
+                driver.get("name"): driver
+                for driver in (old.get("spec") or {}).get("drivers") or []
+            }
             causes += [
-                apierrors.required(f"{where}.{field}")
-                for field in ("name", "nodeID")
-                if not driver.get(field)
-            ]
-            count = (driver.get("allocatable") or {}).get("count")
-            if count is not None and count < 0:
-                causes.append(
-                    apierrors.invalid_value(
-                        f"{where}.allocatable.count", count, "must be greater than or equal to 0"
-                    )
+                apierrors.invalid_value(
+                    "CSINodeDriver", _driver_literal(driver), "field is immutable"
                 )
-            name = driver.get("name") or ""
-            if name and name in seen:
-                causes.append(apierrors.duplicate(f"{where}.name", name))
-            seen.add(name)
-            keys: list[str] = driver.get("topologyKeys") or []
-            shown = GoLiteral("[]string{" + ", ".join(f'"{key}"' for key in keys) + "}")
-            causes += [
-                apierrors.invalid_value(where, shown, why)  # Go's path: the driver, not the key
-                for key in keys
-                for why in selectors.qualified_name_errors(key)
+                for driver in drivers
+                if driver.get("name") in before and before[driver.get("name")] != driver
             ]
         return causes
+
+
+def _csi_node_driver(driver: JSON, where: str, seen: set[str]) -> list[FieldCause]:
+    causes: list[FieldCause] = []
+    name = driver.get("name") or ""
+    if not name:
+        causes.append(apierrors.required(f"{where}.name"))
+    elif len(name) > 63:
+        causes.append(apierrors.too_long(f"{where}.name", 63))
+    causes += [
+        apierrors.invalid_value(f"{where}.name", name, why)
+        for why in selectors.subdomain_errors(name.lower())
+    ]
+    if not driver.get("nodeID"):
+        causes.append(apierrors.required(f"{where}.nodeID"))
+    count = (driver.get("allocatable") or {}).get("count")
+    if count is not None and count < 0:
+        causes.append(
+            apierrors.invalid_value(
+                f"{where}.allocatable.count", count, "must be greater than or equal to 0"
+            )
+        )
+    if name and name in seen:
+        causes.append(apierrors.duplicate(f"{where}.name", name))
+    seen.add(name)
+    keys: list[str] = driver.get("topologyKeys") or []
+    shown = GoLiteral("[]string{" + ", ".join(f'"{key}"' for key in keys) + "}")
+    causes += [
+        apierrors.invalid_value(where, shown, why)  # Go's path: the driver, not the key
+        for key in keys
+        for why in selectors.qualified_name_errors(key)
+    ]
+    return causes
 
 
 class CSIStorageCapacityHooks(Hooks):
