@@ -18,6 +18,13 @@ SUBDOMAIN = (
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
+IMMUTABLE_CLAIM = "spec is immutable after creation except resources.requests for bound claims"
+#: a class no test creates: the claim stays unbound on both backends (no PV, no default class)
+_GOOD_CLAIM_SPEC: dict[str, Any] = {
+    "accessModes": ["ReadWriteOnce"],
+    "resources": {"requests": {"storage": "1Gi"}},
+    "storageClassName": "asched-fidelity-unbound",
+}
 _ADDRESS = re.compile(r"\(0x[0-9a-f]+\)")
 PVS = "/api/v1/persistentvolumes"
 CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
@@ -242,6 +249,20 @@ async def test_same_causes_as_the_genuine_server(cluster, collection, body, expe
             id="class parameters, provisioner, binding mode",
         ),
         pytest.param(
+            "claims",
+            {"spec": {**_GOOD_CLAIM_SPEC, "volumeName": "pv1"}},
+            {"spec": {"volumeName": "pv2", "accessModes": ["ReadWriteMany"]}},
+            [("spec", f"Forbidden: {IMMUTABLE_CLAIM}")],
+            id="claim volume name once set, access modes",
+        ),
+        pytest.param(
+            "claims",
+            {"spec": _GOOD_CLAIM_SPEC},
+            {"spec": {"resources": {"requests": {"storage": "2Gi"}}}},
+            [("spec", f"Forbidden: {IMMUTABLE_CLAIM}")],
+            id="request of an unbound claim",
+        ),
+        pytest.param(
             CSI_NODES,
             {"spec": {"drivers": [{"name": "a.b", "nodeID": "x"}]}},
             {"spec": {"drivers": [{"name": "a.b", "nodeID": "x", "allocatable": {"count": -2}}]}},
@@ -265,6 +286,8 @@ async def test_same_causes_as_the_genuine_server(cluster, collection, body, expe
     ],
 )
 async def test_same_immutability_as_the_genuine_server(cluster, collection, body, change, expected):
+    if collection == "claims":
+        collection = f"/api/v1/namespaces/{cluster.namespace}/persistentvolumeclaims"
     name = cluster.unique_name("st")
     await cluster.rest.request("POST", collection, body={"metadata": {"name": name}, **body})
     try:
