@@ -12,8 +12,10 @@ Deliberate differences from a 1.20 server:
 * Go prints a ``cmp`` diff after "spec is immutable after creation..." and a ``%#v`` of an
   unsupported ``spec.capacity`` map; the simulator gives the same field, reason and sentence,
   without the diff, and the map as ``core.ResourceList{"cpu":"1", ...}``.
-* No ``kubernetes.io/pvc-protection`` / ``pv-protection`` finalizers (the
-  StorageObjectInUseProtection admission plugin and its controller are not simulated).
+* No ``kubernetes.io/pvc-protection`` / ``pv-protection`` finalizers are added at creation (the
+  StorageObjectInUseProtection admission plugin is not simulated); objects that carry them
+  (from a snapshot) lose them as upstream's controllers decide
+  (:mod:`asched.sim.volume_protection`).
 
 The DefaultStorageClass admission plugin runs here (:meth:`PersistentVolumeClaimHooks.admit`):
 a claim created without ``spec.storageClassName`` gets the one default class, or a 403 when

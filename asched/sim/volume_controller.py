@@ -37,11 +37,15 @@ messages as kube-controller-manager v1.20 words them, the version of the genuine
 Faults (:mod:`asched.sim.faults`): ``volumeBindingPaused`` holds every bind and provisioning
 (PV phases still move) until unpaused; ``volumeBindingDelaySeconds`` replaces the debounce.
 
+The pvc-protection and pv-protection controllers' part is here too: a claim or volume being
+deleted loses its protection finalizer once no scheduled, unfinished pod uses the claim, or once
+the volume is not Bound (:mod:`asched.sim.volume_protection`).
+
 Not simulated, compared with kube-controller-manager: periodic resyncs (nothing changes
 unless an object does), recyclers and deleters of non-hollow volumes (a Released PV stays
-Released), in-tree provisioners, the pvc/pv-protection finalizers, volume expansion, the
-``ClaimMisbound`` bookkeeping beyond an Event, and the Event aggregation (each reason is recorded
-once per object).
+Released), in-tree provisioners, adding the protection finalizers (an admission plugin),
+volume expansion, the ``ClaimMisbound`` bookkeeping beyond an Event, and the Event aggregation
+(each reason is recorded once per object).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ import contextlib
 import logging
 from typing import Any, Final
 
-from asched.sim import provisioner, recorder, volume_match
+from asched.sim import provisioner, recorder, volume_match, volume_protection
 from asched.sim.faults import Faults
 from asched.sim.registry import Registry
 from asched.sim.store import Event, object_key
@@ -73,7 +77,14 @@ DEBOUNCE: Final = 0.001
 MAX_PASSES: Final = 20
 _CLAIMS: Final = "persistentvolumeclaims"
 _VOLUMES: Final = "persistentvolumes"
-_WATCHED: Final = (_CLAIMS, _VOLUMES, "storageclasses", "csidrivers", "csistoragecapacities")
+_WATCHED: Final = (
+    _CLAIMS,
+    _VOLUMES,
+    "storageclasses",
+    "csidrivers",
+    "csistoragecapacities",
+    "pods",
+)
 
 
 class _Feed:
@@ -105,6 +116,8 @@ class VolumeController:
         self._claims: set[str] = set()
         self._volumes: set[str] = set()
         self._held: set[str] = set()
+        #: claims being deleted (a pod's end may let their protection finalizer go)
+        self._protected: set[str] = set()
         #: unbound claims whose binding is not delayed but found no volume and no provisioning:
         #: synced again when a volume or a capacity changes (upstream's periodic resync does it)
         self._stalled: set[str] = set()
@@ -149,8 +162,20 @@ class VolumeController:
     def changed(self, table: str, event: Event) -> None:
         """Mark what ``event`` concerns dirty and wake the task."""
         entry = event.entry
+        if table == "pods":  # hot: only while a protected claim waits for its pods to go
+            if self._protected and event.prev is not None:
+                namespace = entry.namespace
+                for name in volume_protection.claims_of(event.prev.obj):
+                    if object_key(namespace, name) in self._protected:
+                        self._claims.add(object_key(namespace, name))
+                        self._wake.set()
+            return
         if table == _CLAIMS:
             self._claims.add(entry.key)
+            if event.type != "DELETED" and entry.obj["metadata"].get("deletionTimestamp"):
+                self._protected.add(entry.key)
+            else:
+                self._protected.discard(entry.key)
             wanted = entry.obj["spec"].get("volumeName")
             if wanted and event.type != "DELETED":
                 self._wanted[wanted] = entry.key
@@ -238,9 +263,14 @@ class VolumeController:
 
     def _sync_volume(self, name: str) -> None:
         entry = self._tables[_VOLUMES].objects.get(name)
-        if entry is None or entry.obj["metadata"].get("deletionTimestamp"):
+        if entry is None:
             return
         volume = entry.obj
+        if volume["metadata"].get("deletionTimestamp") and (
+            (volume.get("status") or {}).get("phase") != "Bound"
+        ):
+            self._unprotect(_VOLUMES, volume, volume_protection.VOLUME_FINALIZER)
+            return
         ref = volume["spec"].get("claimRef")
         if not ref or not ref.get("uid"):
             self._volume_phase(volume, "Available")
@@ -290,9 +320,16 @@ class VolumeController:
     def _sync_claim(self, key: str) -> None:
         self._stalled.discard(key)
         entry = self._tables[_CLAIMS].objects.get(key)
-        if entry is None or entry.obj["metadata"].get("deletionTimestamp"):
+        if entry is None:
             return
         claim = entry.obj
+        if claim["metadata"].get("deletionTimestamp"):
+            pods = self._tables["pods"]
+            namespace = entry.namespace
+            users = (pods.objects[k].obj for k in pods.keys_in(namespace))
+            if not volume_protection.in_use(entry.name, users):
+                self._unprotect(_CLAIMS, claim, volume_protection.CLAIM_FINALIZER)
+            return
         name = claim["spec"].get("volumeName")
         if not name:
             self._sync_unbound(key, claim)
@@ -429,6 +466,15 @@ class VolumeController:
         }
         if status != claim.get("status"):
             self._registry.write(_CLAIMS, {**claim, "status": status})
+
+    def _unprotect(self, storage: str, obj: JSON, finalizer: str) -> None:
+        """Remove a protection finalizer; the object goes if it was the last one."""
+        released = volume_protection.without(obj, finalizer)
+        if released is None:
+            return
+        entry = self._registry.write(storage, released)
+        if not released["metadata"].get("finalizers"):
+            self._registry.store.remove(self._tables[storage], entry.key)
 
     def _claim_phase(self, claim: JSON, phase: str) -> bool:
         """Set the claim's phase; False if it already had it."""
