@@ -471,9 +471,38 @@ class CSIStorageCapacityHooks(Hooks):
                     apierrors.invalid_value(field, value, "must be greater than or equal to 0")
                 )
         if old is not None:
-            causes += [
-                apierrors.invalid_value(field, obj.get(field), "field is immutable")
-                for field in ("nodeTopology", "storageClassName")
-                if obj.get(field) != old.get(field)
-            ]
+            if obj.get("nodeTopology") != old.get("nodeTopology"):
+                shown = _selector_literal(obj.get("nodeTopology"))
+                causes.append(apierrors.invalid_value("nodeTopology", shown, "field is immutable"))
+            if obj.get("storageClassName") != old.get("storageClassName"):
+                causes.append(
+                    apierrors.invalid_value("storageClassName", name, "field is immutable")
+                )
         return causes
+
+
+def _selector_literal(selector: JSON | None) -> GoLiteral:
+    """``%#v`` of a ``*metav1.LabelSelector``."""
+    if selector is None:
+        return GoLiteral("(*v1.LabelSelector)(nil)")
+    labels = selector.get("matchLabels")
+    shown_labels = str(apierrors.go_map(labels)) if labels else "map[string]string(nil)"
+    requirements = [
+        f'v1.LabelSelectorRequirement{{Key:"{item.get("key", "")}", '
+        f'Operator:"{item.get("operator", "")}", Values:'
+        + (
+            "[]string{" + ", ".join(f'"{value}"' for value in item["values"]) + "}"
+            if item.get("values")
+            else "[]string(nil)"
+        )
+        + "}"
+        for item in selector.get("matchExpressions") or []
+    ]
+    shown_requirements = (
+        "[]v1.LabelSelectorRequirement{" + ", ".join(requirements) + "}"
+        if requirements
+        else "[]v1.LabelSelectorRequirement(nil)"
+    )
+    return GoLiteral(
+        f"&v1.LabelSelector{{MatchLabels:{shown_labels}, MatchExpressions:{shown_requirements}}}"
+    )

@@ -322,6 +322,19 @@ async def test_invalid_storage_objects(api: Api, path, body, expected):
             [("storageClassName", 'Invalid value: "b": field is immutable')],
             id="capacity class",
         ),
+        pytest.param(
+            CAPACITIES,
+            {"metadata": {"name": "cap"}, "storageClassName": "a", "nodeTopology": {}},
+            {"nodeTopology": {"matchLabels": {"zone": "z1"}}},
+            [
+                (
+                    "nodeTopology",
+                    'Invalid value: &v1.LabelSelector{MatchLabels:map[string]string{"zone":"z1"}, '
+                    "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable",
+                )
+            ],
+            id="capacity topology",
+        ),
     ],
 )
 async def test_immutable_storage_fields(api: Api, path, body, change, expected):
