@@ -83,3 +83,16 @@ async def test_a_capacity_that_is_not_a_quantity_is_400(api: Api):
     reply = await api.post(_collection("v1"), capacity("cap", "hollow", "lots"))
     assert (reply.status, reply.reason) == (400, "BadRequest")
     assert "capacity" in (reply.message or "")
+
+
+async def test_kubectl_table_columns(api: Api):
+    await create(api, _collection("v1"), capacity("cap", "hollow", "10Gi", "node-0"))
+    reply = await api.call(
+        "GET",
+        _collection("v1beta1"),
+        headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
+    )
+    assert reply.status == 200, reply.body
+    names = [column["name"] for column in reply.body["columnDefinitions"]]
+    assert names == ["Name", "StorageClassName", "Capacity", "Age"]
+    assert reply.body["rows"][0]["cells"][:3] == ["cap", "hollow", "10Gi"]
