@@ -21,11 +21,12 @@ messages as kube-controller-manager v1.20 words them, the version of the genuine
              volume.kubernetes.io/selected-node) the smallest matching Available PV
              (:mod:`asched.sim.volume_match`)  -> bind
              none, delayed  -> Event WaitForFirstConsumer; Pending
-             none, the class has a provisioner  -> annotate
-                 volume.beta.kubernetes.io/storage-provisioner and
-                 volume.kubernetes.io/storage-provisioner, Event ExternalProvisioning;
+             none, the class has an external provisioner  -> annotate
+                 volume.beta.kubernetes.io/storage-provisioner, Event ExternalProvisioning;
                  a hollow driver's claim is provisioned at once (:mod:`asched.sim.provisioner`)
-             none, no class  -> Event FailedBinding
+             none, an in-tree provisioner (kubernetes.io/...), or a missing class
+                 -> Event ProvisioningFailed
+             none, no class  -> Event FailedBinding (Normal, as upstream)
            spec.volumeName set (pre-bound, or bound): its PV unclaimed or claiming it -> bind;
              missing -> Pending (Lost once bound); claimed by another claim -> Event FailedBinding
 
@@ -67,11 +68,11 @@ JSON = dict[str, Any]
 COMPONENT: Final = "persistentvolume-controller"
 BOUND_BY_CONTROLLER: Final = "pv.kubernetes.io/bound-by-controller"
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
-STORAGE_PROVISIONER: Final = (
-    "volume.beta.kubernetes.io/storage-provisioner",
-    "volume.kubernetes.io/storage-provisioner",
-)
-#: seconds between a change and the round that syncs it (gathers a burst of writes).
+#: the annotation kube-controller-manager v1.20 sets for an external provisioner (1.23+ also
+#: sets ``volume.kubernetes.io/storage-provisioner``; the genuine backend runs 1.20).
+STORAGE_PROVISIONER: Final = "volume.beta.kubernetes.io/storage-provisioner"
+#: provisioner names of in-tree volume plugins (none is simulated: ProvisioningFailed).
+IN_TREE_PREFIX: Final = "kubernetes.io/"  #: seconds between a change and the round that syncs it (gathers a burst of writes).
 DEBOUNCE: Final = 0.001
 #: rounds of follow-up syncs in one step before yielding (a guard against write loops).
 MAX_PASSES: Final = 20
@@ -391,17 +392,17 @@ class VolumeController:
         elif storage_class is not None and storage_class.get("provisioner"):
             self._provision(key, claim, storage_class)
         elif class_name and storage_class is None:
-            if self._events.first(claim, "FailedBinding"):
+            if self._events.first(claim, "ProvisioningFailed"):
                 self._event(
                     claim,
                     "Warning",
-                    "FailedBinding",
+                    "ProvisioningFailed",
                     f'storageclass.storage.k8s.io "{class_name}" not found',
                 )
         elif self._events.first(claim, "FailedBinding"):
             self._event(
                 claim,
-                "Warning",
+                "Normal",  # sic: upstream records this one as Normal
                 "FailedBinding",
                 "no persistent volumes available for this claim and no storage class is set",
             )
@@ -411,11 +412,20 @@ class VolumeController:
             self._held.add(key)
             return
         driver = str(storage_class["provisioner"])
+        if driver.startswith(IN_TREE_PREFIX):  # in-tree plugins are not simulated
+            if self._events.first(claim, "ProvisioningFailed"):
+                self._event(
+                    claim,
+                    "Warning",
+                    "ProvisioningFailed",
+                    f"no volume plugin matched name: {driver}",
+                )
+            return
         annotations = claim["metadata"].get("annotations") or {}
-        if any(annotations.get(name) != driver for name in STORAGE_PROVISIONER):
+        if annotations.get(STORAGE_PROVISIONER) != driver:
             meta = {
                 **claim["metadata"],
-                "annotations": {**annotations, **dict.fromkeys(STORAGE_PROVISIONER, driver)},
+                "annotations": {**annotations, STORAGE_PROVISIONER: driver},
             }
             claim = self._registry.write(_CLAIMS, {**claim, "metadata": meta}).obj
             self._event(

@@ -56,7 +56,9 @@ async def test_provisions_on_the_selected_node(api: Api):
     uid = made["metadata"]["uid"]
     assert bound["spec"]["volumeName"] == f"pvc-{uid}"
     annotations = bound["metadata"]["annotations"]
-    assert annotations["volume.kubernetes.io/storage-provisioner"] == HOLLOW
+    # kube-controller-manager v1.20's annotation (1.23+ adds the non-beta key)
+    assert annotations["volume.beta.kubernetes.io/storage-provisioner"] == HOLLOW
+    assert "volume.kubernetes.io/storage-provisioner" not in annotations
     assert annotations["pv.kubernetes.io/bind-completed"] == "yes"
     assert bound["status"]["capacity"] == {"storage": "3Gi"}
     volume = await wait_until(api, PVS, f"pvc-{uid}", _bound)

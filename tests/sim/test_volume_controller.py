@@ -136,7 +136,7 @@ async def test_claim_without_match_stays_pending_with_an_event(api: Api):
     await wait_for_event(api, "c", "FailedBinding")
     assert await events_about(api, "c") == [
         (
-            "Warning",
+            "Normal",  # sic, as kube-controller-manager records it
             "FailedBinding",
             "no persistent volumes available for this claim and no storage class is set",
         )
@@ -300,3 +300,31 @@ async def test_waiting_immediate_claim_binds_when_a_volume_appears(api: Api):
     await create(api, PVS, volume("pv-late", "2Gi"))
     bound = await wait_until(api, CLAIMS, "c", _phase("Bound"))
     assert bound["spec"]["volumeName"] == "pv-late"
+
+
+@pytest.mark.parametrize(
+    ("storage_class_name", "provisioner", "message"),
+    [
+        pytest.param(
+            "local",
+            "kubernetes.io/no-provisioner",
+            "no volume plugin matched name: kubernetes.io/no-provisioner",
+            id="in-tree provisioner name",
+        ),
+        pytest.param(
+            "nowhere", None, 'storageclass.storage.k8s.io "nowhere" not found', id="missing class"
+        ),
+    ],
+)
+async def test_immediate_claim_that_cannot_be_provisioned(
+    api: Api, storage_class_name, provisioner, message
+):
+    # what kube-controller-manager v1.20 records for the same objects (observed)
+    if provisioner is not None:
+        await create(api, CLASSES, storage_class(storage_class_name, provisioner))
+    await create(api, CLAIMS, claim("c", storage_class=storage_class_name))
+    event = await wait_for_event(api, "c", "ProvisioningFailed")
+    assert (event["type"], event["message"]) == ("Warning", message)
+    pending = (await api.get(f"{CLAIMS}/c")).body
+    assert pending["status"] == {"phase": "Pending"}
+    assert pending["metadata"]["annotations"] == {}  # no storage-provisioner annotation
