@@ -27,7 +27,8 @@ messages as kube-controller-manager v1.20 words them, the version of the genuine
              none, an in-tree provisioner (kubernetes.io/...), or a missing class
                  -> Event ProvisioningFailed
              none, no class  -> Event FailedBinding (Normal, as upstream)
-           spec.volumeName set (pre-bound, or bound): its PV unclaimed or claiming it -> bind;
+           spec.volumeName set (pre-bound, or bound): its PV claiming it, or unclaimed and
+             satisfying it -> bind (unsatisfying: Event VolumeMismatch);
              missing -> Pending (Lost once bound); claimed by another claim -> Event FailedBinding
 
     bind: PV claimRef = the claim (+ pv.kubernetes.io/bound-by-controller: "yes" when the
@@ -351,7 +352,18 @@ class VolumeController:
                 )
             return
         volume = volume_entry.obj
-        if not volume["spec"].get("claimRef") or volume_match.is_bound_to(volume, claim):
+        if not volume["spec"].get("claimRef"):
+            why = volume_match.mismatch(volume, claim)
+            if why is None:
+                self._bind(key, volume, claim)
+            elif self._events.first(claim, "VolumeMismatch"):
+                self._event(
+                    claim,
+                    "Warning",
+                    "VolumeMismatch",
+                    f'Cannot bind to requested volume "{name}": {why}',
+                )
+        elif volume_match.is_bound_to(volume, claim):
             self._bind(key, volume, claim)
         elif self._events.first(claim, "FailedBinding"):
             self._event(

@@ -71,6 +71,27 @@ def _satisfies(volume: JSON, claim: JSON) -> bool:
     return capacity is not None and quantity.compare(capacity, requested_storage(claim)) >= 0
 
 
+def mismatch(volume: JSON, claim: JSON) -> str | None:
+    """Why ``volume`` cannot take the claim that names it (upstream's
+    ``checkVolumeSatisfyClaim``, its words and order), or None."""
+    if volume["metadata"].get("deletionTimestamp"):
+        return f'the volume is marked for deletion "{volume["metadata"]["name"]}"'
+    capacity = (volume["spec"].get("capacity") or {}).get("storage", "0")
+    if quantity.compare(capacity, requested_storage(claim)) < 0:
+        return "requested PV is too small"
+    if volume_class(volume) != claim_class(claim):
+        return "storageClassName does not match"
+    if volume["spec"].get("volumeMode", "Filesystem") != claim["spec"].get(
+        "volumeMode", "Filesystem"
+    ):
+        return "incompatible volumeMode"
+    if not set(claim["spec"].get("accessModes") or []) <= set(
+        volume["spec"].get("accessModes") or []
+    ):
+        return "incompatible accessMode"
+    return None
+
+
 def best_match(volumes: Iterable[JSON], claim: JSON, *, delayed: bool) -> JSON | None:
     """The volume to bind ``claim`` to, or None (see the module docstring)."""
     smallest: JSON | None = None

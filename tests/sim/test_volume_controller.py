@@ -236,9 +236,9 @@ async def test_pause_holds_binding_until_resumed(api: Api):
 
 async def test_delay_slows_binding(api: Api):
     await api.post("/admin/faults", {"volumeBindingDelaySeconds": 0.2})
-    await create(api, PVS, volume("pv-a"))
     loop = asyncio.get_running_loop()
-    started = loop.time()
+    started = loop.time()  # the controller's wait starts once the PV is stored, after this
+    await create(api, PVS, volume("pv-a"))
     await wait_until(api, PVS, "pv-a", _phase("Available"))
     assert loop.time() - started >= 0.2
 
@@ -328,3 +328,39 @@ async def test_immediate_claim_that_cannot_be_provisioned(
     pending = (await api.get(f"{CLAIMS}/c")).body
     assert pending["status"] == {"phase": "Pending"}
     assert pending["metadata"]["annotations"] == {}  # no storage-provisioner annotation
+
+
+@pytest.mark.parametrize(
+    ("pv_body", "claim_body", "why"),
+    [
+        pytest.param(
+            volume("pv-x", "1Gi"), claim("c", "2Gi"), "requested PV is too small", id="too small"
+        ),
+        pytest.param(
+            volume("pv-x", storage_class="gold"),
+            claim("c", storage_class=""),
+            "storageClassName does not match",
+            id="class",
+        ),
+        pytest.param(
+            volume("pv-x", volumeMode="Block"), claim("c"), "incompatible volumeMode", id="mode"
+        ),
+        pytest.param(
+            volume("pv-x", modes=("ReadOnlyMany",)),
+            claim("c"),
+            "incompatible accessMode",
+            id="access mode",
+        ),
+    ],
+)
+async def test_pre_bound_claim_to_an_unsuitable_volume(api: Api, pv_body, claim_body, why):
+    # the messages kube-controller-manager v1.20 records for the same objects (observed)
+    await create(api, PVS, pv_body)
+    await create(api, CLAIMS, {**claim_body, "spec": {**claim_body["spec"], "volumeName": "pv-x"}})
+    event = await wait_for_event(api, "c", "VolumeMismatch")
+    assert (event["type"], event["message"]) == (
+        "Warning",
+        f'Cannot bind to requested volume "pv-x": {why}',
+    )
+    assert (await api.get(f"{CLAIMS}/c")).body["status"] == {"phase": "Pending"}
+    assert "claimRef" not in (await api.get(f"{PVS}/pv-x")).body["spec"]
