@@ -11,8 +11,10 @@ What it does, after upstream's ``pv_controller.go`` (annotations and phases as u
 messages as kube-controller-manager v1.20 words them, the version of the genuine backend)::
 
     PV  no claimRef, or a claimRef without uid (pre-bound by a user)  -> phase Available
-        claimRef to a claim that is gone (other uid)  -> Released; a hollow-provisioned
-            volume whose policy is Delete is deleted (its capacity given back)
+        claimRef to a claim that is gone (other uid)  -> Released; policy Delete: a
+            hollow-provisioned volume (its capacity given back) or a hostPath under /tmp/ is
+            deleted, another volume of an external provisioner stays Released, any other is
+            Failed with Event VolumeFailedDelete (kube-controller-manager v1.20's words)
         claimRef to an unbound claim (the scheduler's PreBind, a provisioner)  -> sync the claim
         claimRef to a claim bound to it  -> phase Bound
 
@@ -44,8 +46,7 @@ deleted loses its protection finalizer once no scheduled, unfinished pod uses th
 the volume is not Bound (:mod:`asched.sim.volume_protection`).
 
 Not simulated, compared with kube-controller-manager: periodic resyncs (nothing changes
-unless an object does), recyclers and deleters of non-hollow volumes (a Released PV stays
-Released), in-tree provisioners, adding the protection finalizers (an admission plugin),
+unless an object does), the recycler and the deleters of in-tree plugins other than hostPath, in-tree provisioners, adding the protection finalizers (an admission plugin),
 volume expansion, the ``ClaimMisbound`` bookkeeping beyond an Event, and the Event aggregation
 (each reason is recorded once per object).
 """
@@ -55,6 +56,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from typing import Any, Final
 
 from asched.sim import provisioner, recorder, volume_match, volume_protection
@@ -73,7 +75,11 @@ BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 #: sets ``volume.kubernetes.io/storage-provisioner``; the genuine backend runs 1.20).
 STORAGE_PROVISIONER: Final = "volume.beta.kubernetes.io/storage-provisioner"
 #: provisioner names of in-tree volume plugins (none is simulated: ProvisioningFailed).
-IN_TREE_PREFIX: Final = "kubernetes.io/"  #: seconds between a change and the round that syncs it (gathers a burst of writes).
+IN_TREE_PREFIX: Final = "kubernetes.io/"
+#: hostPath volumes the in-tree deleter removes (it refuses any other path).
+_TMP_PATH: Final = re.compile(
+    r"/tmp/.+"
+)  #: seconds between a change and the round that syncs it (gathers a burst of writes).
 DEBOUNCE: Final = 0.001
 #: rounds of follow-up syncs in one step before yielding (a guard against write loops).
 MAX_PASSES: Final = 20
@@ -297,14 +303,42 @@ class VolumeController:
         return self._registry.write(_VOLUMES, {**volume, "status": {"phase": phase}}).obj
 
     def _released(self, volume: JSON) -> None:
+        """Its claim is gone: Released, then (policy Delete) deleted or Failed."""
         spec = volume["spec"]
-        annotations = volume["metadata"].get("annotations") or {}
-        hollow = provisioner.is_hollow(str(annotations.get(provisioner.PROVISIONED_BY, "")))
-        if hollow and spec.get("persistentVolumeReclaimPolicy") == "Delete":
-            table = self._tables[_VOLUMES]
-            self._registry.store.remove(table, volume["metadata"]["name"])
+        name = volume["metadata"]["name"]
+        phase = (volume.get("status") or {}).get("phase")
+        if phase == "Failed":
             return
-        self._volume_phase(volume, "Released")
+        volume = self._volume_phase(volume, "Released")
+        if spec.get("persistentVolumeReclaimPolicy") != "Delete":
+            return
+        annotations = volume["metadata"].get("annotations") or {}
+        by = str(annotations.get(provisioner.PROVISIONED_BY, ""))
+        if provisioner.is_hollow(by) or _TMP_PATH.match(
+            (spec.get("hostPath") or {}).get("path", "")
+        ):
+            self._registry.store.remove(self._tables[_VOLUMES], name)
+            return
+        if by and not by.startswith(IN_TREE_PREFIX):
+            return  # an external provisioner deletes its own volumes (none runs here)
+        if spec.get("hostPath") is not None:
+            why = (
+                "host_path deleter only supports /tmp/.+ but received provided "
+                f"{spec['hostPath'].get('path', '')}"
+            )
+        else:
+            why = f'Error getting deleter volume plugin for volume "{name}": no deletable volume plugin matched'
+        failed = {**volume, "status": {"phase": "Failed", "message": why}}
+        self._registry.write(_VOLUMES, failed)
+        recorder.record(
+            self._registry,
+            volume,
+            "PersistentVolume",
+            "Warning",
+            "VolumeFailedDelete",
+            why,
+            COMPONENT,
+        )
 
     def _unbind(self, volume: JSON) -> None:
         meta = dict(volume["metadata"])

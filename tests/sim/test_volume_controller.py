@@ -364,3 +364,45 @@ async def test_pre_bound_claim_to_an_unsuitable_volume(api: Api, pv_body, claim_
     )
     assert (await api.get(f"{CLAIMS}/c")).body["status"] == {"phase": "Pending"}
     assert "claimRef" not in (await api.get(f"{PVS}/pv-x")).body["spec"]
+
+
+@pytest.mark.parametrize(
+    ("source", "failure"),
+    [
+        pytest.param(
+            {"hostPath": {"path": "/data/x"}},
+            "host_path deleter only supports /tmp/.+ but received provided /data/x",
+            id="hostPath outside /tmp",
+        ),
+        pytest.param(
+            {"hostPath": None, "csi": {"driver": "x.y", "volumeHandle": "h"}},
+            'Error getting deleter volume plugin for volume "pv-a": no deletable volume plugin '
+            "matched",
+            id="no deleter",
+        ),
+        pytest.param({"hostPath": {"path": "/tmp/x"}}, None, id="hostPath under /tmp is deleted"),
+    ],
+)
+async def test_deleted_claim_with_reclaim_policy_delete(api: Api, source, failure):
+    # what kube-controller-manager v1.20 does with the same objects (observed)
+    body = volume("pv-a", persistentVolumeReclaimPolicy="Delete")
+    body["spec"] = {k: v for k, v in {**body["spec"], **source}.items() if v is not None}
+    await create(api, PVS, body)
+    await create(api, CLAIMS, claim("c"))
+    await wait_until(api, PVS, "pv-a", _phase("Bound"))
+    since = (await api.get(PVS)).body["metadata"]["resourceVersion"]
+    assert (await api.delete(f"{CLAIMS}/c")).status == 200
+    if failure is None:
+        await api.watch(
+            f"{PVS}?watch=1&resourceVersion={since}",
+            until=lambda seen: seen[-1]["type"] == "DELETED",
+        )
+        return
+    failed = await wait_until(api, PVS, "pv-a", _phase("Failed"))
+    assert failed["status"]["message"] == failure
+    reply = await api.get(
+        "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=pv-a"
+    )
+    assert [(e["type"], e["reason"], e["message"]) for e in reply.body["items"]] == [
+        ("Warning", "VolumeFailedDelete", failure)
+    ]
