@@ -340,6 +340,7 @@ class StorageClassHooks(Hooks):
         ]
         causes += _enum(obj, "reclaimPolicy", "reclaimPolicy", CLASS_RECLAIM_POLICIES)
         causes += _enum(obj, "volumeBindingMode", "volumeBindingMode", BINDING_MODES)
+        causes += _allowed_topologies(obj.get("allowedTopologies") or [])
         if old is not None:
             causes += [
                 apierrors.forbidden(field, f"updates to {field} are forbidden.")
@@ -353,6 +354,36 @@ class StorageClassHooks(Hooks):
                     )
                 )
         return causes
+
+
+def _allowed_topologies(terms: list[JSON]) -> list[FieldCause]:
+    """``ValidateAllowedTopologies`` of 1.20, its quirk included: each term is compared with
+    ``len(terms)`` nil maps before the earlier terms, and Go's semantic equality takes a nil
+    map for an empty one, so every term without expressions is that many duplicates."""
+    causes: list[FieldCause] = []
+    seen: list[dict[str, frozenset[str]]] = [{} for _ in terms]
+    for index, term in enumerate(terms):
+        where = f"allowedTopologies[{index}].matchLabelExpressions"
+        expressions: dict[str, frozenset[str]] = {}
+        for position, requirement in enumerate(term.get("matchLabelExpressions") or []):
+            item = f"{where}[{position}]"
+            values: list[str] = requirement.get("values") or []
+            if not values:
+                causes.append(apierrors.required(f"{item}.values"))
+            for number, value in enumerate(values):
+                if value in values[:number]:
+                    causes.append(apierrors.duplicate(f"{item}.values[{number}]", value))
+            key = requirement.get("key") or ""
+            causes += [
+                apierrors.invalid_value(f"{item}.key", key, why)
+                for why in selectors.qualified_name_errors(key)
+            ]
+            if key in expressions:
+                causes.append(apierrors.duplicate(f"{item}.key", key))
+            expressions[key] = frozenset(values)
+        causes += [apierrors.duplicate(where, "") for earlier in seen if earlier == expressions]
+        seen.append(expressions)
+    return causes
 
 
 class CSIDriverHooks(Hooks):

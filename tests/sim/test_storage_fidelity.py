@@ -26,6 +26,11 @@ _GOOD_CLAIM_SPEC: dict[str, Any] = {
     "storageClassName": "asched-fidelity-unbound",
 }
 _ADDRESS = re.compile(r"\(0x[0-9a-f]+\)")
+NAME = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
 PVS = "/api/v1/persistentvolumes"
 CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
 CSI_NODES = "/apis/storage.k8s.io/v1/csinodes"
@@ -175,6 +180,41 @@ def _causes(answer: Any) -> list[tuple[str, str]]:
                 ),
             ],
             id="class without provisioner, bad enums and parameter",
+        ),
+        pytest.param(
+            CLASSES,
+            {
+                "provisioner": "a.b",
+                "allowedTopologies": [
+                    {},
+                    {
+                        "matchLabelExpressions": [
+                            {"key": "", "values": []},
+                            {"key": "bad key!", "values": ["a", "a"]},
+                            {"key": "z", "values": ["v"]},
+                            {"key": "z", "values": ["w"]},
+                        ]
+                    },
+                ],
+            },
+            [
+                # the empty term equals the 2 nil maps Go compares it with first (a 1.20 quirk)
+                ("allowedTopologies[0].matchLabelExpressions", 'Duplicate value: ""'),
+                ("allowedTopologies[0].matchLabelExpressions", 'Duplicate value: ""'),
+                ("allowedTopologies[1].matchLabelExpressions[0].values", "Required value"),
+                (
+                    "allowedTopologies[1].matchLabelExpressions[0].key",
+                    'Invalid value: "": name part must be non-empty',
+                ),
+                ("allowedTopologies[1].matchLabelExpressions[0].key", f'Invalid value: "": {NAME}'),
+                ("allowedTopologies[1].matchLabelExpressions[1].values[1]", 'Duplicate value: "a"'),
+                (
+                    "allowedTopologies[1].matchLabelExpressions[1].key",
+                    f'Invalid value: "bad key!": {NAME}',
+                ),
+                ("allowedTopologies[1].matchLabelExpressions[3].key", 'Duplicate value: "z"'),
+            ],
+            id="class allowed topologies",
         ),
         pytest.param(
             CSI_NODES,
