@@ -190,3 +190,20 @@ def causes(affinity: JSON | None, path: str) -> list[FieldCause]:
     if affinity.get("podAntiAffinity") is not None:
         found += _pod_affinity(affinity["podAntiAffinity"], f"{path}.podAntiAffinity")
     return found
+
+
+def node_selector(selector: JSON, path: str) -> list[FieldCause]:
+    """``ValidateNodeSelector`` at ``path`` (a PV's ``spec.nodeAffinity.required``)."""
+    where = f"{path}.nodeSelectorTerms"
+    terms = selector.get("nodeSelectorTerms") or []
+    if not terms:
+        return [apierrors.required(where, "must have at least one node selector term")]
+    found: list[FieldCause] = []
+    for index, term in enumerate(terms):
+        found += _node_term(term, f"{where}[{index}]")
+    return found
+
+
+def label_selector(selector: JSON | None, path: str) -> list[FieldCause]:
+    """``metav1validation.ValidateLabelSelector`` at ``path`` (a claim's ``spec.selector``)."""
+    return _label_selector(selector, path)

@@ -167,6 +167,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     faults.add_argument(
         "--latency-ms", type=_non_negative_float, default=0.0, help="latency added to every request"
     )
+    faults.add_argument(
+        "--volume-binding-paused",
+        action="store_true",
+        help="the simulated PV controller binds and provisions nothing until unpaused",
+    )
+    faults.add_argument(
+        "--volume-binding-delay",
+        type=_non_negative_float,
+        default=0.0,
+        metavar="SECONDS",
+        help="the simulated PV controller waits this long before each round of binding",
+    )
 
 
 def serves_tls(args: argparse.Namespace) -> bool:
@@ -195,6 +207,8 @@ def config_from(args: argparse.Namespace) -> SimConfig:
         bind_error_rate=args.bind_error_rate,
         bind_error_code=args.bind_error_code,
         latency_ms=args.latency_ms,
+        volume_binding_paused=args.volume_binding_paused,
+        volume_binding_delay=args.volume_binding_delay,
         seed=args.seed,
     )
 

@@ -1,15 +1,20 @@
 """Injected faults: what the sim does wrong on purpose, set by flags or ``POST /admin/faults``.
 
-========================  ======================================================
-``watchCutAfterSeconds``  every watch is cut (connection closed, no final chunk)
-                          this long after it started; ``null`` disables
-``bindErrorRate``         fraction of binding POSTs answered with an error
-                          instead of binding (0..1)
-``bindErrorCode``         500 (InternalError) or 409 (Conflict) for those
-``latencyMs``             added to every request before it is handled
-``history``               shrink (or grow) every resource's watch history to this
-                          many events, to provoke ``410 Expired``
-========================  ======================================================
+==============================  ======================================================
+``watchCutAfterSeconds``        every watch is cut (connection closed, no final chunk)
+                                this long after it started; ``null`` disables
+``bindErrorRate``               fraction of binding POSTs answered with an error
+                                instead of binding (0..1)
+``bindErrorCode``               500 (InternalError) or 409 (Conflict) for those
+``latencyMs``                   added to every request before it is handled
+``history``                     shrink (or grow) every resource's watch history to this
+                                many events, to provoke ``410 Expired``
+``volumeBindingPaused``         the simulated PV controller and hollow provisioner
+                                stop binding and provisioning claims (PV phases still
+                                move); work queued meanwhile runs when unpaused
+``volumeBindingDelaySeconds``   seconds (real time, not scaled) the PV controller
+                                waits before each round of binding work
+==============================  ======================================================
 
 Restarts are an action, not a setting: ``POST /admin/restart``.
 """
@@ -17,6 +22,7 @@ Restarts are an action, not a setting: ``POST /admin/restart``.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +34,8 @@ _KEYS = {
     "bindErrorCode": "bind_error_code",
     "latencyMs": "latency_ms",
     "history": "history",
+    "volumeBindingPaused": "volume_binding_paused",
+    "volumeBindingDelaySeconds": "volume_binding_delay",
 }
 
 
@@ -40,7 +48,14 @@ class Faults:
     bind_error_code: int = 500
     latency_ms: float = 0.0
     history: int | None = None
+    volume_binding_paused: bool = False
+    volume_binding_delay: float = 0.0
     _random: random.Random = field(default_factory=random.Random, repr=False)
+    _listeners: list[Callable[[], None]] = field(default_factory=list, repr=False)
+
+    def subscribe(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after every :meth:`update` (the PV controller resumes on it)."""
+        self._listeners.append(callback)
 
     def update(self, data: Any) -> None:
         """Apply a JSON document of settings; raise ValueError naming a bad one."""
@@ -54,6 +69,8 @@ class Faults:
         code = data.get("bindErrorCode", self.bind_error_code)
         latency = data.get("latencyMs", self.latency_ms)
         history = data.get("history", self.history)
+        paused = data.get("volumeBindingPaused", self.volume_binding_paused)
+        delay = data.get("volumeBindingDelaySeconds", self.volume_binding_delay)
         if cut is not None and (not isinstance(cut, int | float) or cut <= 0):
             raise ValueError(f"watchCutAfterSeconds must be a positive number or null, got {cut!r}")
         if not isinstance(rate, int | float) or not 0 <= rate <= 1:
@@ -64,11 +81,19 @@ class Faults:
             raise ValueError(f"latencyMs must be >= 0, got {latency!r}")
         if history is not None and (not isinstance(history, int) or history < 0):
             raise ValueError(f"history must be an integer >= 0, got {history!r}")
+        if not isinstance(paused, bool):
+            raise ValueError(f"volumeBindingPaused must be true or false, got {paused!r}")
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
+            raise ValueError(f"volumeBindingDelaySeconds must be >= 0, got {delay!r}")
         self.watch_cut_after = float(cut) if cut is not None else None
         self.bind_error_rate = float(rate)
         self.bind_error_code = int(code)
         self.latency_ms = float(latency)
         self.history = history
+        self.volume_binding_paused = paused
+        self.volume_binding_delay = float(delay)
+        for callback in self._listeners:
+            callback()
 
     def as_json(self) -> JSON:
         """The settings in the admin endpoint's shape."""
@@ -78,6 +103,8 @@ class Faults:
             "bindErrorCode": self.bind_error_code,
             "latencyMs": self.latency_ms,
             "history": self.history,
+            "volumeBindingPaused": self.volume_binding_paused,
+            "volumeBindingDelaySeconds": self.volume_binding_delay,
         }
 
     def bind_fails(self) -> bool:

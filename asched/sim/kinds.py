@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any, Final
 
-from asched.sim import apierrors, crd_validation, pods, selectors, validation
+from asched.sim import apierrors, crd_validation, pods, selectors, storage_kinds, validation
 from asched.sim.apierrors import FieldCause
 from asched.sim.hooks import Context, Hooks, items, section
 from asched.sim.resources import ResourceSpec
@@ -275,105 +275,6 @@ class PriorityClassHooks(Hooks):
         return causes
 
 
-class StorageClassHooks(Hooks):
-    """StorageClasses: provisioner required and immutable, reclaim/binding defaults."""
-
-    def default(self, obj: JSON) -> None:
-        obj.setdefault("reclaimPolicy", "Delete")
-        obj.setdefault("volumeBindingMode", "Immediate")
-
-    def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
-        causes: list[FieldCause] = []
-        if not obj.get("provisioner"):
-            causes.append(apierrors.required("provisioner"))
-        if old is not None:
-            causes += [
-                apierrors.forbidden(field, f"updates to {field} are forbidden.")
-                for field in ("parameters", "provisioner", "reclaimPolicy")
-                if obj.get(field) != old.get(field)
-            ]
-        return causes
-
-
-class CSIDriverHooks(Hooks):
-    """CSIDrivers: the 1.20 spec defaults."""
-
-    def default(self, obj: JSON) -> None:
-        spec = section(obj, "spec", "spec")
-        spec.setdefault("attachRequired", True)
-        spec.setdefault("podInfoOnMount", False)
-        spec.setdefault("volumeLifecycleModes", ["Persistent"])
-        spec.setdefault("fsGroupPolicy", "ReadWriteOnceWithFSType")
-
-
-class CSINodeHooks(Hooks):
-    """CSINodes: every driver needs a name and a node ID."""
-
-    def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
-        causes: list[FieldCause] = []
-        spec = obj.get("spec") or {}
-        if "drivers" not in spec:
-            causes.append(apierrors.required("spec.drivers"))
-        for index, driver in enumerate(items(spec, "drivers", "spec.drivers")):
-            causes += [
-                apierrors.required(f"spec.drivers[{index}].{field}")
-                for field in ("name", "nodeID")
-                if not driver.get(field)
-            ]
-        return causes
-
-
-class PersistentVolumeHooks(Hooks):
-    """PersistentVolumes: capacity, access modes, phase Pending."""
-
-    def decode(self, obj: JSON) -> None:
-        validation.resource_list(section(obj, "spec", "spec"), "capacity", "spec.capacity")
-
-    def default(self, obj: JSON) -> None:
-        obj["spec"].setdefault("persistentVolumeReclaimPolicy", "Retain")
-        obj["spec"].setdefault("volumeMode", "Filesystem")
-
-    def initial_status(self, obj: JSON) -> JSON | None:
-        return {"phase": "Pending"}
-
-    def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
-        spec = obj["spec"]
-        causes: list[FieldCause] = []
-        if not spec.get("accessModes"):
-            causes.append(apierrors.required("spec.accessModes"))
-        capacity = spec.get("capacity") or {}
-        if "storage" not in capacity:
-            causes.append(apierrors.required("spec.capacity"))
-        causes += validation.resource_values(capacity, "spec.capacity")
-        return causes
-
-
-class PersistentVolumeClaimHooks(Hooks):
-    """PersistentVolumeClaims: a storage request, access modes, phase Pending."""
-
-    def decode(self, obj: JSON) -> None:
-        resources = section(section(obj, "spec", "spec"), "resources", "spec.resources")
-        validation.resource_list(resources, "requests", "spec.resources.requests")
-        validation.resource_list(resources, "limits", "spec.resources.limits")
-
-    def default(self, obj: JSON) -> None:
-        obj["spec"].setdefault("volumeMode", "Filesystem")
-
-    def initial_status(self, obj: JSON) -> JSON | None:
-        return {"phase": "Pending"}
-
-    def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
-        spec = obj["spec"]
-        causes: list[FieldCause] = []
-        if not spec.get("accessModes"):
-            causes.append(apierrors.required("spec.accessModes"))
-        requests = (spec.get("resources") or {}).get("requests") or {}
-        if "storage" not in requests:
-            causes.append(apierrors.required("spec.resources[storage]"))
-        causes += validation.resource_values(requests, "spec.resources.requests")
-        return causes
-
-
 class WorkloadHooks(Hooks):
     """ReplicaSets, StatefulSets, ReplicationControllers: a pod template and a selector."""
 
@@ -457,11 +358,12 @@ HOOKS: Final[Mapping[str, Hooks]] = {
     "events": EventHooks(),
     "leases": LeaseHooks(),
     "priorityclasses": PriorityClassHooks(),
-    "storageclasses": StorageClassHooks(),
-    "csidrivers": CSIDriverHooks(),
-    "csinodes": CSINodeHooks(),
-    "persistentvolumes": PersistentVolumeHooks(),
-    "persistentvolumeclaims": PersistentVolumeClaimHooks(),
+    "storageclasses": storage_kinds.StorageClassHooks(),
+    "csidrivers": storage_kinds.CSIDriverHooks(),
+    "csinodes": storage_kinds.CSINodeHooks(),
+    "csistoragecapacities": storage_kinds.CSIStorageCapacityHooks(),
+    "persistentvolumes": storage_kinds.PersistentVolumeHooks(),
+    "persistentvolumeclaims": storage_kinds.PersistentVolumeClaimHooks(),
     "replicasets": WorkloadHooks(),
     "statefulsets": WorkloadHooks(statefulset=True),
     "replicationcontrollers": WorkloadHooks(legacy_selector=True),

@@ -354,6 +354,10 @@ LAYOUTS: Final[Mapping[tuple[str, str], Layout]] = {
         [_NAME, column("Drivers", "integer"), _AGE],
         lambda o: [_name(o), len((o.get("spec") or {}).get("drivers") or []), _age(o)],
     ),
+    ("storage.k8s.io", "csistoragecapacities"): (
+        [_NAME, column("StorageClassName"), column("Capacity"), _AGE],
+        lambda o: [_name(o), o.get("storageClassName", ""), o.get("capacity", ""), _age(o)],
+    ),
 }
 DEFAULT: Final[Layout] = (
     [_NAME, column("Created At", "date")],

@@ -457,6 +457,20 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         storage="csidrivers",
         schema=_PLAIN,
     ),
+    # CSIStorageCapacity: v1 since 1.24, v1beta1 from 1.21 to 1.26; one storage, as a real
+    # server serving both converts between them (the two shapes are identical)
+    *(
+        make_spec(
+            group="storage.k8s.io",
+            version=version,
+            resource="csistoragecapacities",
+            kind="CSIStorageCapacity",
+            namespaced=True,
+            storage="csistoragecapacities",
+            schema=_PLAIN,
+        )
+        for version in ("v1", "v1beta1")
+    ),
     make_spec(
         group="apiextensions.k8s.io",
         version="v1",
@@ -486,7 +500,7 @@ GROUP_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "coordination.k8s.io": ("v1",),
     "policy": ("v1", "v1beta1"),
     "scheduling.k8s.io": ("v1", "v1alpha1"),
-    "storage.k8s.io": ("v1",),
+    "storage.k8s.io": ("v1", "v1beta1"),
 }
 
 #: storage name -> the spec whose shape objects are stored in (the first view listed).

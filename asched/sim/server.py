@@ -6,7 +6,8 @@ Used by ``asched sim`` and, in-process, by tests and benchmarks::
         ...  # server.url, server.token, server.kubeconfig()
 
 Ownership: the server owns its aiohttp runner, its timers (grace periods, hollow
-kubelet) and the one restart task it may have scheduled; :meth:`stop` ends all of them.
+kubelet), the PV controller's task (:mod:`asched.sim.volume_controller`) and the one restart
+task it may have scheduled; :meth:`stop` ends all of them.
 Simulated durations (grace periods, ``run_pods_after``) are multiplied by
 ``time_scale`` so tests can run a 30 s grace period in 30 ms.
 """
@@ -28,7 +29,7 @@ from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestHandler
 
-from asched.sim import bootstrap, crds, kubeconfig, tls
+from asched.sim import bootstrap, crds, kubeconfig, tls, volume_controller
 from asched.sim.admin import Stats
 from asched.sim.faults import Faults
 from asched.sim.handlers import MAX_BODY_BYTES, Api, ApiSettings
@@ -63,6 +64,10 @@ class SimConfig:
     bind_error_rate: float = 0.0
     bind_error_code: int = 500
     latency_ms: float = 0.0
+    #: the PV controller holds every bind and provisioning (see asched.sim.faults).
+    volume_binding_paused: bool = False
+    #: seconds the PV controller waits before each round of binding work.
+    volume_binding_delay: float = 0.0
     seed: int | None = None
 
 
@@ -143,7 +148,10 @@ class SimServer:
             bind_error_rate=config.bind_error_rate,
             bind_error_code=config.bind_error_code,
             latency_ms=config.latency_ms,
+            volume_binding_paused=config.volume_binding_paused,
+            volume_binding_delay=config.volume_binding_delay,
         )
+        self.volumes = volume_controller.VolumeController(self.registry, self.faults)
         self.stats = Stats()
         settings = ApiSettings(
             token=self.token,
@@ -205,6 +213,7 @@ class SimServer:
         self._runner = web.ServerRunner(server, access_log=None)
         await self._runner.setup()
         await self._listen(self.config.port)
+        self.volumes.start()
         logger.info(
             "simulated API server on %s: %d nodes, resourceVersion %d, ready in %.2fs",
             self.url,
@@ -284,6 +293,7 @@ class SimServer:
             self._restart.cancel()
             await asyncio.wait([self._restart])  # wait for it; its cancellation is not ours
             self._restart = None
+        await self.volumes.stop()
         self.clock.cancel_all()
         self.close_watches()
         if self._runner is not None:

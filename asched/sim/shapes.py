@@ -305,17 +305,46 @@ KINDS: Final[Mapping[str, Obj]] = {
             "reclaimPolicy": STR,
             "volumeBindingMode": STR,
             "allowVolumeExpansion": BOOL,
+            "mountOptions": STRINGS,
+            "allowedTopologies": ListOf(
+                Obj({"matchLabelExpressions": ListOf(Obj({"key": STR, "values": STRINGS}))})
+            ),
         }
     ),
     "csinodes": Obj(
         {
             "metadata": META,
             "spec": Obj(
-                {"drivers": ListOf(Obj({"name": STR, "nodeID": STR, "topologyKeys": STRINGS}))}
+                {
+                    "drivers": ListOf(
+                        Obj(
+                            {
+                                "name": STR,
+                                "nodeID": STR,
+                                "topologyKeys": STRINGS,
+                                "allocatable": Obj({"count": INT}),
+                            }
+                        )
+                    )
+                }
             ),
         }
     ),
-    "csidrivers": Obj({"metadata": META, "spec": ANY_OBJ}),
+    "csidrivers": Obj(
+        {
+            "metadata": META,
+            "spec": Obj({"attachRequired": BOOL, "podInfoOnMount": BOOL, "storageCapacity": BOOL}),
+        }
+    ),
+    "csistoragecapacities": Obj(
+        {
+            "metadata": META,
+            "nodeTopology": _LABEL_SELECTOR,
+            "storageClassName": STR,
+            "capacity": QUANTITY,
+            "maximumVolumeSize": QUANTITY,
+        }
+    ),
     "persistentvolumes": Obj(
         {
             "metadata": META,
@@ -323,13 +352,19 @@ KINDS: Final[Mapping[str, Obj]] = {
                 {
                     "capacity": RESOURCES,
                     "accessModes": STRINGS,
-                    "claimRef": ANY_OBJ,
+                    "claimRef": _OBJECT_REFERENCE,
                     "storageClassName": STR,
                     "volumeMode": STR,
                     "persistentVolumeReclaimPolicy": STR,
+                    "nodeAffinity": Obj(
+                        {"required": Obj({"nodeSelectorTerms": ListOf(_NODE_SELECTOR_TERM)})}
+                    ),
+                    "csi": Obj({"driver": STR, "volumeHandle": STR, "fsType": STR}),
+                    "local": Obj({"path": STR}),
+                    "hostPath": Obj({"path": STR, "type": STR}),
                 }
             ),
-            "status": Obj({"phase": STR, "reason": STR}),
+            "status": Obj({"phase": STR, "reason": STR, "message": STR}),
         }
     ),
     "persistentvolumeclaims": Obj(
@@ -338,6 +373,7 @@ KINDS: Final[Mapping[str, Obj]] = {
             "spec": Obj(
                 {
                     "accessModes": STRINGS,
+                    "selector": _LABEL_SELECTOR,
                     "resources": Obj({"requests": RESOURCES, "limits": RESOURCES}),
                     "volumeName": STR,
                     "storageClassName": STR,

@@ -118,4 +118,6 @@ async def test_stats(api: Api):
         "bindErrorCode": 500,
         "latencyMs": 0.0,
         "history": None,
+        "volumeBindingPaused": False,
+        "volumeBindingDelaySeconds": 0.0,
     }
