@@ -160,3 +160,47 @@ async def test_an_unbound_immediate_claim_is_unresolvable(volume_cluster: Any) -
 
         await until(reported, within=30)
         assert await bound_nodes(cluster, ["waits"]) == {}
+
+
+@pytest.mark.sim_only
+async def test_a_prebind_that_times_out_rolls_back_and_the_pod_is_retried(sim_cluster: Any) -> None:
+    # the simulator's PV controller is paused: PreBind writes the PV's claimRef and then
+    # waits for the claim to be bound, which does not happen within bindTimeoutSeconds (1).
+    # The attempt rolls back (assumption reverted, pod forgotten, requeued with backoff);
+    # the claimRef stays written, as upstream leaves it. Once the controller resumes it
+    # completes that binding, and the retried pod (its claim now bound) is bound.
+    cluster = sim_cluster
+    name = cluster.unique_name("sched")
+    storage_class = cluster.unique_name("local")
+    node = cluster.unique_name("n")
+    await cluster.create_node(node, cpu="4", memory="8Gi")
+    await create_class(cluster, storage_class)
+    await create_local_pv(cluster, "pv-only", node, storage_class)
+    await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": True})
+    profile = {"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 1}}]}
+    async with running_scheduler(cluster, name, profile=profile) as running:
+        await create_claim(cluster, "data", storage_class)
+        await create_pod_with_claim(cluster, "web-0", name, "data")
+
+        async def timed_out() -> bool:
+            return "timed out waiting for the condition" in await condition_message(
+                cluster, "web-0"
+            )
+
+        await until(timed_out, within=30)
+        assert await bound_nodes(cluster, ["web-0"]) == {}
+        # rolled back: nothing assumed is left in the scheduler, the pod is not counted
+        assert f"{cluster.namespace}/web-0" not in running.app.table.pods
+        assert not running.app.table.volumes.pv_api
+        assert not running.app.table.volumes.claim_api
+        # what PreBind wrote stays written (upstream does not undo API writes)
+        assert (await pv(cluster, "pv-only"))["spec"]["claimRef"]["name"] == "data"
+        assert (await claim(cluster, "data"))["status"].get("phase") == "Pending"
+
+        await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": False})
+
+        async def bound() -> bool:
+            return await bound_nodes(cluster, ["web-0"]) == {"web-0": node}
+
+        await until(bound, within=30)
+        assert (await claim(cluster, "data"))["spec"]["volumeName"] == "pv-only"
