@@ -294,6 +294,7 @@ class App:
             waiting=waiting,
             gangs=self.gangs,
         )
+        self.scheduler.binder.on_release = self._work.set
         #: PodGroup statuses (None: no profile enables Coscheduling)
         self.gang_status = GangStatusWriter(client, self.gangs) if self.gangs is not None else None
         self.reflectors = [
@@ -349,7 +350,7 @@ class App:
         binder = self.scheduler.binder
         while not self.stopping.is_set():
             self.drain()
-            await binder.acquire_slot()
+            await self._take_slot()
             if self.stopping.is_set():
                 binder.release_slot()
                 break
@@ -367,6 +368,18 @@ class App:
             else:
                 binder.consult(job)  # so does the task asking the extenders
             await asyncio.sleep(0)  # let watchers and binding tasks run
+
+    async def _take_slot(self) -> None:
+        """A binder slot; while every slot is taken, go on applying watch events: the
+        binding tasks holding them may be waiting for exactly those (PreBind for the PV
+        controller to bind a claim), and would otherwise wait for their timeouts."""
+        binder = self.scheduler.binder
+        while not binder.slot_free() and not self.stopping.is_set():
+            self._work.clear()  # set again by a watch event or a released slot
+            if self.drain():
+                continue
+            await self._unless_stopped(self._work.wait())
+        await binder.acquire_slot()
 
     async def wait_synced(self) -> None:
         await asyncio.gather(*(r.synced.wait() for r in self.reflectors))

@@ -204,3 +204,34 @@ async def test_a_prebind_that_times_out_rolls_back_and_the_pod_is_retried(sim_cl
 
         await until(bound, within=30)
         assert (await claim(cluster, "data"))["spec"]["volumeName"] == "pv-only"
+
+
+async def test_prebind_waits_do_not_starve_the_watch_when_every_bind_slot_is_taken(
+    volume_cluster: Any,
+) -> None:
+    # one bind slot: the pod in PreBind holds it while it waits for the PV controller to
+    # bind its claim, which only the watch (applied by the scheduling loop) can tell it.
+    # The loop waiting for a free slot must keep applying watch events, or the wait
+    # lasts bindTimeoutSeconds (600) and nothing else is scheduled meanwhile.
+    cluster = volume_cluster
+    name = cluster.unique_name("sched")
+    storage_class = cluster.unique_name("local")
+    node = cluster.unique_name("n")
+    await cluster.create_node(node, cpu="4", memory="8Gi")
+    await create_class(cluster, storage_class)
+    pvs = [cluster.unique_name("pv") for _ in range(2)]
+    try:
+        for volume in pvs:
+            await create_local_pv(cluster, volume, node, storage_class)
+        async with running_scheduler(cluster, name, max_in_flight=1):
+            pods = ["web-0", "web-1"]
+            for pod in pods:
+                await create_claim(cluster, f"data-{pod}", storage_class)
+                await create_pod_with_claim(cluster, pod, name, f"data-{pod}")
+
+            async def all_bound() -> bool:
+                return len(await bound_nodes(cluster, pods)) == 2
+
+            await until(all_bound, within=30)
+    finally:
+        await delete_pvs(cluster, pvs)
