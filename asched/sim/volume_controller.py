@@ -57,6 +57,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 from asched.sim import provisioner, recorder, volume_match, volume_protection
@@ -261,11 +262,20 @@ class VolumeController:
                 return
             volumes, self._volumes = self._volumes, set()
             for name in sorted(volumes):
-                self._sync_volume(name)
+                self._guarded(self._sync_volume, "PersistentVolume", name)
             claims, self._claims = self._claims, set()
             for key in sorted(claims):
-                self._sync_claim(key)
+                self._guarded(self._sync_claim, "PersistentVolumeClaim", key)
         self._wake.set()  # more work: another round after yielding
+
+    @staticmethod
+    def _guarded(step: Callable[[str], None], kind: str, key: str) -> None:
+        """One object's sync; a failure is logged and skips that object only (it is synced
+        again on its next change)."""
+        try:
+            step(key)
+        except Exception:
+            logger.exception("the simulated PV controller failed to sync %s %s", kind, key)
 
     # Volumes -------------------------------------------------------------------------------
 
