@@ -3,7 +3,7 @@ bodies get the same 422 causes from both backends (parametrized over ``cluster``
 
 Only bodies whose answer does not depend on the simulator's deliberate differences are here
 (an unsupported access mode lists ``ReadWriteOncePod`` on the simulator, see
-``asched/sim/storage_kinds.py``). Objects a case creates have unique names and are deleted.
+``asched/sim/volume_kinds.py``). Objects a case creates have unique names and are deleted.
 """
 
 from __future__ import annotations
@@ -338,7 +338,7 @@ async def test_same_immutability_as_the_genuine_server(cluster, collection, body
             content_type="application/merge-patch+json",
             check=False,
         )
-        # Go appends a diff to the first message; the simulator does not (see storage_kinds)
+        # Go appends a diff to the first message; the simulator does not (see volume_kinds)
         # and prints a pointer's address, the simulator (nil)
         found = [(f, _ADDRESS.sub("(nil)", m.split("\n", 1)[0])) for f, m in _causes(answer)]
         assert found == expected
