@@ -18,6 +18,8 @@ JSON = dict[str, Any]
 
 CLASS_RECLAIM_POLICIES: Final = ["Delete", "Retain"]
 BINDING_MODES: Final = ["Immediate", "WaitForFirstConsumer"]
+FS_GROUP_POLICIES: Final = ["File", "None", "ReadWriteOnceWithFSType"]
+LIFECYCLE_MODES: Final = ["Persistent", "Ephemeral"]  # Go's order, not sorted
 
 
 class StorageClassHooks(Hooks):
@@ -91,7 +93,17 @@ def _allowed_topologies(terms: list[JSON]) -> list[FieldCause]:
 
 
 class CSIDriverHooks(Hooks):
-    """CSIDrivers: the 1.20 spec defaults (``storageCapacity`` absent means false)."""
+    """CSIDrivers: the 1.20 spec defaults and enums; the name and every cause listed twice in
+    ``details.causes``, as the genuine server does (its message lists each once).
+
+    Deliberate differences: ``spec.storageCapacity`` is kept (a 1.20 server drops it, its
+    feature gate being off; absent means false), and the spec may change after creation (1.20
+    makes it all immutable; later versions let ``storageCapacity`` change, and the scheduler
+    reacts to CSIDriver updates).
+    """
+
+    def name_error(self, name: str) -> str | None:
+        return None  # reported by validate, with the rest, twice
 
     def default(self, obj: JSON) -> None:
         spec = section(obj, "spec", "spec")
@@ -99,6 +111,24 @@ class CSIDriverHooks(Hooks):
         spec.setdefault("podInfoOnMount", False)
         spec.setdefault("volumeLifecycleModes", ["Persistent"])
         spec.setdefault("fsGroupPolicy", "ReadWriteOnceWithFSType")
+
+    def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
+        name = obj["metadata"].get("name", "")
+        causes: list[FieldCause] = []
+        if name:
+            causes += [
+                apierrors.invalid_value("metadata.name", name, why)
+                for why in selectors.subdomain_errors(name)
+            ]
+        spec = obj.get("spec") or {}
+        causes += enum(spec, "fsGroupPolicy", "spec.fsGroupPolicy", FS_GROUP_POLICIES)
+        modes = spec.get("volumeLifecycleModes")
+        causes += [
+            apierrors.not_supported("spec.volumeLifecycleModes", mode, LIFECYCLE_MODES)
+            for mode in (modes if isinstance(modes, list) else [])
+            if mode not in LIFECYCLE_MODES
+        ]
+        return causes + causes
 
 
 def _driver_literal(driver: JSON) -> GoLiteral:

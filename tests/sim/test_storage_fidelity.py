@@ -217,6 +217,28 @@ def _causes(answer: Any) -> list[tuple[str, str]]:
             id="class allowed topologies",
         ),
         pytest.param(
+            "/apis/storage.k8s.io/v1/csidrivers",
+            {
+                "metadata": {"name": "Bad_Driver"},
+                "spec": {"volumeLifecycleModes": ["Nope"], "fsGroupPolicy": "X"},
+            },
+            # every cause twice, the name's included
+            [
+                ("metadata.name", f'Invalid value: "Bad_Driver": {SUBDOMAIN}'),
+                (
+                    "spec.fsGroupPolicy",
+                    'Unsupported value: "X": supported values: "File", "None", '
+                    '"ReadWriteOnceWithFSType"',
+                ),
+                (
+                    "spec.volumeLifecycleModes",
+                    'Unsupported value: "Nope": supported values: "Persistent", "Ephemeral"',
+                ),
+            ]
+            * 2,
+            id="CSIDriver bad name and enums",
+        ),
+        pytest.param(
             CSI_NODES,
             {
                 "spec": {
@@ -256,7 +278,7 @@ async def test_same_causes_as_the_genuine_server(cluster, collection, body, expe
     spec = body.get("spec")
     if isinstance(spec, dict):  # a None source means "leave this one out"
         body = {**body, "spec": {k: v for k, v in spec.items() if v is not None}}
-    named = {"metadata": {"name": cluster.unique_name("st")}, **body}
+    named = {"metadata": {"name": cluster.unique_name("st")}, **body}  # unless the body names it
     answer = await cluster.rest.request("POST", collection, body=named, check=False)
     assert _causes(answer) == expected
 
