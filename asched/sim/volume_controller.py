@@ -90,7 +90,6 @@ _WATCHED: Final = (
     "storageclasses",
     "csidrivers",
     "csistoragecapacities",
-    "pods",
 )
 
 
@@ -140,6 +139,8 @@ class VolumeController:
         self._task: asyncio.Task[None] | None = None
         for table in _WATCHED:
             self._tables[table].subscribers.add(_Feed(self, table))
+        #: subscribed to the pods only while a claim being deleted waits for its pods
+        self._pod_feed = _Feed(self, "pods")
         faults.subscribe(self._faults_changed)
 
     def start(self) -> None:
@@ -169,8 +170,8 @@ class VolumeController:
     def changed(self, table: str, event: Event) -> None:
         """Mark what ``event`` concerns dirty and wake the task."""
         entry = event.entry
-        if table == "pods":  # hot: only while a protected claim waits for its pods to go
-            if self._protected and event.prev is not None:
+        if table == "pods":  # subscribed only while a protected claim waits for its pods
+            if event.prev is not None:
                 namespace = entry.namespace
                 for name in volume_protection.claims_of(event.prev.obj):
                     if object_key(namespace, name) in self._protected:
@@ -183,6 +184,11 @@ class VolumeController:
                 self._protected.add(entry.key)
             else:
                 self._protected.discard(entry.key)
+            pod_watchers = self._tables["pods"].subscribers
+            if self._protected:  # the pods table is the hottest: watch it only when needed
+                pod_watchers.add(self._pod_feed)
+            else:
+                pod_watchers.discard(self._pod_feed)
             wanted = entry.obj["spec"].get("volumeName")
             if wanted and event.type != "DELETED":
                 self._wanted[wanted] = entry.key
