@@ -12,7 +12,15 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any, Final
 
-from asched.sim import apierrors, crd_validation, pods, selectors, storage_kinds, validation
+from asched.sim import (
+    apierrors,
+    crd_validation,
+    pods,
+    selectors,
+    storage_kinds,
+    validation,
+    volume_kinds,
+)
 from asched.sim.apierrors import FieldCause
 from asched.sim.hooks import Context, Hooks, items, section
 from asched.sim.resources import ResourceSpec
@@ -362,8 +370,8 @@ HOOKS: Final[Mapping[str, Hooks]] = {
     "csidrivers": storage_kinds.CSIDriverHooks(),
     "csinodes": storage_kinds.CSINodeHooks(),
     "csistoragecapacities": storage_kinds.CSIStorageCapacityHooks(),
-    "persistentvolumes": storage_kinds.PersistentVolumeHooks(),
-    "persistentvolumeclaims": storage_kinds.PersistentVolumeClaimHooks(),
+    "persistentvolumes": volume_kinds.PersistentVolumeHooks(),
+    "persistentvolumeclaims": volume_kinds.PersistentVolumeClaimHooks(),
     "replicasets": WorkloadHooks(),
     "statefulsets": WorkloadHooks(statefulset=True),
     "replicationcontrollers": WorkloadHooks(legacy_selector=True),

@@ -31,7 +31,6 @@ CSI topology keys other than the hostname, volume expansion, snapshots and data 
 
 from __future__ import annotations
 
-import logging
 from fractions import Fraction
 from typing import Any, Final
 
@@ -39,8 +38,6 @@ from asched.sim import apierrors, quantity, recorder, selectors, volume_match
 from asched.sim.registry import Registry
 from asched.sim.resources import BY_GVR
 from asched.sim.store import Entry, Event
-
-logger = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 

@@ -38,6 +38,10 @@ messages as kube-controller-manager v1.20 words them, the version of the genuine
           when the controller set it), pv.kubernetes.io/bind-completed: "yes", claim status
           Bound with the PV's access modes and capacity.
 
+The pure rules live beside it (:mod:`asched.sim.volume_match`, :mod:`asched.sim.volume_reclaim`,
+:mod:`asched.sim.volume_protection`); this module (over 500 lines) keeps the volume and claim
+syncs together because each drives the other, as in upstream's ``pv_controller.go``.
+
 Faults (:mod:`asched.sim.faults`): ``volumeBindingPaused`` holds every bind and provisioning
 (PV phases still move) until unpaused; ``volumeBindingDelaySeconds`` replaces the debounce.
 
@@ -56,10 +60,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
+from collections.abc import Callable
 from typing import Any, Final
 
-from asched.sim import provisioner, recorder, volume_match, volume_protection
+from asched.sim import provisioner, recorder, volume_match, volume_protection, volume_reclaim
 from asched.sim.faults import Faults
 from asched.sim.registry import Registry
 from asched.sim.store import Event, object_key
@@ -74,12 +78,7 @@ BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
 #: the annotation kube-controller-manager v1.20 sets for an external provisioner (1.23+ also
 #: sets ``volume.kubernetes.io/storage-provisioner``; the genuine backend runs 1.20).
 STORAGE_PROVISIONER: Final = "volume.beta.kubernetes.io/storage-provisioner"
-#: provisioner names of in-tree volume plugins (none is simulated: ProvisioningFailed).
-IN_TREE_PREFIX: Final = "kubernetes.io/"
-#: hostPath volumes the in-tree deleter removes (it refuses any other path).
-_TMP_PATH: Final = re.compile(
-    r"/tmp/.+"
-)  #: seconds between a change and the round that syncs it (gathers a burst of writes).
+#: seconds between a change and the round that syncs it (gathers a burst of writes).
 DEBOUNCE: Final = 0.001
 #: rounds of follow-up syncs in one step before yielding (a guard against write loops).
 MAX_PASSES: Final = 20
@@ -91,7 +90,6 @@ _WATCHED: Final = (
     "storageclasses",
     "csidrivers",
     "csistoragecapacities",
-    "pods",
 )
 
 
@@ -141,6 +139,8 @@ class VolumeController:
         self._task: asyncio.Task[None] | None = None
         for table in _WATCHED:
             self._tables[table].subscribers.add(_Feed(self, table))
+        #: subscribed to the pods only while a claim being deleted waits for its pods
+        self._pod_feed = _Feed(self, "pods")
         faults.subscribe(self._faults_changed)
 
     def start(self) -> None:
@@ -170,8 +170,8 @@ class VolumeController:
     def changed(self, table: str, event: Event) -> None:
         """Mark what ``event`` concerns dirty and wake the task."""
         entry = event.entry
-        if table == "pods":  # hot: only while a protected claim waits for its pods to go
-            if self._protected and event.prev is not None:
+        if table == "pods":  # subscribed only while a protected claim waits for its pods
+            if event.prev is not None:
                 namespace = entry.namespace
                 for name in volume_protection.claims_of(event.prev.obj):
                     if object_key(namespace, name) in self._protected:
@@ -184,6 +184,11 @@ class VolumeController:
                 self._protected.add(entry.key)
             else:
                 self._protected.discard(entry.key)
+            pod_watchers = self._tables["pods"].subscribers
+            if self._protected:  # the pods table is the hottest: watch it only when needed
+                pod_watchers.add(self._pod_feed)
+            else:
+                pod_watchers.discard(self._pod_feed)
             wanted = entry.obj["spec"].get("volumeName")
             if wanted and event.type != "DELETED":
                 self._wanted[wanted] = entry.key
@@ -261,11 +266,20 @@ class VolumeController:
                 return
             volumes, self._volumes = self._volumes, set()
             for name in sorted(volumes):
-                self._sync_volume(name)
+                self._guarded(self._sync_volume, "PersistentVolume", name)
             claims, self._claims = self._claims, set()
             for key in sorted(claims):
-                self._sync_claim(key)
+                self._guarded(self._sync_claim, "PersistentVolumeClaim", key)
         self._wake.set()  # more work: another round after yielding
+
+    @staticmethod
+    def _guarded(step: Callable[[str], None], kind: str, key: str) -> None:
+        """One object's sync; a failure is logged and skips that object only (it is synced
+        again on its next change)."""
+        try:
+            step(key)
+        except Exception:
+            logger.exception("the simulated PV controller failed to sync %s %s", kind, key)
 
     # Volumes -------------------------------------------------------------------------------
 
@@ -304,41 +318,26 @@ class VolumeController:
 
     def _released(self, volume: JSON) -> None:
         """Its claim is gone: Released, then (policy Delete) deleted or Failed."""
-        spec = volume["spec"]
-        name = volume["metadata"]["name"]
-        phase = (volume.get("status") or {}).get("phase")
-        if phase == "Failed":
+        if (volume.get("status") or {}).get("phase") == "Failed":
             return
         volume = self._volume_phase(volume, "Released")
-        if spec.get("persistentVolumeReclaimPolicy") != "Delete":
+        if volume["spec"].get("persistentVolumeReclaimPolicy") != "Delete":
             return
-        annotations = volume["metadata"].get("annotations") or {}
-        by = str(annotations.get(provisioner.PROVISIONED_BY, ""))
-        if provisioner.is_hollow(by) or _TMP_PATH.match(
-            (spec.get("hostPath") or {}).get("path", "")
-        ):
-            self._registry.store.remove(self._tables[_VOLUMES], name)
-            return
-        if by and not by.startswith(IN_TREE_PREFIX):
-            return  # an external provisioner deletes its own volumes (none runs here)
-        if spec.get("hostPath") is not None:
-            why = (
-                "host_path deleter only supports /tmp/.+ but received provided "
-                f"{spec['hostPath'].get('path', '')}"
+        outcome = volume_reclaim.deletion(volume)
+        if outcome == volume_reclaim.DELETE:
+            self._registry.store.remove(self._tables[_VOLUMES], volume["metadata"]["name"])
+        elif outcome != volume_reclaim.KEEP:
+            failed = {**volume, "status": {"phase": "Failed", "message": outcome}}
+            self._registry.write(_VOLUMES, failed)
+            recorder.record(
+                self._registry,
+                volume,
+                "PersistentVolume",
+                "Warning",
+                "VolumeFailedDelete",
+                outcome,
+                COMPONENT,
             )
-        else:
-            why = f'Error getting deleter volume plugin for volume "{name}": no deletable volume plugin matched'
-        failed = {**volume, "status": {"phase": "Failed", "message": why}}
-        self._registry.write(_VOLUMES, failed)
-        recorder.record(
-            self._registry,
-            volume,
-            "PersistentVolume",
-            "Warning",
-            "VolumeFailedDelete",
-            why,
-            COMPONENT,
-        )
 
     def _unbind(self, volume: JSON) -> None:
         meta = dict(volume["metadata"])
@@ -458,7 +457,7 @@ class VolumeController:
             self._held.add(key)
             return
         driver = str(storage_class["provisioner"])
-        if driver.startswith(IN_TREE_PREFIX):  # in-tree plugins are not simulated
+        if driver.startswith(volume_reclaim.IN_TREE_PREFIX):  # in-tree plugins are not simulated
             if self._events.first(claim, "ProvisioningFailed"):
                 self._event(
                     claim,

@@ -3,7 +3,7 @@ bodies get the same 422 causes from both backends (parametrized over ``cluster``
 
 Only bodies whose answer does not depend on the simulator's deliberate differences are here
 (an unsupported access mode lists ``ReadWriteOncePod`` on the simulator, see
-``asched/sim/storage_kinds.py``). Objects a case creates have unique names and are deleted.
+``asched/sim/volume_kinds.py``). Objects a case creates have unique names and are deleted.
 """
 
 from __future__ import annotations
@@ -217,6 +217,28 @@ def _causes(answer: Any) -> list[tuple[str, str]]:
             id="class allowed topologies",
         ),
         pytest.param(
+            "/apis/storage.k8s.io/v1/csidrivers",
+            {
+                "metadata": {"name": "Bad_Driver"},
+                "spec": {"volumeLifecycleModes": ["Nope"], "fsGroupPolicy": "X"},
+            },
+            # every cause twice, the name's included
+            [
+                ("metadata.name", f'Invalid value: "Bad_Driver": {SUBDOMAIN}'),
+                (
+                    "spec.fsGroupPolicy",
+                    'Unsupported value: "X": supported values: "File", "None", '
+                    '"ReadWriteOnceWithFSType"',
+                ),
+                (
+                    "spec.volumeLifecycleModes",
+                    'Unsupported value: "Nope": supported values: "Persistent", "Ephemeral"',
+                ),
+            ]
+            * 2,
+            id="CSIDriver bad name and enums",
+        ),
+        pytest.param(
             CSI_NODES,
             {
                 "spec": {
@@ -256,7 +278,7 @@ async def test_same_causes_as_the_genuine_server(cluster, collection, body, expe
     spec = body.get("spec")
     if isinstance(spec, dict):  # a None source means "leave this one out"
         body = {**body, "spec": {k: v for k, v in spec.items() if v is not None}}
-    named = {"metadata": {"name": cluster.unique_name("st")}, **body}
+    named = {"metadata": {"name": cluster.unique_name("st")}, **body}  # unless the body names it
     answer = await cluster.rest.request("POST", collection, body=named, check=False)
     assert _causes(answer) == expected
 
@@ -338,7 +360,7 @@ async def test_same_immutability_as_the_genuine_server(cluster, collection, body
             content_type="application/merge-patch+json",
             check=False,
         )
-        # Go appends a diff to the first message; the simulator does not (see storage_kinds)
+        # Go appends a diff to the first message; the simulator does not (see volume_kinds)
         # and prints a pointer's address, the simulator (nil)
         found = [(f, _ADDRESS.sub("(nil)", m.split("\n", 1)[0])) for f, m in _causes(answer)]
         assert found == expected

@@ -406,3 +406,20 @@ async def test_deleted_claim_with_reclaim_policy_delete(api: Api, source, failur
     assert [(e["type"], e["reason"], e["message"]) for e in reply.body["items"]] == [
         ("Warning", "VolumeFailedDelete", failure)
     ]
+
+
+async def test_one_broken_object_does_not_stop_the_others(api: Api, caplog):
+    # a claim without a request cannot come through the API; stored behind its back (as a
+    # bug could), its sync fails, and the claims after it in the same round still bind
+    await create(api, PVS, volume("pv-a"))
+    await wait_until(api, PVS, "pv-a", _phase("Available"))
+    broken = {
+        "metadata": {"name": "a-broken", "namespace": "default", "uid": "u-1"},
+        "spec": {"accessModes": ["ReadWriteOnce"]},
+        "status": {"phase": "Pending"},
+    }
+    api.server.registry.write("persistentvolumeclaims", broken)
+    await create(api, CLAIMS, claim("b-good"))
+    bound = await wait_until(api, CLAIMS, "b-good", _phase("Bound"))
+    assert bound["spec"]["volumeName"] == "pv-a"
+    assert "failed to sync PersistentVolumeClaim default/a-broken" in caplog.text
