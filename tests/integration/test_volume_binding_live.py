@@ -4,8 +4,9 @@ bound to a PV whose node affinity names the pod's node, and the pod left without
 (four pods, three PVs: the race for the last one) is reported with upstream's reason.
 
 The test plays the PV controller (a watch on PVs: once the scheduler has set a PV's
-claimRef, it binds the claim and marks the PV Bound), so it does not depend on the
-simulator's controller or on kube-controller-manager. It needs the scheduler's watch of
+claimRef, it binds the claim and marks the PV Bound) with idempotent writes, so it passes
+whether or not the backend runs a PV controller of its own (the simulator's,
+kube-controller-manager). It needs the scheduler's watch of
 the storage kinds (``asched.scheduler.storage_watch``): skipped where that is absent.
 """
 
@@ -20,8 +21,8 @@ import pytest
 pytest.importorskip("asched.scheduler.storage_watch")
 
 from tests.integration.scheduler_harness import running_scheduler, until
+from tests.unit.volumes.binding import _controller as controller
 
-BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 HOSTNAME = "kubernetes.io/hostname"
 
 
@@ -60,24 +61,18 @@ async def play_pv_controller(rest: Any, namespace: str, storage_class: str) -> N
         pv = event.get("object", {})
         ref = pv.get("spec", {}).get("claimRef")
         if (
-            event.get("type") not in ("ADDED", "MODIFIED")
-            or pv["spec"].get("storageClassName") != storage_class
-            or not ref
-            or pv.get("status", {}).get("phase") == "Bound"
+            event.get("type") in ("ADDED", "MODIFIED")
+            and pv["spec"].get("storageClassName") == storage_class
+            and ref
+            and ref.get("namespace") == namespace
         ):
-            continue
-        path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{ref['name']}"
-        bound = await rest.get(path)
-        bound["spec"]["volumeName"] = pv["metadata"]["name"]
-        bound["metadata"].setdefault("annotations", {})[BIND_COMPLETED] = "yes"
-        await rest.replace(path, bound)
-        pv["status"] = {"phase": "Bound"}
-        await rest.replace(f"/api/v1/persistentvolumes/{pv['metadata']['name']}/status", pv)
+            await controller.bind(rest, namespace, ref["name"], pv["metadata"]["name"])
 
 
 async def test_statefulset_pods_land_on_their_local_pvs(cluster) -> None:
     rest, namespace = cluster.rest, cluster.namespace
     storage_class = cluster.unique_name("local")
+    made = [f"/apis/storage.k8s.io/v1/storageclasses/{storage_class}"]
     await rest.create(
         "/apis/storage.k8s.io/v1/storageclasses",
         {
@@ -93,14 +88,12 @@ async def test_statefulset_pods_land_on_their_local_pvs(cluster) -> None:
         created = await rest.create(
             "/api/v1/persistentvolumes", local_pv(f"{storage_class}-{index}", node, storage_class)
         )
-        created["status"] = {"phase": "Available"}  # the PV controller's first step
-        await rest.replace(
-            f"/api/v1/persistentvolumes/{created['metadata']['name']}/status", created
-        )
+        made.append(f"/api/v1/persistentvolumes/{created['metadata']['name']}")
+        await controller.pv_available(rest, created["metadata"]["name"])
     claims_path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
     for index in range(4):
         await rest.create(claims_path, claim(f"data-web-{index}", storage_class))
-    controller = asyncio.create_task(play_pv_controller(rest, namespace, storage_class))
+    playing = asyncio.create_task(play_pv_controller(rest, namespace, storage_class))
     try:
         async with running_scheduler(cluster, "volumes"):
             for index in range(4):
@@ -139,9 +132,11 @@ async def test_statefulset_pods_land_on_their_local_pvs(cluster) -> None:
                 "for scheduling."
             )
     finally:
-        controller.cancel()
+        playing.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await controller
+            await playing
+        for path in made:
+            await controller.delete(rest, path)
 
 
 def _unschedulable(pod: dict[str, Any]) -> str:
