@@ -230,11 +230,26 @@ async def bind_pod_volumes(
     except VolumeWriteError as exc:
         return Status.error(str(exc), NAME)
     heard = asyncio.Event()
+    catalog = host.catalog
+    pv_names = {name for name, _, _ in written_pvs}
+    claim_keys = {key for _, key, _ in written_pvs} | {key for key, _ in written_claims}
 
     def wake(resource: str, key: str) -> None:
-        heard.set()
+        """Re-check only for a change to one of this pod's claims or PVs (a provisioned
+        claim's PV is known by the claim's volume name)."""
+        if resource == "persistentvolumeclaims":
+            relevant = key in claim_keys
+        elif resource == "persistentvolumes":
+            relevant = key in pv_names or any(
+                (claim := catalog.api_claim(claim_key)) is not None and claim.volume_name == key
+                for claim_key, _ in written_claims
+            )
+        else:
+            relevant = False
+        if relevant:
+            heard.set()
 
-    listeners = host.catalog.listeners
+    listeners = catalog.listeners
     listeners.append(wake)
     try:
         async with asyncio.timeout(bind_timeout):

@@ -32,6 +32,7 @@ def storage_class(
 ) -> Raw:
     """A StorageClass; ``topologies``: one ``{key: values}`` per allowedTopologies term."""
     raw: Raw = {
+        "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         "metadata": {"name": name},
         "provisioner": provisioner,
@@ -88,7 +89,13 @@ def pv(
     meta: Raw = {"name": name, "resourceVersion": version, "labels": dict(labels or {})}
     if deleting:
         meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return {"kind": "PersistentVolume", "metadata": meta, "spec": spec, "status": {"phase": phase}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": phase},
+    }
 
 
 def claim(
@@ -135,7 +142,13 @@ def claim(
     if selector is not None:
         spec["selector"] = selector
     status = {"phase": phase} if phase else {}
-    return {"kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": meta,
+        "spec": spec,
+        "status": status,
+    }
 
 
 def csi_driver(name: str, *, capacity: bool) -> Raw:

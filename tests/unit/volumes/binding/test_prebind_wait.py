@@ -79,3 +79,52 @@ async def test_prebind_times_out_on_loop_time(looptime) -> None:
     assert status.code == Code.ERROR
     assert status.message == "binding volumes: timed out waiting for the condition"
     assert looptime == 600
+
+
+class CountingHost(MemoryHost):
+    """Counts the checks (each reads the node's labels once)."""
+
+    checks = 0
+
+    def node_labels(self, node: str) -> Mapping[str, str] | None:
+        self.checks += 1
+        return super().node_labels(node)
+
+
+@pytest.mark.looptime
+async def test_other_objects_do_not_wake_prebind(looptime) -> None:
+    # 50 changes to other PVs and claims at t=1..50 s, then the pod's own binding at 60 s:
+    # one check at the start, one after the binding, none for the others
+    host = CountingHost([*objects(), pv("pv-other"), claim("c-other")])
+    pvs, claims = host.catalog.pvs, host.catalog.claims
+    loop = asyncio.get_running_loop()
+    for second in range(1, 51):
+        raw = (
+            pv("pv-other", version=str(second + 1))
+            if second % 2
+            else claim("c-other", version=str(second + 1))
+        )
+        decode = decode_persistent_volume if second % 2 else decode_claim
+        put = host.catalog.put_pv if second % 2 else host.catalog.put_claim
+        loop.call_later(second, put, decode(raw))
+    bind_later(host, 60)
+    status = await bind_pod_volumes(host, POD, "n1", [(pvs["pv-1"], claims["default/c1"])], [], 600)
+    assert status.ok
+    assert looptime == 60
+    # the binding is two changes (the PV, then the claim): at most three checks in all
+    assert host.checks <= 3
+
+
+@pytest.mark.looptime
+async def test_provisioned_claim_waits_for_its_new_pv(looptime) -> None:
+    # t=10: the claim is bound to pv-new, which the watch shows only at t=20: PreBind waits
+    # for that PV (named by the claim), then returns
+    host = MemoryHost([claim("c1")])
+    provisioned = claim("c1", volume="pv-new", bound=True, selected_node="n1", version="9")
+    loop = asyncio.get_running_loop()
+    loop.call_later(10, host.catalog.put_claim, decode_claim(provisioned))
+    loop.call_later(20, host.catalog.put_pv, decode_persistent_volume(pv("pv-new")))
+    claims = host.catalog.claims
+    status = await bind_pod_volumes(host, POD, "n1", [], [claims["default/c1"]], 600)
+    assert status.ok
+    assert looptime == 20
