@@ -46,7 +46,10 @@ class Backend:
         kubeconfig: Path | None = None,
         snapshot: Path | None = None,
         tls: bool = False,
+        controller_manager: bool = False,
     ) -> None:
+        """``controller_manager``: on the genuine backend, also run kube-controller-manager's
+        PV controller (a workload with unbound claims needs their bindings completed)."""
         if name == "existing" and kubeconfig is None:
             raise InputError("an existing cluster needs --kubeconfig")
         if snapshot is not None and name != "sim":
@@ -56,6 +59,7 @@ class Backend:
         self.name = name
         self.snapshot = snapshot
         self.tls = tls
+        self.controller_manager = controller_manager
         self._kubeconfig = kubeconfig
         self._server: SimServer | KubeApiServer | None = None
 
@@ -92,7 +96,7 @@ class Backend:
                 extra += ("--snapshot", str(self.snapshot))
             self._server = SimServer(tls=self.tls, extra_args=extra, log_level="WARNING").start()
         elif self.name == "kube-apiserver":
-            self._server = KubeApiServer().start()
+            self._server = KubeApiServer(controller_manager=self.controller_manager).start()
         return self
 
     def stop(self) -> None:

@@ -167,7 +167,11 @@ def run(options: RunOptions) -> RunResult:
         # client-go sends no bearer token over plain HTTP: kube-scheduler needs HTTPS.
         options = replace(options, sim_tls=True)
     backend = Backend(
-        name, kubeconfig=options.kubeconfig, snapshot=options.snapshot, tls=options.sim_tls
+        name,
+        kubeconfig=options.kubeconfig,
+        snapshot=options.snapshot,
+        tls=options.sim_tls,
+        controller_manager=options.workload.needs_pv_controller,
     )
     extender = ExtenderChild(options.extender, workdir) if options.extender is not None else None
     with backend, extender or contextlib.nullcontext():

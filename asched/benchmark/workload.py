@@ -312,6 +312,11 @@ class Workload:
             return self.measured_pods[0]
         return self.measured_gangs[0].members[0]
 
+    @property
+    def needs_pv_controller(self) -> bool:
+        """Some pods have unbound claims: a PV controller must complete their bindings."""
+        return any(group.claim_templates for group in self._pod_groups())
+
     def _pod_groups(self) -> list[PodGroup]:
         groups = [*self.init_pods, *self.measured_pods]
         groups += [member for gang in self.measured_gangs for member in gang.members]

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from asched.cluster.affinity import PodAffinity
-    from asched.cluster.volumes import PodVolume
     from asched.cluster.names import PodKey
+    from asched.cluster.volumes import PodVolume
 
 NO_SCHEDULE: Final = "NoSchedule"
 PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"

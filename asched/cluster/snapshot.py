@@ -5,7 +5,10 @@ List`` with ``items``), or a multi-document YAML stream, or the JSON equivalents
 and bound pods are decoded, and each Node object is also kept as written (what a
 scheduler extender that is not ``nodeCacheCapable`` is sent); unbound pods are ignored; Namespaces, Services,
 ReplicaSets, StatefulSets, ReplicationControllers and PodDisruptionBudgets are kept raw
-for the plugins that read them. Other kinds are ignored.
+for the plugins that read them. Storage objects (PersistentVolumes, claims, StorageClasses,
+CSINodes, CSIDrivers, CSIStorageCapacities) are decoded into ``volumes``, the catalog the
+volume plugins read, by the scheduler's own :func:`asched.cluster.storage.apply`. Other
+kinds are ignored.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from asched import textfile
+from asched.cluster import storage
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import TERMINAL_PHASES, NodeInfo, PodInfo
 from asched.cluster.volumes import VolumeCatalog
@@ -83,6 +87,8 @@ def build_snapshot(objects: Iterable[Mapping[str, Any]], source: str = "") -> Sn
                     snapshot.pods.append(pod)
             elif kind in KEPT_RAW_KINDS:
                 snapshot.extras.setdefault(str(kind), []).append(obj)
+            elif kind in storage.BY_KIND:
+                storage.apply(snapshot.volumes, storage.BY_KIND[str(kind)], obj)
         except DecodeError as exc:
             raise DecodeError(
                 f"{source}: {exc.obj}" if source else exc.obj, exc.path, exc.message

@@ -127,6 +127,54 @@ COLLECTIONS: Final[tuple[Collection, ...]] = (
         "",
         "the disruption budgets preemption respects",
     ),
+    Collection(
+        "persistentvolumes",
+        "/api/v1/persistentvolumes",
+        "PersistentVolume",
+        "v1",
+        "volume binding, zones and attach limits",
+    ),
+    Collection(
+        "persistentvolumeclaims",
+        "/api/v1/persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        "v1",
+        "volume binding, zones, attach limits and ReadWriteOncePod",
+    ),
+    Collection(
+        "storageclasses",
+        "/apis/storage.k8s.io/v1/storageclasses",
+        "StorageClass",
+        "storage.k8s.io/v1",
+        "volume binding modes and provisioning topology",
+    ),
+    Collection(
+        "csinodes",
+        "/apis/storage.k8s.io/v1/csinodes",
+        "CSINode",
+        "storage.k8s.io/v1",
+        "CSI attach limits",
+    ),
+    Collection(
+        "csidrivers",
+        "/apis/storage.k8s.io/v1/csidrivers",
+        "CSIDriver",
+        "storage.k8s.io/v1",
+        "which drivers publish storage capacity",
+    ),
+    Collection(
+        "csistoragecapacities",
+        None,
+        "CSIStorageCapacity",
+        "",
+        "the storage capacity dynamic provisioning needs",
+    ),
+)
+#: the group versions that may serve CSIStorageCapacity, newest first (v1 since 1.24)
+CAPACITY_VERSIONS: Final = (
+    "storage.k8s.io/v1",
+    "storage.k8s.io/v1beta1",
+    "storage.k8s.io/v1alpha1",
 )
 
 
@@ -210,6 +258,32 @@ async def budget_path(reader: Reader) -> tuple[str, str]:
     return "/apis/policy/v1/poddisruptionbudgets", "policy/v1"
 
 
+async def capacity_path(reader: Reader) -> tuple[str, str] | None:
+    """(collection path, apiVersion) of CSIStorageCapacity: the newest version whose
+    discovery document lists it; None when the server serves it in none."""
+    for group_version in CAPACITY_VERSIONS:
+        try:
+            found = await reader.get_json(f"/apis/{group_version}")
+        except ApiError as exc:
+            if exc.status != 404:
+                action = f"discover {group_version}"
+                raise LiveReadError(describe_failure(exc, action, "CSIStorageCapacity")) from None
+            continue
+        resources = found.get("resources") if isinstance(found, Mapping) else None
+        if isinstance(resources, list) and any(
+            isinstance(r, Mapping) and r.get("name") == "csistoragecapacities" for r in resources
+        ):
+            return f"/apis/{group_version}/csistoragecapacities", group_version
+    return None
+
+
+async def _discovered(reader: Reader, collection: Collection) -> tuple[str, str] | None:
+    """Where a collection without a fixed path is served (None: not served, skipped)."""
+    if collection.resource == "csistoragecapacities":
+        return await capacity_path(reader)
+    return await budget_path(reader)
+
+
 async def list_collection(
     reader: Reader,
     collection: Collection,
@@ -253,7 +327,10 @@ async def read_cluster(
     objects: list[KubeObject] = []
     for collection in collections:
         if collection.path is None:
-            path, api_version = await budget_path(reader)
+            found = await _discovered(reader, collection)
+            if found is None:
+                continue
+            path, api_version = found
         else:
             path, api_version = collection.path, collection.api_version
         items = await list_collection(reader, collection, path, api_version, page_size=page_size)

@@ -54,6 +54,7 @@ from asched.health import HealthState
 from asched.leader import LeaderElector
 from asched.metrics import AttemptResult
 from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
+from asched.scheduler import storage_watch
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
@@ -293,6 +294,7 @@ class App:
             waiting=waiting,
             gangs=self.gangs,
         )
+        self.scheduler.binder.on_release = self._work.set
         #: PodGroup statuses (None: no profile enables Coscheduling)
         self.gang_status = GangStatusWriter(client, self.gangs) if self.gangs is not None else None
         self.reflectors = [
@@ -348,7 +350,7 @@ class App:
         binder = self.scheduler.binder
         while not self.stopping.is_set():
             self.drain()
-            await binder.acquire_slot()
+            await self._take_slot()
             if self.stopping.is_set():
                 binder.release_slot()
                 break
@@ -366,6 +368,18 @@ class App:
             else:
                 binder.consult(job)  # so does the task asking the extenders
             await asyncio.sleep(0)  # let watchers and binding tasks run
+
+    async def _take_slot(self) -> None:
+        """A binder slot; while every slot is taken, go on applying watch events: the
+        binding tasks holding them may be waiting for exactly those (PreBind for the PV
+        controller to bind a claim), and would otherwise wait for their timeouts."""
+        binder = self.scheduler.binder
+        while not binder.slot_free() and not self.stopping.is_set():
+            self._work.clear()  # set again by a watch event or a released slot
+            if self.drain():
+                continue
+            await self._unless_stopped(self._work.wait())
+        await binder.acquire_slot()
 
     async def wait_synced(self) -> None:
         await asyncio.gather(*(r.synced.wait() for r in self.reflectors))
@@ -460,6 +474,19 @@ class App:
                 watch_timeout=self.options.watch_timeout,
             )
         )
+        if storage_watch.needs_storage(n for p in self.config.profiles for n in _enabled(p)):
+            paths = dict(storage_watch.FIXED_PATHS)
+            capacities = await self._unless_stopped(storage_watch.capacity_path(self.client))
+            if self.stopping.is_set():
+                return
+            if capacities is not None:
+                paths[storage_watch.CAPACITY] = capacities
+            self.reflectors += [
+                Reflector(
+                    self.client, kind, path, self._sink, watch_timeout=self.options.watch_timeout
+                )
+                for kind, path in paths.items()
+            ]
         absent: list[str] = []
         if self.gangs is not None:
             for resource, group_version in GANG_APIS.items():

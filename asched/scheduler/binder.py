@@ -82,6 +82,8 @@ class Binder:
         self.consulting = 0
         self.succeeded = 0
         self.failed = 0
+        #: called whenever a slot is released (the scheduling loop waits on it)
+        self.on_release: Callable[[], None] | None = None
 
     async def run(self) -> None:
         """Own the binding tasks until ``stop()``; then wait for the ones in flight."""
@@ -100,6 +102,12 @@ class Binder:
 
     def release_slot(self) -> None:
         self.slots.release()
+        if self.on_release is not None:
+            self.on_release()
+
+    def slot_free(self) -> bool:
+        """Whether :meth:`acquire_slot` would return at once."""
+        return not self.slots.locked()
 
     def start(self, job: BindJob) -> None:
         """Hand an assumed, permitted (or waiting) pod to a binding task; it owns a slot."""
@@ -130,17 +138,17 @@ class Binder:
                 consultation = concluded  # decided again: another round of calls
         except asyncio.CancelledError:
             self.outcomes.abandon(consultation, Status.error("cancelled (shutdown)"))
-            self.slots.release()
+            self.release_slot()
             raise
         except Exception as exc:  # a bug: the pod goes back, the scheduler stays up
             logger.exception("consulting extenders for %s failed", consultation.qp.key)
             self.outcomes.abandon(consultation, Status.error(f"extenders: {exc}"))
-            self.slots.release()
+            self.release_slot()
             return
         finally:
             self.consulting -= 1
         if job is None:
-            self.slots.release()
+            self.release_slot()
             return
         self.in_flight[job.pod.key] = job
         self.started += 1
@@ -167,14 +175,14 @@ class Binder:
         finally:
             self.in_flight.pop(job.pod.key, None)
             if job.holds_slot:
-                self.slots.release()
+                self.release_slot()
 
     async def _cycle(self, job: BindJob) -> Status:
         if job.waiting is not None:
             # a pod waiting at Permit holds no binding slot: members of a gang wait for
             # siblings that need slots to be decided at all (64 waiting members of
             # unfinished gangs would otherwise stop the cycle until their timeouts)
-            self.slots.release()
+            self.release_slot()
             job.holds_slot = False
             status = await job.waiting.wait()
             if not status.ok:

@@ -25,6 +25,7 @@ from typing import Any, Final, TypeVar, cast
 from asched import metrics
 from asched.api.objects import ChangeType, KubeObject, NodeJSON, PodJSON
 from asched.api.watch import Relisted, WatchEvent
+from asched.cluster import storage
 from asched.cluster.budgets import decode_budget
 from asched.cluster.decode import decode_node, decode_pod, object_context
 from asched.cluster.gangs import GangIndex, Source
@@ -42,6 +43,16 @@ logger = logging.getLogger(__name__)
 
 
 _Object = TypeVar("_Object", bound=KubeObject)
+
+#: Per storage resource, the cluster events of an added and of an updated object.
+STORAGE_EVENTS: Final[Mapping[str, tuple[ClusterEvent, ClusterEvent]]] = {
+    "persistentvolumes": (ClusterEvent.PV_ADD, ClusterEvent.PV_UPDATE),
+    "persistentvolumeclaims": (ClusterEvent.PVC_ADD, ClusterEvent.PVC_UPDATE),
+    "storageclasses": (ClusterEvent.STORAGE_CLASS_ADD, ClusterEvent.STORAGE_CLASS_UPDATE),
+    "csinodes": (ClusterEvent.CSI_NODE_ADD, ClusterEvent.CSI_NODE_UPDATE),
+    "csidrivers": (ClusterEvent.CSI_DRIVER_ADD, ClusterEvent.CSI_DRIVER_UPDATE),
+    "csistoragecapacities": (ClusterEvent.CSI_CAPACITY_ADD, ClusterEvent.CSI_CAPACITY_UPDATE),
+}
 
 #: The watched resources that declare gangs, and the kind of each.
 GANG_SOURCES: Final[Mapping[str, Source]] = {"podgroups": "PodGroup", "workloads": "Workload"}
@@ -116,6 +127,8 @@ class Ingest:
             self._node(event.type, cast("NodeJSON", event.obj))
         elif event.kind == "pods":
             self._pod(event.type, cast("PodJSON", event.obj))
+        elif event.kind in STORAGE_EVENTS:
+            self._storage(event.kind, event.type, event.obj)
         else:
             store = self.objects.setdefault(event.kind, {})
             if event.type == "DELETED":
@@ -158,6 +171,8 @@ class Ingest:
                 self._pod_deleted(PodKey(key))
             for pod in cast("list[PodJSON]", event.objects):
                 self._contained(event.kind, pod, self._pod)
+        elif event.kind in STORAGE_EVENTS:
+            self._storage_relist(event.kind, event.objects)
         else:
             self.objects[event.kind] = {_key(obj): obj for obj in event.objects}
             if event.kind == "namespaces":
@@ -204,6 +219,49 @@ class Ingest:
         if move:
             for key in changed:
                 self.queue.move(ClusterEvent.GANG_CHANGE, key)
+
+    def _storage(
+        self, resource: str, kind: ChangeType, obj: Mapping[str, Any], *, move: bool = True
+    ) -> None:
+        """A storage object into the volume catalog (table.volumes). An added or updated
+        one moves the parked pods the volume plugins' hints say it may help; a deleted
+        one helps no rejected pod (upstream registers no delete for them). One that does
+        not decode is logged with its field path and counted, and leaves the catalog."""
+        which = storage.BY_RESOURCE[resource]
+        if kind == "DELETED":
+            storage.delete(self.table.volumes, which, obj)
+            return
+        existed = storage.key_of(which, obj) in which.store(self.table.volumes)
+        try:
+            record = storage.apply(self.table.volumes, which, obj)
+        except Exception as exc:
+            self.decode_errors += 1
+            metrics.count_undecodable(resource)
+            logger.warning("ignoring %s: %s", which.kind, _as_decode_error(which.kind, obj, exc))
+            return
+        if move:
+            added, updated = STORAGE_EVENTS[resource]
+            self.queue.move(updated if existed else added, record)
+
+    def _storage_relist(self, resource: str, objects: Collection[Mapping[str, Any]]) -> None:
+        """Replace one storage kind whole: what the list no longer holds is deleted."""
+        which = storage.BY_RESOURCE[resource]
+        present = {storage.key_of(which, obj) for obj in objects}
+        for key in [k for k in which.store(self.table.volumes) if k not in present]:
+            which.remove(self.table.volumes, key)
+        for obj in objects:
+            self._contained_storage(resource, obj)
+        added, _ = STORAGE_EVENTS[resource]
+        self.queue.move(added)
+
+    def _contained_storage(self, resource: str, obj: Mapping[str, Any]) -> None:
+        try:
+            self._storage(resource, "ADDED", obj, move=False)
+        except Exception:
+            metrics.count_internal_error("ingest")
+            logger.exception(
+                "internal error applying %s %s from a relist: skipped", resource, _key(obj)
+            )
 
     def _namespace(self, kind: ChangeType, obj: Mapping[str, Any]) -> None:
         """Namespace labels, for the namespace selectors of pod affinity terms."""

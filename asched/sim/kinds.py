@@ -72,10 +72,10 @@ class NodeHooks(Hooks):
     def validate(self, obj: JSON, old: JSON | None, group: str) -> list[FieldCause]:
         status = obj.get("status") or {}
         causes = validation.resource_values(
-            status.get("capacity") or {}, "status.capacity", keyed=False
+            status.get("capacity") or {}, "status.capacity", keyed=False, names=False
         )
         causes += validation.resource_values(
-            status.get("allocatable") or {}, "status.allocatable", keyed=False
+            status.get("allocatable") or {}, "status.allocatable", keyed=False, names=False
         )
         for index, taint in enumerate(items(obj.get("spec") or {}, "taints", "spec.taints")):
             where = f"spec.taints[{index}]"

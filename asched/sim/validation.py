@@ -178,16 +178,21 @@ def resource_list(owner: JSON, field: str, path: str) -> dict[str, str]:
     return out
 
 
-def resource_values(values: dict[str, str], path: str, *, keyed: bool = True) -> list[FieldCause]:
+def resource_values(
+    values: dict[str, str], path: str, *, keyed: bool = True, names: bool = True
+) -> list[FieldCause]:
     """``ValidateResourceQuantityValue`` + resource names: non-negative, known or qualified.
 
-    ``keyed`` chooses Go's ``path[cpu]`` (pods) over ``path.cpu`` (node status) field paths.
+    ``keyed`` chooses Go's ``path[cpu]`` (pods) over ``path.cpu`` (node status) field paths;
+    ``names=False`` checks the quantities only, as kube-apiserver v1.20 does for a node's
+    status (it accepts ``attachable-volumes-csi-<driver>`` and any other name there).
     """
     causes: list[FieldCause] = []
     for name, text in values.items():
         where = f"{path}[{name}]" if keyed else f"{path}.{name}"
         if (
-            name not in STANDARD_RESOURCES
+            names
+            and name not in STANDARD_RESOURCES
             and not name.startswith(("hugepages-", "requests.", "limits."))
             and "/" not in name
         ):

@@ -199,22 +199,6 @@ async def test_statefulset_shape_creates_a_class_local_pvs_and_unbound_claims(
     ]["volumes"]
 
 
-@pytest.mark.parametrize(
-    "backend",
-    [
-        pytest.param(
-            "sim",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="asched sim checks node status resource names (asched/sim/"
-                "validation.py resource_values); kube-apiserver v1.20.2 checks only the "
-                "quantities (it takes even 'bogus')",
-            ),
-            id="sim",
-        ),
-        pytest.param("kube-apiserver", marks=pytest.mark.kube_apiserver, id="kube-apiserver"),
-    ],
-)
 async def test_upstream_volume_nodes_take_the_attachable_allocatable(cluster: Any) -> None:
     # upstream's nodeAllocatableStrategy.nodeAllocatable of the CSI workloads
     prefix = cluster.unique_name("perf")

@@ -32,8 +32,14 @@ NEEDED = [
     ("", ("nodes", "pods", "namespaces", "services", "replicationcontrollers"), READ),
     ("apps", ("replicasets", "statefulsets"), READ),
     ("policy", ("poddisruptionbudgets",), READ),
-    ("", ("persistentvolumeclaims", "persistentvolumes"), READ),
-    ("storage.k8s.io", ("storageclasses", "csinodes", "csidrivers"), ("list", "watch")),
+    # the storage informers; VolumeBinding's PreBind PUTs a PV's claimRef and a claim's
+    # selected-node annotation
+    ("", ("persistentvolumeclaims", "persistentvolumes"), (*READ, "update")),
+    (
+        "storage.k8s.io",
+        ("storageclasses", "csinodes", "csidrivers", "csistoragecapacities"),
+        ("list", "watch"),
+    ),
     ("scheduling.x-k8s.io", ("podgroups",), READ),
     ("scheduling.x-k8s.io", ("podgroups/status",), ("patch",)),
     ("scheduling.k8s.io", ("workloads",), READ),

@@ -210,3 +210,13 @@ def test_pod_in_a_missing_namespace_is_404(registry):
     with pytest.raises(apierrors.StatusError) as caught:
         registry.create(PODS, "nope", copy.deepcopy(GOOD))
     assert (caught.value.code, caught.value.message) == (404, 'namespaces "nope" not found')
+
+
+async def test_node_status_resource_names_are_not_checked(sim_cluster) -> None:
+    # kube-apiserver v1.20.2 validates a node status's quantities only: scheduler_perf's
+    # CSI workloads put attachable-volumes-csi-<driver> there, and a bogus name passes too
+    node = await sim_cluster.create_node(
+        sim_cluster.unique_name("n"),
+        extended={"attachable-volumes-csi-ebs.csi.aws.com": "39", "bogus": "1"},
+    )
+    assert node["status"]["allocatable"]["attachable-volumes-csi-ebs.csi.aws.com"] == "39"
