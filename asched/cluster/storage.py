@@ -12,8 +12,8 @@ caller logs it and keeps going.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal, TypeVar
 
 from asched.cluster.csi_decode import decode_csi_node
 from asched.cluster.volume_decode import (
@@ -23,7 +23,7 @@ from asched.cluster.volume_decode import (
     decode_storage_capacity,
     decode_storage_class,
 )
-from asched.cluster.volumes import VolumeCatalog
+from asched.cluster.volumes import PersistentVolume, PersistentVolumeClaim, VolumeCatalog
 from asched.errors import DecodeError
 
 Resource = Literal[
@@ -50,14 +50,47 @@ class StorageKind:
     store: Callable[[VolumeCatalog], Mapping[str, object]]
 
 
+_NOT_COMPARED: Final = frozenset({"resourceVersion", "managedFields"})
+
+_Record = TypeVar("_Record", PersistentVolume, PersistentVolumeClaim)
+
+
+def _status_update(old: _Record | None, raw: Mapping[str, Any]) -> _Record | None:
+    """``old`` with the new phase and resourceVersion when ``raw`` differs from the object
+    ``old`` was decoded from only there (a PV controller's status write), else None.
+
+    A PV or a claim record reads nothing of ``status`` but the phase, so such an update
+    needs no decoding: the common case of a binding's second and third watch events."""
+    if old is None:
+        return None
+    before = old.raw
+    if before.get("spec") != raw.get("spec"):
+        return None
+    meta, old_meta = raw.get("metadata"), before.get("metadata")
+    if not isinstance(meta, Mapping) or not isinstance(old_meta, Mapping):
+        return None
+    if any(meta.get(k) != old_meta.get(k) for k in (meta.keys() | old_meta.keys()) - _NOT_COMPARED):
+        return None
+    status = raw.get("status")
+    phase = status.get("phase", "") if isinstance(status, Mapping) else None
+    version = meta.get("resourceVersion", "")
+    if not isinstance(phase, str) or not isinstance(version, str):
+        return None  # the decoder names the field
+    return replace(old, phase=phase, resource_version=version, raw=raw)
+
+
 def _put_pv(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
-    record = decode_persistent_volume(raw)
+    key = key_of(BY_RESOURCE["persistentvolumes"], raw)
+    old = None if key in catalog.pv_api else catalog.pvs.get(key)  # not an assumed one
+    record = _status_update(old, raw) or decode_persistent_volume(raw)
     catalog.put_pv(record)
     return record
 
 
 def _put_claim(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
-    record = decode_claim(raw)
+    key = key_of(BY_RESOURCE["persistentvolumeclaims"], raw)
+    old = None if key in catalog.claim_api else catalog.claims.get(key)
+    record = _status_update(old, raw) or decode_claim(raw)
     catalog.put_claim(record)
     return record
 
