@@ -22,7 +22,6 @@ Messages are upstream's, prefixed ``binding volumes:`` as its wrapping error is.
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import Mapping
 from typing import Any, Final, Literal, Protocol
 
@@ -100,9 +99,23 @@ def _annotated(body: dict[str, Any], key: str, value: str) -> None:
     annotations[key] = value
 
 
+def _writable(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``raw`` whose ``spec``, ``metadata`` and annotations are its own: the
+    parts PreBind changes (the rest is shared with the watched object, never mutated;
+    a deep copy of a whole PV cost more than the rest of PreBind's cycle)."""
+    body = dict(raw)
+    for part in ("spec", "metadata"):
+        if isinstance(body.get(part), Mapping):
+            body[part] = dict(body[part])
+    meta = body.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations"), Mapping):
+        meta["annotations"] = dict(meta["annotations"])
+    return body
+
+
 def pv_with_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> dict[str, Any]:
     """The PV's raw object bound to ``claim`` (upstream's GetBindVolumeToClaim)."""
-    body = copy.deepcopy(dict(pv.raw))
+    body = _writable(pv.raw)
     spec = body.get("spec")
     if not isinstance(spec, dict):
         spec = body["spec"] = {}
@@ -131,7 +144,7 @@ def pv_with_claim(pv: PersistentVolume, claim: PersistentVolumeClaim) -> dict[st
 
 def claim_on_node(claim: PersistentVolumeClaim, node: str) -> dict[str, Any]:
     """The claim's raw object with the selected-node annotation."""
-    body = copy.deepcopy(dict(claim.raw))
+    body = _writable(claim.raw)
     _annotated(body, SELECTED_NODE_ANNOTATION, node)
     return body
 
