@@ -5,6 +5,7 @@
 # StatefulSet workload). Summarise with: python bench/compare.py OUT
 #
 #   sh bench/volumes.sh OUT [RUNS] [BACKENDS]     e.g. sh bench/volumes.sh bench/results/x 1 "sim"
+# (ASCHED names the command, e.g. ASCHED="python -m asched" from a checkout)
 set -eu
 out=${1:?usage: sh bench/volumes.sh OUT [RUNS] [BACKENDS]}
 runs=${2:-1}
@@ -20,7 +21,7 @@ for backend in $backends; do
         percentage=0  # kube-scheduler at its default (adaptive); asched scores every node
         [ "$scheduler" = asched ] && percentage=100
         echo "== $workload $backend $scheduler run $r"
-        asched bench run "$workload" --backend "$backend" --scheduler "$scheduler" \
+        ${ASCHED:-asched} bench run "$workload" --backend "$backend" --scheduler "$scheduler" \
           --percentage "$percentage" --ceiling none --no-quality --json "$json" \
           > "$out/$workload-$backend-$scheduler-r$r.log" 2>&1 || echo "   (failed: see the log)"
         tail -n 4 "$out/$workload-$backend-$scheduler-r$r.log" | head -n 2
