@@ -5,13 +5,14 @@
 # StatefulSet workload). Summarise with: python bench/compare.py OUT
 #
 #   sh bench/volumes.sh OUT [RUNS] [BACKENDS]     e.g. sh bench/volumes.sh bench/results/x 1 "sim"
-# (ASCHED names the command, e.g. ASCHED="python -m asched" from a checkout)
+# (ASCHED names the command, e.g. ASCHED="python -m asched" from a checkout; WORKLOADS the
+# workloads, space-separated)
 set -eu
 out=${1:?usage: sh bench/volumes.sh OUT [RUNS] [BACKENDS]}
 runs=${2:-1}
 backends=${3:-"sim kube-apiserver"}
 mkdir -p "$out"
-workloads="scheduling-basic-5000n-10000p volumes-intree-5000n-1000i-2000p volumes-migrated-5000n-5000i-5000p volumes-csi-5000n-5000i-5000p statefulset-local-5000n-2pv-5000p"
+workloads=${WORKLOADS:-"scheduling-basic-5000n-10000p volumes-intree-5000n-1000i-2000p volumes-migrated-5000n-5000i-5000p volumes-csi-5000n-5000i-5000p statefulset-local-5000n-2pv-5000p"}
 for backend in $backends; do
   for workload in $workloads; do
     for scheduler in asched kube-scheduler; do

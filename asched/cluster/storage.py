@@ -95,28 +95,20 @@ def _put_claim(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
     return record
 
 
-def _put_class(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
-    record = decode_storage_class(raw)
-    catalog.put_class(record)
-    return record
+_R = TypeVar("_R")
 
 
-def _put_csi_node(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
-    record = decode_csi_node(raw)
-    catalog.put_csi_node(record)
-    return record
+def _putter(
+    decode: Callable[[Mapping[str, Any]], _R], put: Callable[[VolumeCatalog, _R], None]
+) -> Callable[[VolumeCatalog, Mapping[str, Any]], object]:
+    """Decode, then store with ``put``; the stored record is returned."""
 
+    def apply(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
+        record = decode(raw)
+        put(catalog, record)
+        return record
 
-def _put_csi_driver(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
-    record = decode_csi_driver(raw)
-    catalog.put_csi_driver(record)
-    return record
-
-
-def _put_capacity(catalog: VolumeCatalog, raw: Mapping[str, Any]) -> object:
-    record = decode_storage_capacity(raw)
-    catalog.put_capacity(record)
-    return record
+    return apply
 
 
 KINDS: Final[tuple[StorageKind, ...]] = (
@@ -140,7 +132,7 @@ KINDS: Final[tuple[StorageKind, ...]] = (
         "StorageClass",
         "storageclasses",
         namespaced=False,
-        put=_put_class,
+        put=_putter(decode_storage_class, VolumeCatalog.put_class),
         remove=VolumeCatalog.remove_class,
         store=lambda c: c.classes,
     ),
@@ -148,7 +140,7 @@ KINDS: Final[tuple[StorageKind, ...]] = (
         "CSINode",
         "csinodes",
         namespaced=False,
-        put=_put_csi_node,
+        put=_putter(decode_csi_node, VolumeCatalog.put_csi_node),
         remove=VolumeCatalog.remove_csi_node,
         store=lambda c: c.csi_nodes,
     ),
@@ -156,7 +148,7 @@ KINDS: Final[tuple[StorageKind, ...]] = (
         "CSIDriver",
         "csidrivers",
         namespaced=False,
-        put=_put_csi_driver,
+        put=_putter(decode_csi_driver, VolumeCatalog.put_csi_driver),
         remove=VolumeCatalog.remove_csi_driver,
         store=lambda c: c.csi_drivers,
     ),
@@ -164,7 +156,7 @@ KINDS: Final[tuple[StorageKind, ...]] = (
         "CSIStorageCapacity",
         "csistoragecapacities",
         namespaced=True,
-        put=_put_capacity,
+        put=_putter(decode_storage_capacity, VolumeCatalog.put_capacity),
         remove=VolumeCatalog.remove_capacity,
         store=lambda c: c.capacities,
     ),
