@@ -235,3 +235,44 @@ async def test_prebind_waits_do_not_starve_the_watch_when_every_bind_slot_is_tak
             await until(all_bound, within=30)
     finally:
         await delete_pvs(cluster, pvs)
+
+
+async def test_explain_reads_the_storage_objects_and_names_the_volume_reason(
+    volume_cluster: Any,
+) -> None:
+    # two nodes, each with one local PV: 1Gi on node a, 10Gi on node b; the pending pod's
+    # claim asks 5Gi, so only node b has a PV to bind. No scheduler serves the pod: explain
+    # alone reads the cluster (PVs, claims, classes with the rest) and says so per node.
+    from test_explain_live import run
+
+    cluster = volume_cluster
+    storage_class = cluster.unique_name("local")
+    a, b = cluster.unique_name("node-a"), cluster.unique_name("node-b")
+    for node in (a, b):
+        await cluster.create_node(node, cpu="4", memory="8Gi")
+    await create_class(cluster, storage_class)
+    pvs = [cluster.unique_name("pv"), cluster.unique_name("pv")]
+    try:
+        await create_local_pv(cluster, pvs[0], a, storage_class, size="1Gi")
+        await create_local_pv(cluster, pvs[1], b, storage_class, size="10Gi")
+        await create_claim(cluster, "data", storage_class, size="5Gi")
+        await cluster.create_pod(
+            "waits",
+            scheduler_name="nobody",
+            spec={
+                "nodeSelector": dict(cluster.labels),
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+            },
+        )
+        args = ("waits", "--kubeconfig", cluster.kubeconfig, "-n", cluster.namespace)
+        answer = (await run(*args, "-o", "json")).json()
+        assert answer["selected"] == b
+        assert answer["nodes"][a] == {
+            "feasible": False,
+            "plugin": "VolumeBinding",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": [NO_PV],
+        }
+        assert answer["nodes"][b]["feasible"] is True
+    finally:
+        await delete_pvs(cluster, pvs)
