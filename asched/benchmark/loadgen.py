@@ -78,9 +78,10 @@ def pod_chains(
     groups: Iterable[PodGroup], phase: str, *, scheduler_name: str, name_prefix: str | None = None
 ) -> Iterator[tuple[Raw, ...]]:
     """Every pod of ``groups`` (as :func:`pod_objects` names them) after the storage objects
-    it needs, in creation order: a pre-bound claim and its PV (upstream's
-    ``CreatePodWithPersistentVolume`` order), the unbound claims of its claim templates,
-    then the pod."""
+    it needs, in creation order: a pre-bound PV and its claim (upstream's
+    ``CreatePodWithPersistentVolume`` creates the claim first, with no PV controller
+    running; see :func:`volume_objects.bound_pair`), the unbound claims of its claim
+    templates, then the pod."""
     groups = tuple(groups)
     pods = pod_objects(groups, phase, scheduler_name=scheduler_name, name_prefix=name_prefix)
     for group in groups:

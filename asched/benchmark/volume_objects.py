@@ -88,9 +88,11 @@ def claim_name(pod_name: str) -> str:
 
 
 def bound_pair(volumes: BoundVolumes, pod_name: str, namespace: str, phase: str) -> tuple[Raw, Raw]:
-    """The claim and the PV of pod ``pod_name``, bound to each other (both with status
+    """The PV and the claim of pod ``pod_name``, bound to each other (both with status
     phase Bound: the load generator writes the status after the create, as upstream's
-    ``UpdateStatus`` calls do)."""
+    ``UpdateStatus`` calls do). The PV comes first: a PV controller running beside the API
+    server (kube-controller-manager) marks a bound claim whose PV does not exist yet Lost,
+    while a PV whose claimRef names a claim still to come just waits for it."""
     claim: Raw = copy.deepcopy(dict(volumes.claim))
     pv: Raw = copy.deepcopy(dict(volumes.persistent_volume))
     name = claim_name(pod_name)
@@ -120,7 +122,7 @@ def bound_pair(volumes: BoundVolumes, pod_name: str, namespace: str, phase: str)
         "name": name,
     }
     pv["status"] = {"phase": "Bound"}
-    return _labelled(claim, phase), _labelled(pv, phase)
+    return _labelled(pv, phase), _labelled(claim, phase)
 
 
 def unbound_claim(template: ClaimTemplate, pod_name: str, namespace: str, phase: str) -> Raw:

@@ -105,7 +105,7 @@ def test_claim_templates_name_claims_like_a_statefulset() -> None:
 
 def test_bound_volumes_use_upstreams_templates() -> None:
     w = load_workload(VALID)
-    claim, pv, pod = next(loadgen.pod_chains(w.init_pods, "init", scheduler_name="s"))
+    pv, claim, pod = next(loadgen.pod_chains(w.init_pods, "init", scheduler_name="s"))
     # claimTemplate defaults to upstream's pvc.yaml
     assert claim["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "true"}
     assert claim["spec"]["volumeName"] == pv["metadata"]["name"] == "bench-init-vol-init-0-0"

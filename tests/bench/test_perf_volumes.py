@@ -71,11 +71,12 @@ def chain(w: Workload) -> tuple[dict[str, Any], ...]:
 
 
 def test_each_pod_comes_after_its_claim_and_its_pv_bound_to_each_other() -> None:
-    claim, pv, pod = chain(upstream("SchedulingInTreePVs/5Nodes"))
-    # upstream's order: the claim (referenced by the PV), the PV, then the pod
-    assert [o["kind"] for o in (claim, pv, pod)] == [
-        "PersistentVolumeClaim",
+    pv, claim, pod = chain(upstream("SchedulingInTreePVs/5Nodes"))
+    # the PV first (a PV controller beside the API server would mark a claim bound to a PV
+    # not created yet Lost), then its claim, then the pod
+    assert [o["kind"] for o in (pv, claim, pod)] == [
         "PersistentVolume",
+        "PersistentVolumeClaim",
         "Pod",
     ]
     # measured pods of op 2: namespace-2; the names follow the pod's (measured-0-0)
@@ -112,7 +113,7 @@ def test_each_pod_comes_after_its_claim_and_its_pv_bound_to_each_other() -> None
 
 
 def test_a_csi_pv_gets_its_name_as_volume_handle() -> None:
-    _, pv, _ = chain(upstream("SchedulingCSIPVs/5Nodes"))
+    pv, _, _ = chain(upstream("SchedulingCSIPVs/5Nodes"))
     assert pv["spec"]["csi"] == {
         "driver": "ebs.csi.aws.com",
         "volumeHandle": "namespace-2-vol-measured-0-0",
@@ -347,7 +348,7 @@ def test_preemption_pvs_shape_keeps_priority_and_the_pair() -> None:
             },
         ]
     )
-    claim, pv, pod = chain(w)
+    pv, claim, pod = chain(w)
     # the template's bare priority 10 becomes the runner's PriorityClass
     assert pod["spec"]["priorityClassName"] == "bench-priority-10"
     assert (

@@ -452,6 +452,16 @@ READ_ALL_BUT_BUDGETS: list[dict[str, Any]] = [
         "verbs": ["get", "list"],
     },
     {"apiGroups": ["apps"], "resources": ["replicasets", "statefulsets"], "verbs": ["list"]},
+    {
+        "apiGroups": [""],
+        "resources": ["persistentvolumes", "persistentvolumeclaims"],
+        "verbs": ["list"],
+    },
+    {
+        "apiGroups": ["storage.k8s.io"],
+        "resources": ["storageclasses", "csinodes", "csidrivers", "csistoragecapacities"],
+        "verbs": ["list"],
+    },
 ]
 BUDGETS: dict[str, Any] = {
     "apiGroups": ["policy"],
