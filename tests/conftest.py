@@ -120,9 +120,12 @@ def kube_apiserver() -> Iterator[KubeApiServer]:
 
 
 @pytest.fixture
-def kube_controller_manager(kube_apiserver: KubeApiServer) -> KubeControllerManager:
-    """The PV controller beside the session kube-apiserver (started once, restarted if it died)."""
-    return kube_apiserver.ensure_controller_manager()
+def kube_controller_manager(kube_apiserver: KubeApiServer) -> Iterator[KubeControllerManager]:
+    """The PV controller beside the session kube-apiserver, for this test only: stopped after
+    it, so the tests that create bound claims and PVs by hand (the benchmark's load
+    generator) never race a controller on the shared server."""
+    yield kube_apiserver.ensure_controller_manager()
+    kube_apiserver.stop_controller_manager()
 
 
 @pytest.fixture(scope="session")

@@ -357,3 +357,8 @@ def test_controller_manager_is_started_once_and_again_after_it_died(
     restarted = kube_apiserver.ensure_controller_manager()
     assert restarted.alive()
     assert kube_apiserver.pids()["kube-controller-manager"] != pid
+
+    # stopped again, it leaves the shared server to the tests that want no controller
+    kube_apiserver.stop_controller_manager()
+    assert not restarted.alive()
+    assert "kube-controller-manager" not in kube_apiserver.pids()
