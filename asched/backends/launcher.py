@@ -316,12 +316,12 @@ class KubeApiServer:
         manager.start(timeout=self._ready_timeout)
         return manager
 
-
     def stop_controller_manager(self) -> None:
         """Stop kube-controller-manager if it runs (the server goes on). Idempotent."""
         if self._controller_manager is not None:
             self._controller_manager.stop()
         self._controller_manager = None
+
     def _prepare_files(self) -> None:
         directory = self.directory
         self.token = secrets.token_hex(24)

@@ -460,10 +460,7 @@ class App:
         """
         budget_path = await self._unless_stopped(self._budget_path())
         if budget_path is None:
-            logger.warning(
-                "stopped before ready: discovering the PodDisruptionBudget API at %s",
-                self.client.host,
-            )
+            self._stopped_discovering("the PodDisruptionBudget API")
             return
         self.reflectors.append(
             Reflector(
@@ -478,6 +475,7 @@ class App:
             paths = dict(storage_watch.FIXED_PATHS)
             capacities = await self._unless_stopped(storage_watch.capacity_path(self.client))
             if self.stopping.is_set():
+                self._stopped_discovering("CSIStorageCapacity")
                 return
             if capacities is not None:
                 paths[storage_watch.CAPACITY] = capacities
@@ -492,6 +490,7 @@ class App:
             for resource, group_version in GANG_APIS.items():
                 served = await self._unless_stopped(self._served(group_version))
                 if served is None:
+                    self._stopped_discovering(group_version)
                     return
                 if served:
                     self.reflectors.append(self._gang_reflector(resource))
@@ -601,6 +600,10 @@ class App:
         while True:
             await asyncio.sleep(NOT_READY_LOG_INTERVAL)
             self._log_waiting(f"still waiting after {loop.time() - started:.0f}s", elector)
+
+    def _stopped_discovering(self, what: str) -> None:
+        """The one line a replica stopped while discovering ``what`` logs."""
+        logger.warning("stopped before ready: discovering %s at %s", what, self.client.host)
 
     async def _budget_path(self) -> str:
         """policy/v1 PodDisruptionBudgets, or policy/v1beta1 on servers before 1.21."""

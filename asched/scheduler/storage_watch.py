@@ -11,12 +11,14 @@ informer would on such a server).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
 from typing import Final
 
 from asched.api.client import KubeClient
 from asched.errors import RETRYABLE
+from asched.queue.backoff import backoff_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -50,15 +52,27 @@ def needs_storage(enabled: Iterable[str]) -> bool:
 async def capacity_path(client: KubeClient) -> str | None:
     """The collection path of CSIStorageCapacity on this server, or None when not served.
 
-    A discovery request that gets no answer counts as "not served in that version" (the
-    next is tried); the scheduler then runs without capacities, logged once.
+    A discovery request that gets no answer (an unreachable server, a 5xx) is asked again
+    after a backoff of 1, 2, 4 ... 10 s (so is a 429 or 5xx): no informer can sync before the server answers,
+    and guessing "not served" would leave capacity unconsidered for the process's life.
+    A server that answers but lists the resource in no version: None, logged once.
     """
     for group_version in CAPACITY_VERSIONS:
-        try:
-            found = await client.request("GET", group_version)
-        except RETRYABLE as exc:
-            logger.warning("discovering %s failed (%s)", group_version, exc)
-            continue
+        attempts = 0
+        while True:
+            try:
+                found = await client.request("GET", group_version)
+                if found.status < 500 and found.status != 429:
+                    break
+                problem = f"HTTP {found.status}"
+            except RETRYABLE as exc:
+                problem = str(exc)
+            attempts += 1
+            delay = backoff_seconds(attempts, 1.0, 10.0)
+            logger.warning(
+                "discovering %s failed (%s): asking again in %.0fs", group_version, problem, delay
+            )
+            await asyncio.sleep(delay)
         if found.status != 200 or not isinstance(found.body, dict):
             continue
         resources = found.body.get("resources")

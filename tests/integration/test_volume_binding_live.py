@@ -6,8 +6,7 @@ bound to a PV whose node affinity names the pod's node, and the pod left without
 The test plays the PV controller (a watch on PVs: once the scheduler has set a PV's
 claimRef, it binds the claim and marks the PV Bound) with idempotent writes, so it passes
 whether or not the backend runs a PV controller of its own (the simulator's,
-kube-controller-manager). It needs the scheduler's watch of
-the storage kinds (``asched.scheduler.storage_watch``): skipped where that is absent.
+kube-controller-manager).
 """
 
 from __future__ import annotations
@@ -15,10 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from typing import Any
-
-import pytest
-
-pytest.importorskip("asched.scheduler.storage_watch")
 
 from tests.integration.scheduler_harness import running_scheduler, until
 from tests.unit.volumes.binding import _controller as controller
