@@ -45,6 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--scheduler", choices=("asched", "kube-scheduler", "both"), default="asched"
     )
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="run nothing: list the matching workloads, each runnable or why not",
+    )
     where = parser.add_argument_group("where")
     where.add_argument("--backend", choices=run_command.BACKENDS, default="sim")
     where.add_argument("--sim-tls", action="store_true", help="serve the simulator over HTTPS")
@@ -91,12 +96,21 @@ def run(args: argparse.Namespace) -> int:
         reason = f": {entry.reason}" if entry.reason else ""
         print(f"{entry.name}: {entry.status}{reason}", file=sys.stderr)
 
+    if args.list:
+        schedulers = []  # translate only
     entries = perf_suite.run_suite(
-        config, args.labels.split(","), schedulers, run_one, on_entry=progress
+        config,
+        args.labels.split(","),
+        schedulers,
+        run_one,
+        on_entry=None if args.list else progress,
     )
     if not entries:
         print(f"asched bench suite: no workload of {args.config} matches {args.labels!r}")
         return 2
+    if args.list:
+        console.print(perf_suite.listing(entries))
+        return 1 if any(e.status == "failed" for e in entries) else 0
     console.print(perf_suite.table(entries, schedulers))
     if args.json is not None:
         perf_suite.write_json(entries, config, args.json)

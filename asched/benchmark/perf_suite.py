@@ -99,7 +99,8 @@ def run_suite(
     on_entry: Callable[[SuiteEntry], None] | None = None,
 ) -> list[SuiteEntry]:
     """Run every workload of ``config`` whose labels (test case's and its own) pass
-    ``selectors``, with each of ``schedulers`` through ``run_one``."""
+    ``selectors``, with each of ``schedulers`` through ``run_one`` (none: translate
+    only, as ``--list`` does)."""
     entries: list[SuiteEntry] = []
     for case, workload in config.all():
         if not perf_config.enabled(selectors, [*case.labels, *workload.labels]):
@@ -175,6 +176,21 @@ def to_json(entries: Sequence[SuiteEntry], config: PerfConfig) -> dict[str, Any]
 
 def write_json(entries: Sequence[SuiteEntry], config: PerfConfig, path: Path) -> None:
     path.write_bytes(orjson.dumps(to_json(entries, config), option=orjson.OPT_INDENT_2))
+
+
+def listing(entries: Sequence[SuiteEntry]) -> Table:
+    """``--list``: workload | measured pods | upstream threshold | runnable, or why not
+    (entries translated, not run)."""
+    out = Table(title="asched bench suite --list")
+    out.add_column("workload")
+    out.add_column("measured pods", justify="right")
+    out.add_column("upstream threshold", justify="right")
+    out.add_column("runs here")
+    for e in entries:
+        threshold = "-" if e.threshold is None else f"{e.threshold:g}"
+        verdict = "yes" if e.status == "ok" else f"{e.status}: {e.reason}"
+        out.add_row(e.name, f"{e.measured_pods:,}", threshold, verdict)
+    return out
 
 
 def _figure(entry: SuiteEntry, scheduler: str) -> str:

@@ -195,3 +195,13 @@ def test_ops_after_the_measured_pods(tmp_path: Path) -> None:
     assert (delete["op"], delete["listed"], delete["deleted"]) == (2, 5, 5)
     assert (create["op"], create["createPods"], create["wait"]) == (3, 3, True)
     assert result["workload"]["after_measuring"][1]["namespace"] == "namespace-3"
+
+
+def test_bench_suite_list_translates_and_runs_nothing() -> None:
+    # --labels "" matches every workload: the runnable ones say "yes", the refused one why
+    done = asched("bench", "suite", str(CONFIG), "--labels", "", "--list")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines() if "│" in line}
+    assert "yes" in rows["SchedulingBasic/5000Nodes_10000Pods"]
+    assert "10,000" in rows["SchedulingBasic/5000Nodes_10000Pods"]  # measured pods
+    assert "unsupported: op 1 (updateAny)" in rows["Unsupported/1Node"]
