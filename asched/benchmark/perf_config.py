@@ -113,9 +113,10 @@ OPCODES: Final[Mapping[str, tuple[str, ...] | None]] = {
         "count",
         "countParam",
         "templateParams",
-        "updatePeriod",
-        "updatePeriodParam",
+        "updatePerSecond",
+        "subresources",
     ),
+    "createPodGroups": ("namespace", "templatePath", "count", "countParam", "templateParams"),
     "waitForPodGroups": ("namespace", "count", "countParam"),
     "allocResourceClaims": None,
     "createResourceClaims": None,
@@ -350,8 +351,13 @@ def _check_values(problems: _Problems, where: str, values: Mapping[str, Any]) ->
         if key.endswith("Param"):
             if not isinstance(value, str) or not value.startswith("$") or len(value) < 2:
                 problems.add(f"{where}.{key}", f"must be a $parameter, got {describe(value)}")
-        elif key in ("count", "number", "intervalMilliseconds", "deletePodsPerSecond") or (
-            key == "signatureBatchSize"
+        elif key in (
+            "count",
+            "number",
+            "intervalMilliseconds",
+            "deletePodsPerSecond",
+            "updatePerSecond",
+            "signatureBatchSize",
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 problems.add(f"{where}.{key}", f"must be an integer >= 0, got {describe(value)}")
@@ -592,10 +598,6 @@ def _substitute(where: str, values: dict[str, Any], params: _Params) -> dict[str
     if "steadyStateParam" in values:
         values["steadyState"] = params.get(
             where, "steadyStateParam", values.pop("steadyStateParam"), bool
-        )
-    if "updatePeriodParam" in values:
-        values["updatePeriod"] = params.get(
-            where, "updatePeriodParam", values.pop("updatePeriodParam"), str
         )
     template_params = values.get("templateParams")
     if isinstance(template_params, Mapping):

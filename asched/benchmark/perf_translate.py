@@ -67,6 +67,11 @@ INTERNAL_FEATURE_GATES: Final = frozenset(
         "OpportunisticBatching",
     }
 )
+#: Gates of behaviour asched always has (upstream's GA, locked on by v1.33): accepted
+#: at that value, refused at the other (asched cannot switch them off).
+FIXED_FEATURE_GATES: Final[Mapping[str, bool]] = {
+    "NodeInclusionPolicyInPodTopologySpread": True,
+}
 DRA_OPCODES: Final = frozenset(
     {"allocResourceClaims", "createResourceClaims", "createResourceDriver"}
 )
@@ -96,11 +101,19 @@ def translate(case: TestCase, workload: PerfWorkload) -> Workload:
     """
     name = perf_config.full_name(case, workload)
     gates = {**case.feature_gates, **workload.feature_gates}
-    refused = sorted(g for g in gates if g not in INTERNAL_FEATURE_GATES)
+    refused = sorted(
+        g
+        for g, value in gates.items()
+        if g not in INTERNAL_FEATURE_GATES and FIXED_FEATURE_GATES.get(g) is not value
+    )
     if refused:
+        accepted = [
+            *sorted(INTERNAL_FEATURE_GATES),
+            *(f"{g}={str(v).lower()}" for g, v in sorted(FIXED_FEATURE_GATES.items())),
+        ]
         raise Unsupported(
             f"feature gate {', '.join(refused)}: changes scheduling semantics asched does not "
-            f"switch (accepted gates: {', '.join(sorted(INTERNAL_FEATURE_GATES))})"
+            f"switch (accepted gates: {', '.join(accepted)})"
         )
     if case.scheduler_config_path is not None:
         raise Unsupported(
@@ -491,6 +504,7 @@ _AFTER_MEASURED: Final = frozenset(
 _WHY: Final = {
     "updateAny": "updating objects while running (updateAny)",
     "waitForPodGroups": "workload-aware PodGroups (waitForPodGroups)",
+    "createPodGroups": "workload-aware PodGroups (createPodGroups)",
 }
 
 _DEFAULT_NODE: Final[Mapping[str, Any]] = {

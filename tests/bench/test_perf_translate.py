@@ -232,6 +232,29 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             id="semantic-gate",
         ),
         pytest.param(
+            # node inclusion policies are always honoured (GA, locked on in v1.33)
+            [NODES, MEASURED],
+            {"featureGates": {"NodeInclusionPolicyInPodTopologySpread": False}},
+            "feature gate NodeInclusionPolicyInPodTopologySpread: changes scheduling "
+            "semantics asched does not switch",
+            id="fixed-gate-switched-off",
+        ),
+        pytest.param(
+            [
+                NODES,
+                {
+                    "opcode": "createPodGroups",
+                    "count": 2,
+                    "namespace": "g",
+                    "templatePath": "../templates/pod-default.yaml",
+                },
+                MEASURED,
+            ],
+            {},
+            "op 1 (createPodGroups): workload-aware PodGroups",
+            id="create-pod-groups",
+        ),
+        pytest.param(
             [NODES, {**MEASURED, "podTemplatePath": "../templates/pod-templated.yaml"}],
             {},
             "op 1 (createPods): pod-templated.yaml uses Go text/template expressions",
@@ -604,3 +627,11 @@ def test_a_window_left_open_is_refused() -> None:
     with pytest.raises(Unsupported, match=r"op 1 \(startCollectingMetrics\): no stop"):
         # (the parser wants an op that collects metrics: here the createPods)
         config_with([NODES, START, {**MEASURED, "namespace": "a"}])
+
+
+def test_a_gate_asched_always_has_is_accepted_at_that_value() -> None:
+    w = config_with(
+        [copy.deepcopy(NODES), copy.deepcopy(MEASURED)],
+        featureGates={"NodeInclusionPolicyInPodTopologySpread": True},
+    )
+    assert w.n_measured == 3  # MEASURED creates 3 pods
