@@ -44,6 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scheduler", choices=("asched", "kube-scheduler", "both"), default="asched"
     )
+    parser.add_argument(
+        "--workload",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only the workloads whose TestCase/Workload name matches this shell pattern "
+        "(repeatable; e.g. 'SchedulingBasic/5000Nodes_10000Pods', '*/5000Nodes*')",
+    )
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument(
         "--list",
@@ -104,9 +112,11 @@ def run(args: argparse.Namespace) -> int:
         schedulers,
         run_one,
         on_entry=None if args.list else progress,
+        patterns=args.workload,
     )
     if not entries:
-        print(f"asched bench suite: no workload of {args.config} matches {args.labels!r}")
+        patterns = "".join(f" and {p!r}" for p in args.workload)
+        print(f"asched bench suite: no workload of {args.config} matches {args.labels!r}{patterns}")
         return 2
     if args.list:
         console.print(perf_suite.listing(entries))

@@ -14,6 +14,7 @@ upstream's ``threshold`` beside it for context: upstream's CI machines are far l
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -97,13 +98,18 @@ def run_suite(
     run_one: RunOne,
     *,
     on_entry: Callable[[SuiteEntry], None] | None = None,
+    patterns: Sequence[str] = (),
 ) -> list[SuiteEntry]:
     """Run every workload of ``config`` whose labels (test case's and its own) pass
-    ``selectors``, with each of ``schedulers`` through ``run_one`` (none: translate
-    only, as ``--list`` does)."""
+    ``selectors`` and whose ``TestCase/Workload`` name matches one of ``patterns`` (shell
+    patterns; none: every name), with each of ``schedulers`` through ``run_one`` (none:
+    translate only, as ``--list`` does)."""
     entries: list[SuiteEntry] = []
     for case, workload in config.all():
         if not perf_config.enabled(selectors, [*case.labels, *workload.labels]):
+            continue
+        name = perf_config.full_name(case, workload)
+        if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
             continue
         entry = _run_entry(case, workload, schedulers, run_one)
         entries.append(entry)

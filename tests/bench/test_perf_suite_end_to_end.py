@@ -205,3 +205,30 @@ def test_bench_suite_list_translates_and_runs_nothing() -> None:
     assert "yes" in rows["SchedulingBasic/5000Nodes_10000Pods"]
     assert "10,000" in rows["SchedulingBasic/5000Nodes_10000Pods"]  # measured pods
     assert "unsupported: op 1 (updateAny)" in rows["Unsupported/1Node"]
+
+
+@pytest.mark.parametrize(
+    ("patterns", "expected"),
+    [
+        # one exact name; a shell pattern over the workload part; two patterns
+        pytest.param(["SchedulingBasic/5Nodes"], ["SchedulingBasic/5Nodes"], id="exact"),
+        pytest.param(["*/5000Nodes*"], ["SchedulingBasic/5000Nodes_10000Pods"], id="pattern"),
+        pytest.param(
+            ["TopologySpreading/*", "Unsupported/*"],
+            ["TopologySpreading/5Nodes", "Unsupported/1Node"],
+            id="two-patterns",
+        ),
+    ],
+)
+def test_bench_suite_workload_patterns(patterns: list[str], expected: list[str]) -> None:
+    args = [a for p in patterns for a in ("--workload", p)]
+    done = asched("bench", "suite", str(CONFIG), "--labels", "", "--list", *args)
+    assert done.returncode == 0, done.stderr
+    names = [line.split("│")[1].strip() for line in done.stdout.splitlines() if "│" in line]
+    assert names == expected
+
+
+def test_bench_suite_workload_pattern_matching_nothing() -> None:
+    done = asched("bench", "suite", str(CONFIG), "--labels", "", "--workload", "Nope/*")
+    assert done.returncode == 2
+    assert "matches '' and 'Nope/*'" in done.stdout
