@@ -1,0 +1,121 @@
+"""Summarise the suite JSONs of bench/scheduler_perf.sh: one markdown row per workload and
+backend, upstream's threshold in its own column, and a bar plot.
+
+Usage::
+
+    python bench/scheduler_perf_table.py bench/results/2026-11-25-issue16 \\
+        --plot bench/plots/scheduler-perf-issue16.png
+
+Every ``*.json`` in the folder is an ``asched bench suite --json`` document (schema
+``asched.bench.suite/v1``) holding one workload run by one scheduler. Rows pair
+asched's and kube-scheduler's results for the same workload and backend (the backend is
+read from the run). Figures are ``SchedulingThroughput`` Average (pods/s, scheduler_perf's
+counting), the scheduler's CPU per measured pod, and whether every invariant held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+SCHEDULERS = ("asched", "kube-scheduler")
+
+
+def load(directory: Path) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    """(workload, backend) -> scheduler -> the suite result (with its one run)."""
+    rows: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    for path in sorted(directory.glob("*.json")):
+        document = json.loads(path.read_text())
+        if document.get("schema") != "asched.bench.suite/v1":
+            continue
+        for result in document["results"]:
+            for scheduler, run in result["runs"].items():
+                backend = str(run.get("backend", "?"))
+                rows[(result["name"], backend)][scheduler] = {**result, "run": run}
+    return rows
+
+
+def _average(entry: dict[str, Any] | None) -> float | None:
+    if entry is None:
+        return None
+    throughput = entry["run"].get("SchedulingThroughput")
+    return None if throughput is None else float(throughput["Average"])
+
+
+def _cpu(entry: dict[str, Any] | None) -> str:
+    if entry is None:
+        return "-"
+    cpu = entry["run"]["measured"].get("cpu_ms_per_pod", {}).get("scheduler")
+    return "-" if cpu is None else f"{cpu:.2f}"
+
+
+def _cell(entry: dict[str, Any] | None) -> str:
+    if entry is None:
+        return "-"
+    if entry["status"] != "ok":
+        return f"{entry['status']}: {entry['reason']}"
+    average = _average(entry)
+    return "no samples" if average is None else f"{average:,.0f}"
+
+
+def table(rows: dict[tuple[str, str], dict[str, dict[str, Any]]]) -> str:
+    lines = [
+        "| workload | backend | upstream threshold | asched | kube-scheduler | ratio "
+        "| scheduler CPU / pod, ms (asched, kube-scheduler) | invariants |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (name, backend), by in rows.items():
+        ours, theirs = by.get("asched"), by.get("kube-scheduler")
+        first = ours or theirs
+        assert first is not None
+        threshold = first["threshold"]
+        a, k = _average(ours), _average(theirs)
+        ratio = f"**{a / k:.1f}x**" if a and k else "-"
+        held = all(e["invariants_ok"] for e in by.values())
+        lines.append(
+            f"| {name} | {backend} | {'-' if threshold is None else f'{threshold:g}'} "
+            f"| {_cell(ours)} | {_cell(theirs)} | {ratio} | {_cpu(ours)}, {_cpu(theirs)} "
+            f"| {'held' if held else 'BROKEN'} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(rows: dict[tuple[str, str], dict[str, dict[str, Any]]], path: Path) -> None:
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    keys = list(rows)
+    labels = [f"{name}\n({backend})" for name, backend in keys]
+    x = np.arange(len(keys))
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.6 * len(keys)), 5.5))
+    width = 0.27
+    for i, scheduler in enumerate(SCHEDULERS):
+        values = [_average(rows[k].get(scheduler)) or 0.0 for k in keys]
+        ax.bar(x + (i - 1) * width, values, width, label=scheduler)
+    thresholds = [next(iter(rows[k].values()))["threshold"] or 0.0 for k in keys]
+    ax.bar(x + width, thresholds, width, label="upstream threshold (CI machines)", color="0.75")
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("SchedulingThroughput Average (pods/s)")
+    ax.set_title("upstream scheduler_perf workloads: asched vs kube-scheduler v1.20.2")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--plot", type=Path)
+    args = parser.parse_args()
+    rows = load(args.directory)
+    print(table(rows))
+    if args.plot is not None:
+        plot(rows, args.plot)
+        print(f"plot: {args.plot}")
+
+
+if __name__ == "__main__":
+    main()
