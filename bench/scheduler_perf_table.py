@@ -9,7 +9,7 @@ Usage::
 Every ``*.json`` in the folder is an ``asched bench suite --json`` document (schema
 ``asched.bench.suite/v1``) holding one workload run by one scheduler. Rows pair
 asched's and kube-scheduler's results for the same workload and backend (the backend is
-read from the run). Figures are ``SchedulingThroughput`` Average (pods/s, scheduler_perf's
+read from the run); repeated runs are summarised by their median, the runs in brackets. Figures are ``SchedulingThroughput`` Average (pods/s, scheduler_perf's
 counting), the scheduler's CPU per measured pod, and whether every invariant held.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,12 @@ from typing import Any
 SCHEDULERS = ("asched", "kube-scheduler")
 
 
-def load(directory: Path) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
-    """(workload, backend) -> scheduler -> the suite result (with its one run)."""
-    rows: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+Entry = list[dict[str, Any]]  # the runs of one workload by one scheduler (repetitions)
+
+
+def load(directory: Path) -> dict[tuple[str, str], dict[str, Entry]]:
+    """(workload, backend) -> scheduler -> its suite results, one per run."""
+    rows: dict[tuple[str, str], dict[str, Entry]] = defaultdict(lambda: defaultdict(list))
     for path in sorted(directory.glob("*.json")):
         document = json.loads(path.read_text())
         if document.get("schema") != "asched.bench.suite/v1":
@@ -34,34 +38,50 @@ def load(directory: Path) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
         for result in document["results"]:
             for scheduler, run in result["runs"].items():
                 backend = str(run.get("backend", "?"))
-                rows[(result["name"], backend)][scheduler] = {**result, "run": run}
+                rows[(result["name"], backend)][scheduler].append({**result, "run": run})
     return rows
 
 
-def _average(entry: dict[str, Any] | None) -> float | None:
-    if entry is None:
-        return None
-    throughput = entry["run"].get("SchedulingThroughput")
-    return None if throughput is None else float(throughput["Average"])
+def _averages(entry: Entry | None) -> list[float]:
+    out = []
+    for result in entry or ():
+        throughput = result["run"].get("SchedulingThroughput")
+        if throughput is not None:
+            out.append(float(throughput["Average"]))
+    return out
 
 
-def _cpu(entry: dict[str, Any] | None) -> str:
-    if entry is None:
+def _average(entry: Entry | None) -> float | None:
+    """The median of the runs' SchedulingThroughput Average."""
+    values = _averages(entry)
+    return statistics.median(values) if values else None
+
+
+def _cpu(entry: Entry | None) -> str:
+    values = [
+        float(cpu)
+        for result in entry or ()
+        if (cpu := result["run"]["measured"].get("cpu_ms_per_pod", {}).get("scheduler")) is not None
+    ]
+    return f"{statistics.median(values):.2f}" if values else "-"
+
+
+def _cell(entry: Entry | None) -> str:
+    if not entry:
         return "-"
-    cpu = entry["run"]["measured"].get("cpu_ms_per_pod", {}).get("scheduler")
-    return "-" if cpu is None else f"{cpu:.2f}"
+    bad = [r for r in entry if r["status"] != "ok"]
+    if bad:
+        return f"{bad[0]['status']}: {bad[0]['reason']}"
+    values = _averages(entry)
+    if not values:
+        return "no samples"
+    median = f"{statistics.median(values):,.0f}"
+    if len(values) == 1:
+        return median
+    return f"{median} ({', '.join(f'{v:,.0f}' for v in values)})"
 
 
-def _cell(entry: dict[str, Any] | None) -> str:
-    if entry is None:
-        return "-"
-    if entry["status"] != "ok":
-        return f"{entry['status']}: {entry['reason']}"
-    average = _average(entry)
-    return "no samples" if average is None else f"{average:,.0f}"
-
-
-def table(rows: dict[tuple[str, str], dict[str, dict[str, Any]]]) -> str:
+def table(rows: dict[tuple[str, str], dict[str, Entry]]) -> str:
     lines = [
         "| workload | backend | upstream threshold | asched | kube-scheduler | ratio "
         "| scheduler CPU / pod, ms (asched, kube-scheduler) | invariants |",
@@ -70,11 +90,11 @@ def table(rows: dict[tuple[str, str], dict[str, dict[str, Any]]]) -> str:
     for (name, backend), by in rows.items():
         ours, theirs = by.get("asched"), by.get("kube-scheduler")
         first = ours or theirs
-        assert first is not None
-        threshold = first["threshold"]
+        assert first
+        threshold = first[0]["threshold"]
         a, k = _average(ours), _average(theirs)
         ratio = f"**{a / k:.1f}x**" if a and k else "-"
-        held = all(e["invariants_ok"] for e in by.values())
+        held = all(r["invariants_ok"] for e in by.values() for r in e)
         lines.append(
             f"| {name} | {backend} | {'-' if threshold is None else f'{threshold:g}'} "
             f"| {_cell(ours)} | {_cell(theirs)} | {ratio} | {_cpu(ours)}, {_cpu(theirs)} "
@@ -83,7 +103,7 @@ def table(rows: dict[tuple[str, str], dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: dict[tuple[str, str], dict[str, dict[str, Any]]], path: Path) -> None:
+def plot(rows: dict[tuple[str, str], dict[str, Entry]], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -95,7 +115,7 @@ def plot(rows: dict[tuple[str, str], dict[str, dict[str, Any]]], path: Path) -> 
     for i, scheduler in enumerate(SCHEDULERS):
         values = [_average(rows[k].get(scheduler)) or 0.0 for k in keys]
         ax.bar(x + (i - 1) * width, values, width, label=scheduler)
-    thresholds = [next(iter(rows[k].values()))["threshold"] or 0.0 for k in keys]
+    thresholds = [next(iter(rows[k].values()))[0]["threshold"] or 0.0 for k in keys]
     ax.bar(x + width, thresholds, width, label="upstream threshold (CI machines)", color="0.75")
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("SchedulingThroughput Average (pods/s)")
