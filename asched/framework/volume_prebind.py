@@ -22,7 +22,7 @@ Messages are upstream's, prefixed ``binding volumes:`` as its wrapping error is.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, Protocol
 
 from asched.cluster.pv_index import node_affinity_matches
@@ -61,6 +61,11 @@ class VolumeHost(Protocol):
 
     def pod_exists(self, pod: PodInfo) -> bool:
         """Whether the pod still exists (a deleted pod cancels the binding)."""
+
+    @property
+    def pod_listeners(self) -> list[Callable[[str], None]]:
+        """Called with a pod's key when the watch sees it go, so a PreBind waiting for
+        that pod's claims re-checks at once (and fails: the pod does not exist)."""
 
     async def replace(self, resource: Resource, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         """PUT ``obj`` (its ``resourceVersion`` kept) and return the stored object.
@@ -262,8 +267,13 @@ async def bind_pod_volumes(
         if relevant:
             heard.set()
 
+    def gone(key: str) -> None:
+        if key == pod.key:
+            heard.set()
+
     listeners = catalog.listeners
     listeners.append(wake)
+    host.pod_listeners.append(gone)
     try:
         async with asyncio.timeout(bind_timeout):
             while not check_bindings(host, pod, node, written_pvs, written_claims):
@@ -275,4 +285,5 @@ async def bind_pod_volumes(
         return Status.error(f"binding volumes: {TIMED_OUT}", NAME)
     finally:
         listeners.remove(wake)
+        host.pod_listeners.remove(gone)
     return Status.success()

@@ -30,6 +30,7 @@ from asched import metrics
 from asched.api.client import KubeClient
 from asched.api.extender import ExtenderClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
+from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile, SchedulerConfig
@@ -189,7 +190,12 @@ class App:
         self._work = asyncio.Event()
         self._events: list[WatchEvent | Relisted] = []
         handle = ApiHandle(client)
-        handle.volume_host = ApiVolumeHost(client, self.table)
+        # a pod deleted while its PreBind waits for the PV controller fails that wait at
+        # once (the binding task rolls back and frees its slot) instead of timing out
+        volume_host = ApiVolumeHost(
+            client, self.table, pod_exists=lambda pod: not self.queue.deleted_in_flight(pod.key)
+        )
+        handle.volume_host = self.volume_host = volume_host
         waiting = WaitingPods()
         #: gang scheduling (None: no profile enables Coscheduling)
         self.gangs: GangRuntime | None = None
@@ -271,7 +277,7 @@ class App:
             self.queue,
             self.profiles,
             on_bad_pod=self._report_bad_pod,
-            on_pod_gone=self.reporter.forget,
+            on_pod_gone=self._pod_gone,
             raw=self.raw if self.extenders else None,
             gangs=self.gangs.index if self.gangs is not None else None,
             on_gang_gone=self.gangs.gone if self.gangs is not None else None,
@@ -600,6 +606,11 @@ class App:
         while True:
             await asyncio.sleep(NOT_READY_LOG_INTERVAL)
             self._log_waiting(f"still waiting after {loop.time() - started:.0f}s", elector)
+
+    def _pod_gone(self, key: PodKey) -> None:
+        """The watch saw a pending or in-flight pod go."""
+        self.reporter.forget(key)
+        self.volume_host.pod_gone(key)
 
     def _stopped_discovering(self, what: str) -> None:
         """The one line a replica stopped while discovering ``what`` logs."""

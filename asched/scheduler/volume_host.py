@@ -45,7 +45,8 @@ class ApiVolumeHost:
     """A :class:`VolumeHost` over a KubeClient and the scheduler's node table.
 
     ``pod_exists``: whether the scheduler still knows the pod (the watch's view); by
-    default every pod is taken to exist.
+    default every pod is taken to exist. :meth:`pod_gone` is the watch telling it a pod
+    went: it wakes the PreBinds waiting for that pod (:attr:`pod_listeners`).
     """
 
     def __init__(
@@ -57,6 +58,7 @@ class ApiVolumeHost:
         self.client = client
         self.table = table
         self._pod_exists = pod_exists
+        self.pod_listeners: list[Callable[[str], None]] = []
 
     @property
     def catalog(self) -> VolumeCatalog:
@@ -68,6 +70,11 @@ class ApiVolumeHost:
 
     def pod_exists(self, pod: PodInfo) -> bool:
         return True if self._pod_exists is None else self._pod_exists(pod)
+
+    def pod_gone(self, key: str) -> None:
+        """The watch saw pod ``key`` deleted."""
+        for listener in list(self.pod_listeners):
+            listener(key)
 
     async def replace(self, resource: Resource, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         path, name = _path(resource, obj)

@@ -206,6 +206,56 @@ async def test_a_prebind_that_times_out_rolls_back_and_the_pod_is_retried(sim_cl
         assert (await claim(cluster, "data"))["spec"]["volumeName"] == "pv-only"
 
 
+@pytest.mark.sim_only
+async def test_a_pod_deleted_during_prebind_frees_its_slot_at_once(sim_cluster: Any) -> None:
+    # one bind slot; the simulator's PV controller is paused, so web-0's PreBind waits for
+    # its claim (bindTimeoutSeconds: the default 600). Deleting web-0 ends that wait at
+    # once: the assumption is rolled back and the slot freed, so web-1 (once the
+    # controller resumes) binds within seconds rather than after web-0's 600 s timeout.
+    cluster = sim_cluster
+    name = cluster.unique_name("sched")
+    storage_class = cluster.unique_name("local")
+    node = cluster.unique_name("n")
+    await cluster.create_node(node, cpu="4", memory="8Gi")
+    await create_class(cluster, storage_class)
+    for volume in ("pv-a", "pv-b"):
+        await create_local_pv(cluster, volume, node, storage_class)
+    await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": True})
+    try:
+        async with running_scheduler(cluster, name, max_in_flight=1) as running:
+            await create_claim(cluster, "data-0", storage_class)
+            await create_pod_with_claim(cluster, "web-0", name, "data-0")
+            key = f"{cluster.namespace}/web-0"
+
+            async def waiting_in_prebind() -> bool:
+                claim_ref = (await pv(cluster, "pv-a"))["spec"].get("claimRef") or (
+                    await pv(cluster, "pv-b")
+                )["spec"].get("claimRef")
+                return claim_ref is not None and key in running.app.table.pods
+
+            await until(waiting_in_prebind, within=30)
+            await cluster.rest.request(
+                "DELETE", f"/api/v1/namespaces/{cluster.namespace}/pods/web-0"
+            )
+
+            async def rolled_back() -> bool:
+                # the binding task ended (its slot is free) and reverted its assumption
+                volumes = running.app.table.volumes
+                return running.app.scheduler.binder.slot_free() and not volumes.pv_api
+
+            await until(rolled_back, within=30)  # while the PV controller is still paused
+            await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": False})
+            await create_claim(cluster, "data-1", storage_class)
+            await create_pod_with_claim(cluster, "web-1", name, "data-1")
+
+            async def bound() -> bool:
+                return await bound_nodes(cluster, ["web-1"]) == {"web-1": node}
+
+            await until(bound, within=30)
+    finally:
+        await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": False})
+
+
 async def test_prebind_waits_do_not_starve_the_watch_when_every_bind_slot_is_taken(
     volume_cluster: Any,
 ) -> None:

@@ -5,7 +5,7 @@ the API server would, with the next resourceVersion); HTTP is in test_prebind_li
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -27,12 +27,20 @@ class MemoryHost:
     def __init__(self, objects) -> None:
         self.catalog = fill(VolumeCatalog(), objects)
         self.puts = 0
+        self.deleted: set[str] = set()
+        self.pod_listeners: list[Callable[[str], None]] = []
 
     def node_labels(self, node: str) -> Mapping[str, str] | None:
         return {}
 
     def pod_exists(self, pod: PodInfo) -> bool:
-        return True
+        return pod.key not in self.deleted
+
+    def delete_pod(self, key: str) -> None:
+        """The watch sees the pod deleted (as the live host's pod_gone)."""
+        self.deleted.add(key)
+        for listener in list(self.pod_listeners):
+            listener(key)
 
     async def replace(self, resource: str, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         self.puts += 1
@@ -128,3 +136,35 @@ async def test_provisioned_claim_waits_for_its_new_pv(looptime) -> None:
     status = await bind_pod_volumes(host, POD, "n1", [], [claims["default/c1"]], 600)
     assert status.ok
     assert looptime == 20
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize(
+    ("deleted", "ends_at", "message"),
+    [
+        # the pod's own deletion at 30 s ends the wait then, not at the 600 s timeout
+        pytest.param(
+            POD.key,
+            30,
+            'binding volumes: pod does not exist any more: pod "p" not found',
+            id="own-pod-deleted",
+        ),
+        # another pod's deletion does not wake it: it times out at 600 s
+        pytest.param(
+            "default/other",
+            600,
+            "binding volumes: timed out waiting for the condition",
+            id="other-pod-deleted",
+        ),
+    ],
+)
+async def test_a_deleted_pod_ends_its_wait(
+    looptime: float, deleted: str, ends_at: float, message: str
+) -> None:
+    host = MemoryHost(objects())
+    pvs, claims = host.catalog.pvs, host.catalog.claims
+    asyncio.get_running_loop().call_later(30, host.delete_pod, deleted)
+    status = await bind_pod_volumes(host, POD, "n1", [(pvs["pv-1"], claims["default/c1"])], [], 600)
+    assert (status.code, status.message) == (Code.ERROR, message)
+    assert looptime == ends_at
+    assert host.pod_listeners == []  # its listener is gone
