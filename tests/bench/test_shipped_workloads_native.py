@@ -18,6 +18,9 @@ differences, pinned here so they stay deliberate:
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
@@ -31,7 +34,8 @@ from asched.benchmark.observe import PHASE_LABEL
 from asched.benchmark.workload import PodGroup, Workload, load_workload_file
 from asched.textfile import parse_yaml, read_text
 
-WORKLOADS = Path(__file__).resolve().parents[2] / "asched" / "benchmark" / "workloads"
+REPO = Path(__file__).resolve().parents[2]
+WORKLOADS = REPO / "asched" / "benchmark" / "workloads"
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 #: the home-grown bridge: what upstream's format (or asched's translation of it) cannot say
@@ -447,3 +451,40 @@ def test_every_shipped_file_is_upstream_format_or_a_bridge(path: Path) -> None:
 def test_the_table_covers_every_converted_file() -> None:
     converted = {p.stem for p in shipped()} - BRIDGE
     assert converted == {param.values[0] for param in CASES}
+
+
+def test_the_templates_ship_with_the_package(tmp_path: Path) -> None:
+    """What a wheel holds (setuptools' build_py, pyproject's package-data) loads every
+    shipped workload, templates included, from any directory."""
+    source = tmp_path / "source"
+    source.mkdir()
+    shutil.copy(REPO / "pyproject.toml", source)
+    shutil.copy(REPO / "README.md", source)
+    shutil.copytree(
+        REPO / "asched", source / "asched", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    built = tmp_path / "lib"
+    subprocess.run(
+        [sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py",
+         "--build-lib", str(built)],
+        cwd=source, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert (
+        built / "asched" / "benchmark" / "workloads" / "templates" / "pod-default.yaml"
+    ).is_file()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code = (
+        "from asched.benchmark.workload import load_workload_file, resolve, shipped_workloads\n"
+        "for name in shipped_workloads():\n"
+        "    print(name, load_workload_file(resolve(name)).n_measured)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=elsewhere, env={"PYTHONPATH": str(built), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    loaded = dict(line.split() for line in done.stdout.splitlines())
+    assert set(loaded) == {p.stem for p in shipped()}
+    assert loaded["tiny"] == "100"
