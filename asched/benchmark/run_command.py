@@ -24,8 +24,6 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from asched.errors import InputError
-
 if TYPE_CHECKING:
     from asched.benchmark.runner import RunOptions
     from asched.benchmark.workload import Workload
@@ -156,8 +154,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--workload",
         dest="perf_workload",
         metavar="TESTCASE/WORKLOAD",
-        help="WORKLOAD is an upstream scheduler_perf config (performance-config.yaml): "
-        "run this one of its workloads",
+        help="WORKLOAD is an upstream scheduler_perf config (performance-config.yaml) with "
+        "several workloads: run this one of them (a config with one workload needs no "
+        "--workload)",
     )
     who = parser.add_argument_group("scheduler")
     who.add_argument("--scheduler", choices=SCHEDULERS, default="asched")
@@ -234,31 +233,20 @@ def configure_binder(parser: argparse.ArgumentParser) -> None:
 
 
 def load_workload(args: argparse.Namespace) -> Workload:
-    """The workload ``bench run`` was given: an asched workload file or shipped name, or
-    one workload (``--workload TestCase/Workload``) of an upstream scheduler_perf config.
+    """The workload ``bench run`` (or ``tune``) was given: a file or shipped name, in
+    upstream's scheduler_perf format (its one workload, or ``--workload TestCase/Workload``
+    of several) or the home-grown one (:func:`asched.benchmark.workload.load_workload_file`
+    tells them apart).
 
     Raises
     ------
     InputError
         Bad file, unknown workload, or a workload asched cannot run (the reason given).
     """
-    from asched.benchmark import perf_config, perf_translate, workload
+    from asched.benchmark import workload
 
     perf_name: str | None = getattr(args, "perf_workload", None)
-    path = workload.resolve(args.workload)
-    if perf_name is None and not perf_config.looks_like_config(path):
-        return workload.load_workload_file(path)
-    if perf_name is None:
-        raise InputError(
-            f"{path}: a scheduler_perf config; name one workload with "
-            "--workload 'TestCase/Workload' (or run them all with `asched bench suite`)"
-        )
-    config = perf_config.load_config_file(path)
-    case, chosen = config.find(perf_name)
-    try:
-        return perf_translate.translate(case, chosen)
-    except perf_translate.Unsupported as exc:
-        raise InputError(f"{path}: {perf_name}: unsupported: {exc.reason}") from exc
+    return workload.load_workload_file(workload.resolve(args.workload), perf_workload=perf_name)
 
 
 def run_options(args: argparse.Namespace, loaded: Workload, scheduler: str) -> RunOptions:

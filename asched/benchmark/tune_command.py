@@ -62,6 +62,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Options of ``asched tune``."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     run_command.add_common(parser)
+    parser.add_argument(
+        "--workload",
+        dest="perf_workload",
+        metavar="TESTCASE/WORKLOAD",
+        help="WORKLOAD is an upstream scheduler_perf config with several workloads: tune "
+        "this one of them (a config with one workload needs no --workload)",
+    )
     sweep = parser.add_argument_group("sweep")
     sweep.add_argument(
         "--percentages",
@@ -99,9 +106,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``asched tune``."""
-    from asched.benchmark import plot, report, runner, tune, workload
+    from asched.benchmark import plot, report, runner, tune
 
-    loaded = workload.load_workload_file(workload.resolve(args.workload))
+    loaded = run_command.load_workload(args)
     try:
         measured, nodes = _sweep(args, loaded)
     except runner.BenchmarkError as exc:

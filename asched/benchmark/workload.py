@@ -1,7 +1,13 @@
-"""Workload files (shipped in ``asched/benchmark/workloads/``): the format of ``docs/workloads.md``, validated.
+"""Workload files (shipped in ``asched/benchmark/workloads/``): loading either format, and the
+home-grown ``asched.bench/v1`` format of ``docs/workloads.md``, validated.
 
-A workload says what cluster to build and what to measure, the way a scheduler_perf test
-case does (``createNodes``, ``createPods``, ``churn``), in a format of our own::
+Upstream's scheduler_perf format is the native one: a file holding a YAML list of test
+cases (``performance-config.yaml``) is read by :mod:`asched.benchmark.perf_config` and
+its one workload (or the one ``--workload TestCase/Workload`` names) translated by
+:mod:`asched.benchmark.perf_translate` (:func:`load_workload_file`). Most shipped
+workloads are such files. The home-grown format below is the bridge for what upstream's
+format cannot express (gangs, StatefulSet claims over local PVs, two measured pod shapes
+in one phase); a file holding a mapping is read as one::
 
     format: asched.bench/v1
     name: SchedulingBasic/5000Nodes_10000Pods
@@ -31,7 +37,7 @@ kinds against the built-in lists in :mod:`asched.benchmark.objects`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -683,19 +689,62 @@ def _check_gang_names(problems: Problems, gangs: tuple[GangGroup, ...]) -> None:
         seen.setdefault(key, index)
 
 
-def load_workload_file(path: str | Path) -> Workload:
-    """Read and validate a workload file (YAML or JSON).
+def load_workload_file(path: str | Path, *, perf_workload: str | None = None) -> Workload:
+    """Read and validate a workload file, in either format (YAML or JSON).
+
+    A list of test cases is upstream's scheduler_perf format: its one workload is run,
+    or, when it has several, the one ``perf_workload`` (``TestCase/Workload``) names. A
+    mapping is the home-grown ``asched.bench/v1`` format (:func:`load_workload`).
+    ``source`` of the result is ``path`` either way.
 
     Raises
     ------
     InputError
-        The file cannot be read or parsed.
+        The file cannot be read or parsed; an upstream config with several workloads and
+        no ``perf_workload``, or without that workload; an upstream workload asched
+        cannot run (the message gives the reason); ``perf_workload`` for a home-grown
+        file.
     WorkloadError
-        The document has field errors.
+        A home-grown document with field errors.
     """
     name = str(path)
     data = textfile.parse_yaml(textfile.read_text(name, "the workload"), name)
+    if isinstance(data, list):
+        return _load_upstream(data, Path(path), perf_workload)
+    if perf_workload is not None:
+        raise InputError(
+            f"{name}: --workload {perf_workload}: only an upstream scheduler_perf config "
+            f"(a list of test cases) has workloads to choose from; this file is one {FORMAT} "
+            "workload"
+        )
     return load_workload(data, source=name)
+
+
+def _load_upstream(data: list[Any], path: Path, perf_workload: str | None) -> Workload:
+    """One workload of an upstream config document, translated (its folder resolves the
+    template paths, as upstream's do)."""
+    # perf_translate builds on this module's dataclasses: imported here, not at the top
+    from asched.benchmark import perf_config, perf_translate
+
+    name = str(path)
+    config = perf_config.load_config(data, source=name, folder=path.resolve().parent)
+    if perf_workload is not None:
+        case, chosen = config.find(perf_workload)
+    else:
+        every = config.all()
+        if len(every) != 1:
+            raise InputError(
+                f"{name}: a scheduler_perf config with {len(every)} workloads; name one "
+                "workload with --workload 'TestCase/Workload' (or run them all with "
+                "`asched bench suite`)"
+            )
+        [(case, chosen)] = every
+    try:
+        translated = perf_translate.translate(case, chosen)
+    except perf_translate.Unsupported as exc:
+        full = perf_config.full_name(case, chosen)
+        raise InputError(f"{name}: {full}: unsupported: {exc.reason}") from exc
+    return replace(translated, source=name)
 
 
 #: The workload files shipped inside the package (``bench/workloads`` links here).

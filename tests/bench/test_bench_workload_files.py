@@ -1,13 +1,15 @@
-"""Workload files: every shipped file loads; every mistake is reported with its field path."""
+"""Workload files: every shipped file loads; either format is recognised; every mistake is
+reported with its field path."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from asched.benchmark import objects
+from asched.benchmark import objects, run_command, tune_command
 from asched.benchmark.workload import (
     WorkloadError,
     load_workload,
@@ -38,6 +40,106 @@ def test_shipped_workloads_load(path: Path) -> None:
     workload = load_workload_file(path)
     assert workload.n_measured > 0
     assert workload.source == str(path)
+
+
+#: A scheduler_perf config (upstream's format) in the folder ``tmp``: its test cases'
+#: workloads, each a SchedulingBasic of ``nodes`` nodes and ``pods`` measured pods.
+POD_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata: {generateName: pod-}
+spec:
+  containers:
+  - name: pause
+    image: registry.k8s.io/pause:3.9
+    resources: {requests: {cpu: 250m, memory: 100Mi}, limits: {cpu: 250m, memory: 100Mi}}
+"""
+
+
+def upstream_config(tmp: Path, *workloads: tuple[str, int, int], extra: str = "") -> Path:
+    """A one-test-case config ``Basic`` with ``(name, nodes, pods)`` workloads; ``extra``
+    fields of its measured createPods op."""
+    (tmp / "templates").mkdir(exist_ok=True)
+    (tmp / "templates" / "pod.yaml").write_text(POD_TEMPLATE)
+    lines = [
+        "- name: Basic",
+        "  defaultPodTemplatePath: templates/pod.yaml",
+        "  workloadTemplate:",
+        "  - {opcode: createNodes, countParam: $nodes}",
+        f"  - {{opcode: createPods, countParam: $pods, collectMetrics: true{extra}}}",
+        "  workloads:",
+    ]
+    lines += [f"  - {{name: {n}, params: {{nodes: {c}, pods: {p}}}}}" for n, c, p in workloads]
+    path = tmp / "config.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_an_upstream_file_with_one_workload_needs_no_name(tmp_path: Path) -> None:
+    path = upstream_config(tmp_path, ("3Nodes", 3, 7))
+    workload = load_workload_file(path)
+    # Basic/3Nodes: 3 nodes, 7 measured pods of templates/pod.yaml (resolved beside the file)
+    assert (workload.name, workload.n_nodes, workload.n_measured) == ("Basic/3Nodes", 3, 7)
+    assert workload.source == str(path)
+    pod = objects.pod(workload.measured_pods[0], "p", scheduler_name="s")
+    assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "250m"
+    assert pod["metadata"]["namespace"] == "namespace-1"  # upstream's namespace-<op index>
+
+
+def test_an_upstream_file_with_several_workloads_needs_one_named(tmp_path: Path) -> None:
+    path = upstream_config(tmp_path, ("3Nodes", 3, 7), ("5Nodes", 5, 9))
+    with pytest.raises(InputError) as caught:
+        load_workload_file(path)
+    assert str(caught.value) == (
+        f"{path}: a scheduler_perf config with 2 workloads; name one workload with "
+        "--workload 'TestCase/Workload' (or run them all with `asched bench suite`)"
+    )
+    chosen = load_workload_file(path, perf_workload="Basic/5Nodes")
+    assert (chosen.name, chosen.n_nodes, chosen.n_measured) == ("Basic/5Nodes", 5, 9)
+    with pytest.raises(InputError, match=r"no workload 'Basic/4Nodes' \(workloads: "):
+        load_workload_file(path, perf_workload="Basic/4Nodes")
+
+
+def test_an_unsupported_upstream_workload_says_why(tmp_path: Path) -> None:
+    path = upstream_config(tmp_path, ("1Node", 1, 1), extra=", steadyState: true")
+    with pytest.raises(InputError) as caught:
+        load_workload_file(path)
+    assert str(caught.value) == (
+        f"{path}: Basic/1Node: unsupported: op 1 (createPods): steady-state pod creation"
+    )
+
+
+def test_a_workload_name_for_a_home_grown_file_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text("format: asched.bench/v1\nname: t\nmeasuredPods: [{count: 1}]\n")
+    with pytest.raises(InputError) as caught:
+        load_workload_file(path, perf_workload="Basic/3Nodes")
+    assert str(caught.value) == (
+        f"{path}: --workload Basic/3Nodes: only an upstream scheduler_perf config (a list of "
+        "test cases) has workloads to choose from; this file is one asched.bench/v1 workload"
+    )
+
+
+@pytest.mark.parametrize(
+    "configure",
+    [
+        pytest.param(run_command.configure, id="bench run"),
+        pytest.param(tune_command.configure, id="tune"),
+    ],
+)
+def test_bench_run_and_tune_take_either_format(configure: Any, tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    one = upstream_config(tmp_path, ("3Nodes", 3, 7))
+    assert run_command.load_workload(parser.parse_args([str(one)])).name == "Basic/3Nodes"
+    home = tmp_path / "home.yaml"
+    home.write_text("format: asched.bench/v1\nname: home\nmeasuredPods: [{count: 2}]\n")
+    assert run_command.load_workload(parser.parse_args([str(home)])).name == "home"
+    two = upstream_config(tmp_path, ("3Nodes", 3, 7), ("5Nodes", 5, 9))
+    args = parser.parse_args([str(two), "--workload", "Basic/5Nodes"])
+    assert run_command.load_workload(args).n_nodes == 5
+    with pytest.raises(InputError, match="name one workload with --workload"):
+        run_command.load_workload(parser.parse_args([str(two)]))
 
 
 def test_the_valid_document_loads() -> None:
