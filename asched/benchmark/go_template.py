@@ -399,9 +399,8 @@ class _Parser:
 
     def unsupported(self, what: str) -> TemplateUnsupported:
         return TemplateUnsupported(
-            f"{self.where}: {what} in {{{{{self.source}}}}} (asched renders Go text/template's "
-            "fields, literals, if/else and the functions "
-            f"{', '.join(FUNCTIONS)}; see asched.benchmark.go_template)"
+            f"{self.where}: {what} in {self.source} (asched renders text/template's fields, "
+            "literals, if/else and the functions upstream registers, no more)"
         )
 
     def peek(self) -> _Token | None:
@@ -416,7 +415,7 @@ class _Parser:
         """A whole command: an operand, or a function and its arguments."""
         first = self.peek()
         if first is None:
-            raise TemplateError(f"{self.where}: missing value in {{{{{self.source}}}}}")
+            raise TemplateError(f"{self.where}: missing value in {self.source}")
         if first.kind == "word" and first.text not in ("true", "false", "nil"):
             self.take()
             name = first.text
@@ -433,7 +432,7 @@ class _Parser:
             if following.text == "|":
                 raise self.unsupported("a pipeline '|'")
             raise TemplateError(
-                f"{self.where}: can't give argument to non-function in {{{{{self.source}}}}}"
+                f"{self.where}: can't give argument to non-function in {self.source}"
             )
         return value
 
@@ -443,7 +442,7 @@ class _Parser:
             need = f"{wanted}" if wanted >= 0 else "at least 1"
             raise TemplateError(
                 f"{self.where}: wrong number of args for {name}: want {need} got {count} "
-                f"in {{{{{self.source}}}}}"
+                f"in {self.source}"
             )
 
     def operand(self) -> _Expr:
@@ -462,25 +461,26 @@ class _Parser:
             if token.text in ("true", "false"):
                 return _Const(token.text == "true")
             if token.text == "nil":
-                raise TemplateError(f"{self.where}: nil is not a command in {{{{{self.source}}}}}")
+                raise TemplateError(f"{self.where}: nil is not a command in {self.source}")
             if token.text in FUNCTIONS:
                 return _Call(token.text, ())  # a niladic call as an argument: Go checks arity
             raise self.unsupported(f"the function {token.text!r}")
         if token.text == "(":
             inner = self.command(closing=")")
             if self.peek() is None or self.take().text != ")":
-                raise TemplateError(f"{self.where}: unclosed '(' in {{{{{self.source}}}}}")
+                raise TemplateError(f"{self.where}: unclosed '(' in {self.source}")
             return inner
         if token.text == "$":
             raise self.unsupported("a variable '$'")
         if token.text == "|":
             raise self.unsupported("a pipeline '|'")
-        raise TemplateError(f"{self.where}: unexpected {token.text!r} in {{{{{self.source}}}}}")
+        raise TemplateError(f"{self.where}: unexpected {token.text!r} in {self.source}")
 
 
-def _expression(body: str, where: str) -> _Expr:
+def _expression(body: str, where: str, shown: str) -> _Expr:
+    """The expression ``body`` of the action ``shown`` (as written, for errors)."""
     tokens = _tokens(body, where)
-    parser = _Parser(tokens, where, body)
+    parser = _Parser(tokens, where, shown)
     if any(t.text in ("$", ":=", "=") for t in tokens) or any(
         t.kind == "other" and t.text.startswith("$") for t in tokens
     ):
@@ -489,7 +489,7 @@ def _expression(body: str, where: str) -> _Expr:
         raise parser.unsupported("a pipeline '|'")
     expr = parser.command()
     if parser.peek() is not None:
-        raise TemplateError(f"{where}: unexpected {parser.peek()!r} in {{{{{body}}}}}")
+        raise TemplateError(f"{where}: unexpected {parser.peek()!r} in {shown}")
     return expr
 
 
@@ -578,6 +578,7 @@ def parse(text: str, source: str = "template") -> Template:
         position = match.end()
         pending_trim = bool(match.group(3))
         action = match.group(2).strip()
+        shown = match.group(0)
         where = f"{source}:{_line(text, match.start())}"
         if action.startswith("/*"):
             if not action.endswith("*/"):
@@ -586,9 +587,9 @@ def parse(text: str, source: str = "template") -> Template:
         keyword = action.split(None, 1)[0] if action else ""
         rest = action[len(keyword) :].strip()
         if keyword in _KEYWORDS:
-            raise _Parser([], where, action).unsupported(f"the action {keyword!r}")
+            raise _Parser([], where, shown).unsupported(f"the action {keyword!r}")
         if keyword == "if":
-            stack.append(([], [], _expression(rest, where), action, False))
+            stack.append(([], [], _expression(rest, where, shown), shown, False))
             body = stack[-1][1]
         elif keyword == "else":
             if not stack or stack[-1][4]:
@@ -596,9 +597,11 @@ def parse(text: str, source: str = "template") -> Template:
             branches, filled, condition, if_source, _ = stack.pop()
             branches.append((condition, tuple(filled)))
             if rest.startswith("if ") or rest == "if":
-                stack.append((branches, [], _expression(rest[2:].strip(), where), if_source, False))
+                stack.append(
+                    (branches, [], _expression(rest[2:].strip(), where, shown), if_source, False)
+                )
             elif rest:
-                raise _Parser([], where, action).unsupported(f"'else {rest}'")
+                raise _Parser([], where, shown).unsupported(f"'else {rest}'")
             else:
                 stack.append((branches, [], _Const(value=True), if_source, True))
             body = stack[-1][1]
@@ -615,14 +618,14 @@ def parse(text: str, source: str = "template") -> Template:
         elif not action:
             raise TemplateError(f"{where}: missing value for command")
         else:
-            body.append(_Print(_expression(action, where), action))
+            body.append(_Print(_expression(action, where, shown), shown))
     chunk = text[position:]
     if pending_trim:
         chunk = chunk.lstrip(" \t\r\n")
     if chunk:
         body.append(_Text(chunk))
     if stack:
-        raise TemplateError(f"{source}: unexpected EOF: {{{{{stack[-1][3]}}}}} has no {{{{end}}}}")
+        raise TemplateError(f"{source}: unexpected EOF: {stack[-1][3]} has no {{{{end}}}}")
     nodes = tuple(root)
     return Template(source=source, nodes=nodes, fields=frozenset(_node_fields(nodes)))
 
@@ -654,10 +657,10 @@ def _execute(nodes: Sequence[_Node], data: Mapping[str, Any], out: list[str], wh
         if isinstance(node, _Text):
             out.append(node.text)
         elif isinstance(node, _Print):
-            out.append(printed(_evaluate(node.expr, data, f"{where}: {{{{{node.source}}}}}")))
+            out.append(printed(_evaluate(node.expr, data, f"{where}: {node.source}")))
         else:
             for condition, body in node.branches:
-                if truth(_evaluate(condition, data, f"{where}: {{{{{node.source}}}}}")):
+                if truth(_evaluate(condition, data, f"{where}: {node.source}")):
                     _execute(body, data, out, where)
                     break
             else:

@@ -44,12 +44,14 @@ scheduler configurations and feature gates that change scheduling semantics.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 from asched import textfile
-from asched.benchmark import perf_config, perf_steps
+from asched.benchmark import go_template, perf_config, perf_steps
 from asched.benchmark.perf_config import Op, PerfWorkload, TestCase
 from asched.benchmark.volume_spec import BoundVolumes, CSINodeSpec
 from asched.benchmark.workload import Churn, ChurnObject, NodeGroup, PodGroup, Workload
@@ -189,6 +191,7 @@ class _Builder:
             "sleep": self._sleep,
             "deletePods": self._delete_pods,
             "createAny": self._create_any,
+            "updateAny": self._update_any,
             "createPodSets": self._pod_sets,
         }.get(op.opcode)
         if handler is None:
@@ -198,10 +201,21 @@ class _Builder:
     def _nodes(self, op: Op) -> None:
         if self.steps or self.churn is not None:
             raise Unsupported(f"{_op_name(op)}: nodes created after pods, sleep or churn")
-        base = _template(op.get("nodeTemplatePath"), "Node", op) or _DEFAULT_NODE
         count = int(op.get("count", 0))
         if count == 0:
             return
+        path = op.get("nodeTemplatePath")
+        runs = _rendered_runs(path, "Node", op, count) if path else [(count, dict(_DEFAULT_NODE))]
+        if len(runs) > 1 and op.get("labelNodePrepareStrategy") is not None:
+            raise Unsupported(
+                f"{_op_name(op)}: labelNodePrepareStrategy with a node template rendered "
+                "differently per .Index"
+            )
+        for number, (run, base) in enumerate(runs):
+            suffix = f"-{number}" if len(runs) > 1 else ""
+            self._node_group(op, base, run, suffix)
+
+    def _node_group(self, op: Op, base: Mapping[str, Any], count: int, suffix: str) -> None:
         spread: dict[str, tuple[str, ...]] = {}
         strategy = op.get("labelNodePrepareStrategy")
         if strategy is not None:
@@ -218,7 +232,7 @@ class _Builder:
         patch = _allocatable_patch(op)
         csi_node = _csi_node(op)
         fixed = (base.get("metadata") or {}).get("name")
-        prefix = f"{_generate_name(base, 'scheduler-perf')}-{op.index}"
+        prefix = f"{_generate_name(base, 'scheduler-perf')}-{op.index}{suffix}"
         if fixed:
             if count != 1:
                 raise Unsupported(
@@ -262,30 +276,34 @@ class _Builder:
 
     def _pods(self, op: Op) -> None:
         if op.get("steadyState"):
-            raise Unsupported(f"{_op_name(op)}: steady-state pod creation")
-        if op.get("templateParams"):
-            raise Unsupported(f"{_op_name(op)}: templateParams (Go text/template pod templates)")
+            raise Unsupported(
+                f"{_op_name(op)}: steadyState (keeping count pods for a duration, deleting "
+                "scheduled ones and creating new ones: the runner's phases have no such loop)"
+            )
         path = op.get("podTemplatePath") or self.case.default_pod_template
-        base = _template(path, "Pod", op) or _DEFAULT_POD
         count = int(op.get("count", 0))
-        namespace = op.get("namespace") or f"namespace-{op.index}"
+        namespace = str(op.get("namespace") or f"namespace-{op.index}")
         volumes = self._bound_volumes(op)
         if count == 0:
             return
-        group = _pod_group(base, count=count, namespace=str(namespace), op=op, volumes=volumes)
+        runs = _rendered_runs(path, "Pod", op, count) if path else [(count, dict(_DEFAULT_POD))]
+        groups = tuple(
+            _named(_pod_group(base, count=run, namespace=namespace, op=op, volumes=volumes))
+            for run, base in runs
+        )
         if op.get("collectMetrics"):
             if self.measured_op not in (None, op.index):
                 raise Unsupported(f"{_op_name(op)}: a second createPods with collectMetrics")
             self.measured_op = op.index
-            self.measured.append(group)
+            self.measured.extend(groups)
             self.steps = self.after
         else:
             if self.churn is not None:
                 raise Unsupported(f"{_op_name(op)}: unmeasured pods created while churning")
             wait = not op.get("skipWaitToCompletion")
             if not self.measured:
-                self.init.append(group)
-            self.steps.append(perf_steps.CreatePods(op=op.index, group=group, wait=wait))
+                self.init.extend(groups)
+            self.steps.append(perf_steps.CreatePods(op=op.index, groups=groups, wait=wait))
             if not wait:
                 self.timed = self.unwaited = True
 
@@ -341,30 +359,61 @@ class _Builder:
 
     def _create_any(self, op: Op) -> None:
         self._not_churning(op)
-        if op.get("templateParams"):
-            raise Unsupported(f"{_op_name(op)}: templateParams (Go text/template templates)")
-        raw = _read(op.get("templatePath"), op)
-        kind = raw.get("kind")
-        if kind not in perf_steps.CREATE_ANY_KINDS:
-            raise Unsupported(
-                f"{_op_name(op)}: createAny of {kind} objects "
-                f"(runs: {', '.join(sorted(perf_steps.CREATE_ANY_KINDS))})"
+        path, count, namespace = self._any_fields(op)
+        created = tuple(_render_each(path, op, count))
+        for obj in created:
+            meta = dict(obj.get("metadata") or {})
+            if (
+                count > 1
+                and meta.get("name")
+                and all((o.get("metadata") or {}).get("name") == meta["name"] for o in created)
+            ):
+                raise InputError(
+                    f"{self.name}: {_op_name(op)}.count: {count} objects from a template with "
+                    f"the fixed name {meta['name']}"
+                )
+        self.steps.append(
+            perf_steps.CreateAny(
+                op=op.index, template=Path(path).name, objects=created, namespace=namespace
             )
-        count = int(op.get("count", 1))
-        meta = dict(raw.get("metadata") or {})
-        if count > 1 and meta.get("name"):
-            raise InputError(
-                f"{self.name}: {_op_name(op)}.count: {count} objects from a template with the "
-                f"fixed name {meta['name']}"
-            )
-        namespace = op.get("namespace") or meta.get("namespace")
-        if kind == "Service":
-            if not namespace:
-                raise InputError(f"{self.name}: {_op_name(op)}.namespace: a Service needs one")
-            meta["namespace"] = str(namespace)
-        created = tuple({**raw, "metadata": dict(meta)} for _ in range(count))
-        self.steps.append(perf_steps.CreateAny(op=op.index, objects=created))
+        )
         self.timed = True
+
+    def _update_any(self, op: Op) -> None:
+        self._not_churning(op)
+        path, count, namespace = self._any_fields(op)
+        updated = tuple(_render_each(path, op, count))
+        for index, obj in enumerate(updated):
+            if not (obj.get("metadata") or {}).get("name"):
+                raise InputError(
+                    f"{Path(path).name}: {_op_name(op)} object {index} has no metadata.name"
+                )
+        subresources = op.get("subresources") or []
+        if not isinstance(subresources, list) or not all(
+            isinstance(x, str) and x for x in subresources
+        ):
+            raise InputError(f"{self.name}: {_op_name(op)}.subresources: must be a list of names")
+        self.steps.append(
+            perf_steps.UpdateAny(
+                op=op.index,
+                template=Path(path).name,
+                objects=updated,
+                namespace=namespace,
+                per_second=int(op.get("updatePerSecond") or 0),
+                subresources=tuple(subresources),
+            )
+        )
+        self.timed = True
+
+    def _any_fields(self, op: Op) -> tuple[Path, int, str]:
+        """createAny's and updateAny's template path, count (1 by default) and namespace."""
+        path = op.get("templatePath")
+        if path is None:
+            raise InputError(f"{self.name}: {_op_name(op)}.templatePath: required")
+        namespace = op.get("namespace") or ""
+        if not isinstance(namespace, str):
+            raise InputError(f"{self.name}: {_op_name(op)}.namespace: must be a name")
+        return Path(path), int(op.get("count", 1)), namespace
 
     def _start_collecting(self, op: Op) -> None:
         if self.measured or self.window is not None:
@@ -449,25 +498,35 @@ class _Builder:
         )
 
     def _barrier(self, op: Op) -> None:
-        if op.get("stageRequirement", "Scheduled") == "Attempted":  # (the parser checks it)
-            if op.get("labelSelector"):
-                raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
-            self._not_churning(op)
-            namespaces = tuple(
-                dict.fromkeys(
-                    s.group.namespace for s in self.steps if isinstance(s, perf_steps.CreatePods)
-                )
-            )
-            self.steps.append(perf_steps.AttemptedBarrier(op=op.index, namespaces=namespaces))
-            self.timed = True
+        stage = op.get("stageRequirement", "Scheduled")  # (the parser checks the value)
+        selector = op.get("labelSelector") or {}
+        if not isinstance(selector, Mapping):
+            raise InputError(f"{self.name}: {_op_name(op)}.labelSelector: must be a map")
+        namespaces = op.get("namespaces") or []
+        if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+            raise InputError(f"{self.name}: {_op_name(op)}.namespaces: must be a list of names")
+        if stage == "Scheduled" and not self.unwaited and not selector and not namespaces:
+            # every pod so far was waited for until bound: the barrier holds by construction
             return
-        if op.get("labelSelector"):
-            raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
-        if self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: a barrier while churning")
-        if self.unwaited:
-            raise Unsupported(f"{_op_name(op)}: a barrier on pods created without waiting")
-        # Init pods are all bound before measuring: the barrier holds by construction.
+        self._not_churning(op)
+        if self.window is not None and stage == "Attempted":
+            raise Unsupported(f"{_op_name(op)}: an Attempted barrier on the measured pods")
+        if self.window is not None:
+            return  # the measured phase waits for every measured pod anyway
+        created = tuple(
+            dict.fromkeys(s.namespace for s in self.steps if isinstance(s, perf_steps.CreatePods))
+        )
+        self.steps.append(
+            perf_steps.Barrier(
+                op=op.index,
+                namespaces=tuple(namespaces) or created,
+                stage="Attempted" if stage == "Attempted" else "Scheduled",
+                label_selector=",".join(f"{k}={v}" for k, v in selector.items()),
+            )
+        )
+        self.timed = True
+        if stage == "Scheduled" and not selector and not namespaces:
+            self.unwaited = False
 
     def workload(self, workload: PerfWorkload) -> Workload:
         if self.window is not None:
@@ -499,10 +558,9 @@ class _Builder:
 
 #: the ops that may follow the measured pods (run after the measured phase ends)
 _AFTER_MEASURED: Final = frozenset(
-    {"createPods", "createPodSets", "createAny", "sleep", "deletePods", "barrier"}
+    {"createPods", "createPodSets", "createAny", "updateAny", "sleep", "deletePods", "barrier"}
 )
 _WHY: Final = {
-    "updateAny": "updating objects while running (updateAny)",
     "waitForPodGroups": "workload-aware PodGroups (waitForPodGroups)",
     "createPodGroups": "workload-aware PodGroups (createPodGroups)",
 }
@@ -539,18 +597,89 @@ _DEFAULT_POD: Final[Mapping[str, Any]] = {
 
 
 def _read(path: Any, op: Op) -> dict[str, Any]:
+    """The object of a template file upstream reads as plain YAML, without text/template
+    (namespace, PV, claim and churn templates)."""
     name = str(path)
     text = textfile.read_text(name, f"the template of {_op_name(op)}")
     if "{{" in text:
-        raise Unsupported(f"{_op_name(op)}: {Path(name).name} uses Go text/template expressions")
-    raw = textfile.parse_yaml(text, name)
+        raise Unsupported(
+            f"{_op_name(op)}: {Path(name).name} has Go text/template expressions, which "
+            "upstream does not render in this kind of template"
+        )
+    return _mapping(textfile.parse_yaml(text, name), name)
+
+
+def _mapping(raw: Any, name: str) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise InputError(f"{name}: must be a Kubernetes object, got {type(raw).__name__}")
     return dict(raw)
 
 
+def _parsed(path: Any, op: Op) -> go_template.Template:
+    try:
+        return go_template.load(str(path))
+    except go_template.TemplateUnsupported as exc:
+        raise Unsupported(f"{_op_name(op)}: {exc}") from None
+
+
+def _render(
+    template: go_template.Template, path: Any, op: Op, *, index: int, count: int
+) -> dict[str, Any]:
+    """One object of op ``op``'s template, as upstream renders it for object ``index`` of
+    ``count`` (``.Index``, ``.Count`` and the op's ``templateParams``)."""
+    data = {**go_template.go_params(op.get("templateParams")), "Index": index, "Count": count}
+    text = template.render(data)
+    return _mapping(textfile.parse_yaml(text, str(path)), str(path))
+
+
+def _render_each(path: Any, op: Op, count: int) -> list[dict[str, Any]]:
+    """Every object of the op: ``count`` renderings of its template."""
+    template = _parsed(path, op)
+    if not template.per_index:
+        first = _render(template, path, op, index=0, count=count)
+        return [copy.deepcopy(first) for _ in range(count)]
+    return [_render(template, path, op, index=i, count=count) for i in range(count)]
+
+
+def _rendered_runs(path: Any, kind: str, op: Op, count: int) -> list[tuple[int, dict[str, Any]]]:
+    """The op's ``count`` objects of ``kind`` as (run length, object): consecutive objects
+    that render alike (their ``generateName`` aside: asched names them) share one run; a
+    template that never reads ``.Index`` is one run."""
+    template = _parsed(path, op)
+    if not template.per_index:
+        objects = [_render(template, path, op, index=0, count=count)]
+        runs = [(count, objects[0])]
+    else:
+        runs = []
+        for index in range(count):
+            obj = _render(template, path, op, index=index, count=count)
+            if runs and _alike(runs[-1][1], obj):
+                runs[-1] = (runs[-1][0] + 1, runs[-1][1])
+            else:
+                runs.append((1, obj))
+    for run, obj in runs:
+        if obj.get("kind") != kind:
+            raise InputError(
+                f"{path}: {_op_name(op)} needs a {kind}, the file has {obj.get('kind')!r}"
+            )
+        name = (obj.get("metadata") or {}).get("name")
+        if name and run > 1 and kind == "Pod":
+            raise InputError(
+                f"{path}: {_op_name(op)}: {run} pods from a template with the fixed name {name}"
+            )
+    return runs
+
+
+def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    def key(obj: Mapping[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "generateName"}
+        return {**obj, "metadata": meta}
+
+    return key(a) == key(b)
+
+
 def _template(path: Any, kind: str, op: Op) -> dict[str, Any] | None:
-    """The object of a template file (None: no path given), checked to be a ``kind``."""
+    """The object of a plain template file (None: no path given), checked to be a ``kind``."""
     if path is None:
         return None
     raw = _read(path, op)
@@ -615,6 +744,16 @@ def _csi_node(op: Op) -> CSINodeSpec | None:
     if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
         raise InputError(f"{where}.migratedPlugins: must be a list of in-tree plugin names")
     return CSINodeSpec(drivers=drivers, migrated_plugins=tuple(plugins))
+
+
+def _named(group: PodGroup) -> PodGroup:
+    """``group`` keeping its template's ``metadata.name`` (a run of one pod rendered with
+    a name of its own, as upstream's event_handling templates name theirs:
+    ``pod-blocker-{{ .Index }}``), which later ops (updateAny) refer to."""
+    name = ((group.base or {}).get("metadata") or {}).get("name")
+    if not name or group.count != 1:
+        return group
+    return dataclasses.replace(group, patch={**(group.patch or {}), "metadata": {"name": name}})
 
 
 def _pod_group(
