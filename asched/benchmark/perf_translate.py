@@ -19,40 +19,53 @@ one to one:
   gets a claim and a PV bound to each other, created before it
   (:mod:`asched.benchmark.volume_objects`);
 * ``sleep``, ``deletePods`` (namespace, labelSelector, deletePodsPerSecond,
-  skipWaitToCompletion) and ``createAny`` (Services, namespaces, priority classes) before
-  the measured pods: the workload then runs its ops before measuring as ordered steps
+  skipWaitToCompletion), ``createAny`` (any kind; the runner maps it by API discovery),
+  ``updateAny`` and barriers after pods not waited for, before the measured pods: the
+  workload then runs its ops before measuring as ordered steps
   (:mod:`asched.benchmark.perf_steps`);
 * ``createNamespaces`` with a template: labelled namespaces ``<prefix>-<i>``;
 * ``createPodSets``: its ``createPodsOp`` once per namespace ``<namespacePrefix>-<i>``;
 * at most one ``churn`` (create without a limit, or recreate) of Node, Pod and Service
   templates;
-* ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
-  before measuring;
+* ``barrier`` (stage Scheduled) after pods that were all waited for is kept implicitly:
+  the runner binds every init pod before measuring;
 * one ``createPods`` with ``collectMetrics: true``, or ``startCollectingMetrics`` (no
   label selector; its namespaces, when given, hold the pods), one waited ``createPods``,
-  barriers, ``stopCollectingMetrics``: the same measured phase; createPods, createPodSets, createAny,
-  sleep, deletePods and barrier ops after it run, in order, once the measured phase has
-  ended (not in a churning workload).
+  barriers, ``stopCollectingMetrics``: the same measured phase; createPods,
+  createPodSets, createAny, updateAny, sleep, deletePods and barrier ops after it run, in
+  order, once the measured phase has ended (not in a churning workload).
+
+Pod, node, createAny and updateAny templates are rendered with Go ``text/template``
+(:mod:`asched.benchmark.go_template`) once per object, as upstream renders them: a
+template that reads ``.Index`` gives one object per index (runs of alike objects share a
+group), one that does not is rendered once.
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
-never run as something else): ``createAny`` of other kinds, ``updateAny``, a
-start/stopCollectingMetrics span holding more than one waited ``createPods``, ops after
-the measured pods other than those above, steady-state pods, pod templates naming claims
-the config does not create, generic ephemeral volumes, dynamic resource allocation, templates using Go ``text/template`` expressions, custom
-scheduler configurations and feature gates that change scheduling semantics.
+never run as something else): a start/stopCollectingMetrics span holding anything but one
+waited ``createPods`` and barriers, ops after the measured pods other than those above,
+steady-state pods, pod templates naming claims the config does not create, generic
+ephemeral volumes, dynamic resource allocation, templates beyond the ``text/template``
+subset (or with actions where upstream does not render), custom scheduler configurations
+and feature gates that change scheduling semantics.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from asched import textfile
-from asched.benchmark import go_template, perf_config, perf_steps
+from asched.benchmark import perf_config, perf_steps
 from asched.benchmark.perf_config import Op, PerfWorkload, TestCase
+from asched.benchmark.perf_templates import (
+    Unsupported as Unsupported,
+    op_name,
+    plain_template,
+    read_plain,
+    render_each,
+    rendered_runs,
+)
 from asched.benchmark.volume_spec import BoundVolumes, CSINodeSpec
 from asched.benchmark.workload import Churn, ChurnObject, NodeGroup, PodGroup, Workload
 from asched.errors import InputError
@@ -79,14 +92,6 @@ DRA_OPCODES: Final = frozenset(
 )
 #: upstream's churn interval when the op gives none, milliseconds
 DEFAULT_CHURN_INTERVAL_MS: Final = 500
-
-
-class Unsupported(Exception):
-    """asched cannot run this workload as upstream means it; ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def translate(case: TestCase, workload: PerfWorkload) -> Workload:
@@ -129,10 +134,6 @@ def translate(case: TestCase, workload: PerfWorkload) -> Workload:
     return builder.workload(workload)
 
 
-def _op_name(op: Op) -> str:
-    return f"op {op.index} ({op.opcode})"
-
-
 class _Builder:
     def __init__(self, case: TestCase, name: str) -> None:
         self.case = case
@@ -171,17 +172,17 @@ class _Builder:
         if self.measured and op.index != self.measured_op:
             if op.opcode not in _AFTER_MEASURED:
                 raise Unsupported(
-                    f"{_op_name(op)} after the measured createPods: only "
+                    f"{op_name(op)} after the measured createPods: only "
                     f"{', '.join(sorted(_AFTER_MEASURED))} run there"
                 )
             if self.churn is not None:
                 raise Unsupported(
-                    f"{_op_name(op)} after the measured createPods of a churning workload "
+                    f"{op_name(op)} after the measured createPods of a churning workload "
                     "(the churn stops with the measured phase)"
                 )
             self.timed = True
         if op.opcode in DRA_OPCODES:
-            raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
+            raise Unsupported(f"{op_name(op)}: dynamic resource allocation (DRA) is out of scope")
         handler = {
             "createNodes": self._nodes,
             "createNamespaces": self._namespaces,
@@ -195,20 +196,20 @@ class _Builder:
             "createPodSets": self._pod_sets,
         }.get(op.opcode)
         if handler is None:
-            raise Unsupported(f"{_op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
+            raise Unsupported(f"{op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
         handler(op)
 
     def _nodes(self, op: Op) -> None:
         if self.steps or self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: nodes created after pods, sleep or churn")
+            raise Unsupported(f"{op_name(op)}: nodes created after pods, sleep or churn")
         count = int(op.get("count", 0))
         if count == 0:
             return
         path = op.get("nodeTemplatePath")
-        runs = _rendered_runs(path, "Node", op, count) if path else [(count, dict(_DEFAULT_NODE))]
+        runs = rendered_runs(path, "Node", op, count) if path else [(count, dict(_DEFAULT_NODE))]
         if len(runs) > 1 and op.get("labelNodePrepareStrategy") is not None:
             raise Unsupported(
-                f"{_op_name(op)}: labelNodePrepareStrategy with a node template rendered "
+                f"{op_name(op)}: labelNodePrepareStrategy with a node template rendered "
                 "differently per .Index"
             )
         for number, (run, base) in enumerate(runs):
@@ -226,7 +227,7 @@ class _Builder:
         if unique is not None:
             if not isinstance(unique, Mapping) or not isinstance(unique.get("labelKey"), str):
                 raise InputError(
-                    f"{self.name}: {_op_name(op)}.uniqueNodeLabelStrategy: needs labelKey"
+                    f"{self.name}: {op_name(op)}.uniqueNodeLabelStrategy: needs labelKey"
                 )
             unique_key = unique["labelKey"]
         patch = _allocatable_patch(op)
@@ -236,7 +237,7 @@ class _Builder:
         if fixed:
             if count != 1:
                 raise Unsupported(
-                    f"{_op_name(op)}: {count} nodes from a template with the fixed name {fixed}"
+                    f"{op_name(op)}: {count} nodes from a template with the fixed name {fixed}"
                 )
             patch = {**(patch or {}), "metadata": {"name": fixed}}
             prefix = f"{prefix}-fixed"
@@ -257,7 +258,7 @@ class _Builder:
         path = op.get("namespaceTemplatePath")
         if path is None:
             return
-        base = _template(path, "Namespace", op)
+        base = plain_template(path, "Namespace", op)
         prefix = op.get("prefix") or f"namespace-{op.index}"
         for i in range(int(op.get("count", 0))):
             meta = {**(base or {}).get("metadata", {}), "name": f"{prefix}-{i}"}
@@ -270,14 +271,14 @@ class _Builder:
         inner = op.get("createPodsOp")
         prefix = op.get("namespacePrefix")
         if not isinstance(inner, Mapping) or not isinstance(prefix, str) or not prefix:
-            raise InputError(f"{self.name}: {_op_name(op)}: needs namespacePrefix and createPodsOp")
+            raise InputError(f"{self.name}: {op_name(op)}: needs namespacePrefix and createPodsOp")
         for i in range(int(op.get("count", 0))):
             self._pods(Op(op.index, "createPods", {**inner, "namespace": f"{prefix}-{i}"}))
 
     def _pods(self, op: Op) -> None:
         if op.get("steadyState"):
             raise Unsupported(
-                f"{_op_name(op)}: steadyState (keeping count pods for a duration, deleting "
+                f"{op_name(op)}: steadyState (keeping count pods for a duration, deleting "
                 "scheduled ones and creating new ones: the runner's phases have no such loop)"
             )
         path = op.get("podTemplatePath") or self.case.default_pod_template
@@ -286,20 +287,20 @@ class _Builder:
         volumes = self._bound_volumes(op)
         if count == 0:
             return
-        runs = _rendered_runs(path, "Pod", op, count) if path else [(count, dict(_DEFAULT_POD))]
+        runs = rendered_runs(path, "Pod", op, count) if path else [(count, dict(_DEFAULT_POD))]
         groups = tuple(
             _named(_pod_group(base, count=run, namespace=namespace, op=op, volumes=volumes))
             for run, base in runs
         )
         if op.get("collectMetrics"):
             if self.measured_op not in (None, op.index):
-                raise Unsupported(f"{_op_name(op)}: a second createPods with collectMetrics")
+                raise Unsupported(f"{op_name(op)}: a second createPods with collectMetrics")
             self.measured_op = op.index
             self.measured.extend(groups)
             self.steps = self.after
         else:
             if self.churn is not None:
-                raise Unsupported(f"{_op_name(op)}: unmeasured pods created while churning")
+                raise Unsupported(f"{op_name(op)}: unmeasured pods created while churning")
             wait = not op.get("skipWaitToCompletion")
             if not self.measured:
                 self.init.extend(groups)
@@ -316,11 +317,11 @@ class _Builder:
         pv_path = op.get("persistentVolumeTemplatePath")
         if pv_path is None:
             raise InputError(
-                f"{self.name}: {_op_name(op)}.persistentVolumeTemplatePath: required with "
+                f"{self.name}: {op_name(op)}.persistentVolumeTemplatePath: required with "
                 "persistentVolumeClaimTemplatePath (each pod gets a PV bound to its claim)"
             )
-        pv = _template(pv_path, "PersistentVolume", op)
-        claim = _template(claim_path, "PersistentVolumeClaim", op)
+        pv = plain_template(pv_path, "PersistentVolume", op)
+        claim = plain_template(claim_path, "PersistentVolumeClaim", op)
         assert pv is not None  # (the path is given)
         assert claim is not None
         return BoundVolumes(persistent_volume=pv, claim=claim)
@@ -329,7 +330,7 @@ class _Builder:
         self._not_churning(op)
         seconds = op.get("duration")
         if not isinstance(seconds, (int, float)) or seconds < 0:
-            raise InputError(f"{self.name}: {_op_name(op)}.duration: needs a duration like 1s")
+            raise InputError(f"{self.name}: {op_name(op)}.duration: needs a duration like 1s")
         self.steps.append(perf_steps.Sleep(op=op.index, seconds=float(seconds)))
         self.timed = True
 
@@ -337,14 +338,14 @@ class _Builder:
         self._not_churning(op)
         namespace = op.get("namespace")
         if not isinstance(namespace, str) or not namespace:
-            raise InputError(f"{self.name}: {_op_name(op)}.namespace: required")
+            raise InputError(f"{self.name}: {op_name(op)}.namespace: required")
         selector = op.get("labelSelector") or {}
         if not isinstance(selector, Mapping):
-            raise InputError(f"{self.name}: {_op_name(op)}.labelSelector: must be a map")
+            raise InputError(f"{self.name}: {op_name(op)}.labelSelector: must be a map")
         rate = int(op.get("deletePodsPerSecond") or 0)
         if rate < 0:
             raise InputError(
-                f"{self.name}: {_op_name(op)}.deletePodsPerSecond: must be >= 0, got {rate}"
+                f"{self.name}: {op_name(op)}.deletePodsPerSecond: must be >= 0, got {rate}"
             )
         self.steps.append(
             perf_steps.DeletePods(
@@ -360,7 +361,7 @@ class _Builder:
     def _create_any(self, op: Op) -> None:
         self._not_churning(op)
         path, count, namespace = self._any_fields(op)
-        created = tuple(_render_each(path, op, count))
+        created = tuple(render_each(path, op, count))
         for obj in created:
             meta = dict(obj.get("metadata") or {})
             if (
@@ -369,7 +370,7 @@ class _Builder:
                 and all((o.get("metadata") or {}).get("name") == meta["name"] for o in created)
             ):
                 raise InputError(
-                    f"{self.name}: {_op_name(op)}.count: {count} objects from a template with "
+                    f"{self.name}: {op_name(op)}.count: {count} objects from a template with "
                     f"the fixed name {meta['name']}"
                 )
         self.steps.append(
@@ -382,17 +383,17 @@ class _Builder:
     def _update_any(self, op: Op) -> None:
         self._not_churning(op)
         path, count, namespace = self._any_fields(op)
-        updated = tuple(_render_each(path, op, count))
+        updated = tuple(render_each(path, op, count))
         for index, obj in enumerate(updated):
             if not (obj.get("metadata") or {}).get("name"):
                 raise InputError(
-                    f"{Path(path).name}: {_op_name(op)} object {index} has no metadata.name"
+                    f"{Path(path).name}: {op_name(op)} object {index} has no metadata.name"
                 )
         subresources = op.get("subresources") or []
         if not isinstance(subresources, list) or not all(
             isinstance(x, str) and x for x in subresources
         ):
-            raise InputError(f"{self.name}: {_op_name(op)}.subresources: must be a list of names")
+            raise InputError(f"{self.name}: {op_name(op)}.subresources: must be a list of names")
         self.steps.append(
             perf_steps.UpdateAny(
                 op=op.index,
@@ -409,20 +410,20 @@ class _Builder:
         """createAny's and updateAny's template path, count (1 by default) and namespace."""
         path = op.get("templatePath")
         if path is None:
-            raise InputError(f"{self.name}: {_op_name(op)}.templatePath: required")
+            raise InputError(f"{self.name}: {op_name(op)}.templatePath: required")
         namespace = op.get("namespace") or ""
         if not isinstance(namespace, str):
-            raise InputError(f"{self.name}: {_op_name(op)}.namespace: must be a name")
+            raise InputError(f"{self.name}: {op_name(op)}.namespace: must be a name")
         return Path(path), int(op.get("count", 1)), namespace
 
     def _start_collecting(self, op: Op) -> None:
         if self.measured or self.window is not None:
-            raise Unsupported(f"{_op_name(op)}: a second span of measured ops")
+            raise Unsupported(f"{op_name(op)}: a second span of measured ops")
         if op.get("labelSelector"):
-            raise Unsupported(f"{_op_name(op)}: metrics of pods chosen by a label selector")
+            raise Unsupported(f"{op_name(op)}: metrics of pods chosen by a label selector")
         namespaces = op.get("namespaces") or []
         if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
-            raise InputError(f"{self.name}: {_op_name(op)}.namespaces: must be a list of names")
+            raise InputError(f"{self.name}: {op_name(op)}.namespaces: must be a list of names")
         self.window = (op, tuple(namespaces))
 
     def _in_window(self, op: Op) -> None:
@@ -435,48 +436,48 @@ class _Builder:
             return
         if op.opcode != "createPods":
             raise Unsupported(
-                f"{_op_name(op)} between {_op_name(start)} and stopCollectingMetrics: only "
+                f"{op_name(op)} between {op_name(start)} and stopCollectingMetrics: only "
                 "one createPods (and barriers) run there"
             )
         if self.measured:
             raise Unsupported(
-                f"{_op_name(op)}: a second createPods between {_op_name(start)} and "
+                f"{op_name(op)}: a second createPods between {op_name(start)} and "
                 "stopCollectingMetrics"
             )
         if op.get("skipWaitToCompletion"):
-            raise Unsupported(f"{_op_name(op)}: measured pods not waited for")
+            raise Unsupported(f"{op_name(op)}: measured pods not waited for")
         namespace = op.get("namespace") or f"namespace-{op.index}"
         if namespaces and namespace not in namespaces:
             raise Unsupported(
-                f"{_op_name(op)}: pods in {namespace}, outside the namespaces "
-                f"{_op_name(start)} collects ({', '.join(namespaces)})"
+                f"{op_name(op)}: pods in {namespace}, outside the namespaces "
+                f"{op_name(start)} collects ({', '.join(namespaces)})"
             )
         self._pods(Op(op.index, op.opcode, {**op.fields, "collectMetrics": True}))
 
     def _stop_collecting(self, op: Op) -> None:
         if self.window is None:
-            raise Unsupported(f"{_op_name(op)}: no startCollectingMetrics before it")
+            raise Unsupported(f"{op_name(op)}: no startCollectingMetrics before it")
         if not self.measured:
-            raise Unsupported(f"{_op_name(op)}: no pods created since {_op_name(self.window[0])}")
+            raise Unsupported(f"{op_name(op)}: no pods created since {op_name(self.window[0])}")
         self.window = None
 
     def _not_churning(self, op: Op) -> None:
         if self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: while churning (churn runs with the measured pods)")
+            raise Unsupported(f"{op_name(op)}: while churning (churn runs with the measured pods)")
 
     def _churn(self, op: Op) -> None:
         if self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: a second churn op")
+            raise Unsupported(f"{op_name(op)}: a second churn op")
         mode = op.get("mode")
         number = int(op.get("number", 0))
         if mode == "create" and number > 0:
-            raise Unsupported(f"{_op_name(op)}: churn create with a limit (number: {number})")
+            raise Unsupported(f"{op_name(op)}: churn create with a limit (number: {number})")
         if mode == "recreate" and number < 1:
-            raise InputError(f"{self.name}: {_op_name(op)}.number: must be >= 1 in recreate mode")
+            raise InputError(f"{self.name}: {op_name(op)}.number: must be >= 1 in recreate mode")
         namespace = str(op.get("namespace") or f"namespace-{op.index}")
         objects: list[ChurnObject] = []
         for path in op.get("templatePaths") or ():
-            raw = _read(path, op)
+            raw = read_plain(path, op)
             kind = raw.get("kind")
             if kind == "Node":
                 prefix = f"{_generate_name(raw, 'node-churn')}-{op.index}"
@@ -488,7 +489,7 @@ class _Builder:
             elif kind == "Service":
                 objects.append(ChurnObject(kind="Service"))
             else:
-                raise Unsupported(f"{_op_name(op)}: churn of {kind} objects ({Path(path).name})")
+                raise Unsupported(f"{op_name(op)}: churn of {kind} objects ({Path(path).name})")
         interval = int(op.get("intervalMilliseconds") or DEFAULT_CHURN_INTERVAL_MS)
         self.churn = Churn(
             mode="recreate" if mode == "recreate" else "create",
@@ -501,16 +502,16 @@ class _Builder:
         stage = op.get("stageRequirement", "Scheduled")  # (the parser checks the value)
         selector = op.get("labelSelector") or {}
         if not isinstance(selector, Mapping):
-            raise InputError(f"{self.name}: {_op_name(op)}.labelSelector: must be a map")
+            raise InputError(f"{self.name}: {op_name(op)}.labelSelector: must be a map")
         namespaces = op.get("namespaces") or []
         if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
-            raise InputError(f"{self.name}: {_op_name(op)}.namespaces: must be a list of names")
+            raise InputError(f"{self.name}: {op_name(op)}.namespaces: must be a list of names")
         if stage == "Scheduled" and not self.unwaited and not selector and not namespaces:
             # every pod so far was waited for until bound: the barrier holds by construction
             return
         self._not_churning(op)
         if self.window is not None and stage == "Attempted":
-            raise Unsupported(f"{_op_name(op)}: an Attempted barrier on the measured pods")
+            raise Unsupported(f"{op_name(op)}: an Attempted barrier on the measured pods")
         if self.window is not None:
             return  # the measured phase waits for every measured pod anyway
         created = tuple(
@@ -530,7 +531,7 @@ class _Builder:
 
     def workload(self, workload: PerfWorkload) -> Workload:
         if self.window is not None:
-            raise Unsupported(f"{_op_name(self.window[0])}: no stopCollectingMetrics after it")
+            raise Unsupported(f"{op_name(self.window[0])}: no stopCollectingMetrics after it")
         if not self.measured:
             raise Unsupported("no createPods op with collectMetrics: true")
         if self.timed:
@@ -596,98 +597,6 @@ _DEFAULT_POD: Final[Mapping[str, Any]] = {
 }
 
 
-def _read(path: Any, op: Op) -> dict[str, Any]:
-    """The object of a template file upstream reads as plain YAML, without text/template
-    (namespace, PV, claim and churn templates)."""
-    name = str(path)
-    text = textfile.read_text(name, f"the template of {_op_name(op)}")
-    if "{{" in text:
-        raise Unsupported(
-            f"{_op_name(op)}: {Path(name).name} has Go text/template expressions, which "
-            "upstream does not render in this kind of template"
-        )
-    return _mapping(textfile.parse_yaml(text, name), name)
-
-
-def _mapping(raw: Any, name: str) -> dict[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise InputError(f"{name}: must be a Kubernetes object, got {type(raw).__name__}")
-    return dict(raw)
-
-
-def _parsed(path: Any, op: Op) -> go_template.Template:
-    try:
-        return go_template.load(str(path))
-    except go_template.TemplateUnsupported as exc:
-        raise Unsupported(f"{_op_name(op)}: {exc}") from None
-
-
-def _render(
-    template: go_template.Template, path: Any, op: Op, *, index: int, count: int
-) -> dict[str, Any]:
-    """One object of op ``op``'s template, as upstream renders it for object ``index`` of
-    ``count`` (``.Index``, ``.Count`` and the op's ``templateParams``)."""
-    data = {**go_template.go_params(op.get("templateParams")), "Index": index, "Count": count}
-    text = template.render(data)
-    return _mapping(textfile.parse_yaml(text, str(path)), str(path))
-
-
-def _render_each(path: Any, op: Op, count: int) -> list[dict[str, Any]]:
-    """Every object of the op: ``count`` renderings of its template."""
-    template = _parsed(path, op)
-    if not template.per_index:
-        first = _render(template, path, op, index=0, count=count)
-        return [copy.deepcopy(first) for _ in range(count)]
-    return [_render(template, path, op, index=i, count=count) for i in range(count)]
-
-
-def _rendered_runs(path: Any, kind: str, op: Op, count: int) -> list[tuple[int, dict[str, Any]]]:
-    """The op's ``count`` objects of ``kind`` as (run length, object): consecutive objects
-    that render alike (their ``generateName`` aside: asched names them) share one run; a
-    template that never reads ``.Index`` is one run."""
-    template = _parsed(path, op)
-    if not template.per_index:
-        objects = [_render(template, path, op, index=0, count=count)]
-        runs = [(count, objects[0])]
-    else:
-        runs = []
-        for index in range(count):
-            obj = _render(template, path, op, index=index, count=count)
-            if runs and _alike(runs[-1][1], obj):
-                runs[-1] = (runs[-1][0] + 1, runs[-1][1])
-            else:
-                runs.append((1, obj))
-    for run, obj in runs:
-        if obj.get("kind") != kind:
-            raise InputError(
-                f"{path}: {_op_name(op)} needs a {kind}, the file has {obj.get('kind')!r}"
-            )
-        name = (obj.get("metadata") or {}).get("name")
-        if name and run > 1 and kind == "Pod":
-            raise InputError(
-                f"{path}: {_op_name(op)}: {run} pods from a template with the fixed name {name}"
-            )
-    return runs
-
-
-def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    def key(obj: Mapping[str, Any]) -> dict[str, Any]:
-        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "generateName"}
-        return {**obj, "metadata": meta}
-
-    return key(a) == key(b)
-
-
-def _template(path: Any, kind: str, op: Op) -> dict[str, Any] | None:
-    """The object of a plain template file (None: no path given), checked to be a ``kind``."""
-    if path is None:
-        return None
-    raw = _read(path, op)
-    if raw.get("kind") != kind:
-        raise InputError(f"{path}: {_op_name(op)} needs a {kind}, the file has {raw.get('kind')!r}")
-    return raw
-
-
 def _generate_name(raw: Mapping[str, Any], default: str) -> str:
     meta = raw.get("metadata") or {}
     text = str(meta.get("generateName") or default).rstrip("-")
@@ -695,7 +604,7 @@ def _generate_name(raw: Mapping[str, Any], default: str) -> str:
 
 
 def _label_strategy(op: Op, strategy: Any) -> tuple[str, tuple[str, ...]]:
-    where = f"{_op_name(op)}.labelNodePrepareStrategy"
+    where = f"{op_name(op)}.labelNodePrepareStrategy"
     if not isinstance(strategy, Mapping) or not isinstance(strategy.get("labelKey"), str):
         raise InputError(f"{where}: needs labelKey and labelValues")
     values = strategy.get("labelValues")
@@ -708,7 +617,7 @@ def _allocatable_patch(op: Op) -> dict[str, Any] | None:
     strategy = op.get("nodeAllocatableStrategy")
     if strategy is None:
         return None
-    where = f"{_op_name(op)}.nodeAllocatableStrategy"
+    where = f"{op_name(op)}.nodeAllocatableStrategy"
     if not isinstance(strategy, Mapping):
         raise InputError(f"{where}: must be a map")
     allocatable = strategy.get("nodeAllocatable") or {}
@@ -724,7 +633,7 @@ def _csi_node(op: Op) -> CSINodeSpec | None:
     strategy = op.get("nodeAllocatableStrategy")
     if not isinstance(strategy, Mapping):
         return None
-    where = f"{_op_name(op)}.nodeAllocatableStrategy"
+    where = f"{op_name(op)}.nodeAllocatableStrategy"
     raw_drivers = strategy.get("csiNodeAllocatable") or {}
     if not isinstance(raw_drivers, Mapping):
         raise InputError(f"{where}.csiNodeAllocatable: must be a map of CSI driver to {{count}}")
@@ -771,24 +680,24 @@ def _pod_group(
     spec = base.get("spec") or {}
     if spec.get("priorityClassName"):
         raise Unsupported(
-            f"{_op_name(op)}: priorityClassName {spec['priorityClassName']} (a PriorityClass "
+            f"{op_name(op)}: priorityClassName {spec['priorityClassName']} (a PriorityClass "
             "the config does not create)"
         )
     priority = spec.get("priority")
     if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
-        raise InputError(f"{_op_name(op)}: spec.priority must be an integer, got {priority!r}")
+        raise InputError(f"{op_name(op)}: spec.priority must be an integer, got {priority!r}")
     own = spec.get("volumes") or () if volumes is None else ()
     if any("persistentVolumeClaim" in v for v in own):
         raise Unsupported(
-            f"{_op_name(op)}: pods whose template names claims (the config creates none; "
+            f"{op_name(op)}: pods whose template names claims (the config creates none; "
             "persistentVolumeClaimTemplatePath does)"
         )
     if any("ephemeral" in v for v in own):
         raise Unsupported(
-            f"{_op_name(op)}: generic ephemeral volumes (no controller creates their claims)"
+            f"{op_name(op)}: generic ephemeral volumes (no controller creates their claims)"
         )
     if spec.get("resourceClaims"):
-        raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
+        raise Unsupported(f"{op_name(op)}: dynamic resource allocation (DRA) is out of scope")
     return PodGroup(
         count=count, namespace=namespace, base=dict(base), priority=priority, bound_volumes=volumes
     )
