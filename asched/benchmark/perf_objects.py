@@ -241,15 +241,21 @@ async def update_any(
             tick += 1.0 / step.per_second
             await asyncio.sleep(max(0.0, tick - loop.time()))
         if resource is None:
-            resource = await discovery.resolve(
-                str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
-            )
+            try:
+                resource = await discovery.resolve(
+                    str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+                )
+            except StatusError as exc:
+                raise StepError(f"{step.template}: discovery of {_describe(obj)}: {exc}") from None
             problem = scope_error(resource, step.namespace, step.template)
             if problem is not None:
                 raise ScopeError(f"{step.template}: {problem}")
         name = str((obj.get("metadata") or {}).get("name"))
         path = f"{resource.collection(step.namespace)}/{name}"
-        body = await _carried(rest, path, obj, scheduler_name=scheduler_name)
+        try:
+            body = await _carried(rest, path, obj, scheduler_name=scheduler_name)
+        except StatusError as exc:
+            raise StepError(f"{step.template}: reading {_describe(obj)}: {exc}") from None
         target = "/".join([path, *step.subresources])
         try:
             await rest.request("PUT", target, params=params, body=body)
