@@ -15,8 +15,9 @@ cluster-scoped kind, or none for a namespaced one, is an error naming the templa
   (the first after one period, as a Go ticker) or all at once. What asched adds to the
   objects it creates is carried over from the live object, so that an update does not
   undo it: the benchmark's phase label, and for a Pod its ``schedulerName`` and
-  ``priorityClassName``/``priority`` (asched creates pods for its scheduler, with a
-  PriorityClass in place of a bare priority) when the template gives none.
+  ``priorityClassName`` (asched creates pods for its scheduler, with a PriorityClass in
+  place of a bare priority) when the template gives none, and its admitted ``priority``
+  and ``preemptionPolicy``, as the API server's Priority admission keeps them on update.
 
 Both send ``fieldValidation=Strict`` (as upstream) when the server understands it
 (v1.25 and later); older servers ignore unknown fields in any case.
@@ -218,7 +219,11 @@ async def _carried(
             spec["schedulerName"] = live_spec.get("schedulerName") or scheduler_name
         if not spec.get("priorityClassName") and live_spec.get("priorityClassName"):
             spec["priorityClassName"] = live_spec["priorityClassName"]
-            spec["priority"] = live_spec.get("priority")
+        # what the API server's Priority admission does on an update: the pod keeps the
+        # priority (and policy) it was admitted with
+        for field in ("priority", "preemptionPolicy"):
+            if field in live_spec:
+                spec[field] = live_spec[field]
     return body
 
 

@@ -64,6 +64,32 @@ def test_pods_wait_for_node_updates_then_the_measured_pods_run(tmp_path: Path) -
     assert result["measured"]["bound"] == 3
 
 
+def test_gated_pods_bound_once_update_any_removes_their_gates(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    done = asched(
+        "bench",
+        "run",
+        str(CONFIG),
+        "--workload",
+        "SchedulingAfterUngating/1Node",
+        "--ceiling",
+        "none",
+        "--json",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(out.read_text())
+    assert result["ok"] is True
+    gated, attempted, update, scheduled = result["init"]["steps"]
+    assert (gated["createPods"], gated["wait"]) == (5, False)
+    assert attempted["barrier"] == "Attempted"
+    # each of the 5 pods PUT without its gate (and its status PUT), found by its name
+    assert (update["updateAny"], update["updated"]) == (["Pod"] * 5, 5)
+    # then all 5 bound: the barrier on type=unsched ends
+    assert (scheduled["barrier"], scheduled["label_selector"]) == ("Scheduled", "type=unsched")
+    assert result["measured"]["bound"] == 3
+
+
 def test_create_any_in_the_wrong_scope_fails_with_upstreams_error(tmp_path: Path) -> None:
     done = asched(
         "bench",
