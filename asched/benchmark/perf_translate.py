@@ -437,7 +437,8 @@ class _Builder:
         if op.opcode != "createPods":
             raise Unsupported(
                 f"{op_name(op)} between {op_name(start)} and stopCollectingMetrics: only "
-                "one createPods (and barriers) run there"
+                "one createPods (and barriers) run there (the measured phase creates the "
+                "measured pods and waits for them; it runs no other op while measuring)"
             )
         if self.measured:
             raise Unsupported(
