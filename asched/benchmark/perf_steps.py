@@ -8,8 +8,14 @@ scheduler_perf.go):
 * :class:`CreatePods`: the pods are created; with ``wait`` the step ends when every one
   of them is seen bound, without it at once (``skipWaitToCompletion``);
 * :class:`Sleep`: a pause of ``seconds``;
-* :class:`CreateAny`: objects from a template file (``createAny``), created as written
-  (a ``generateName`` is left to the API server); kinds :data:`CREATE_ANY_KINDS` only;
+* :class:`CreateAny`: objects rendered from a template file (``createAny``), created as
+  written (a ``generateName`` is left to the API server) in the op's namespace; the runner
+  finds each kind's collection by API discovery (:mod:`asched.benchmark.perf_objects`);
+* :class:`UpdateAny`: objects rendered from a template file (``updateAny``), each PUT
+  (to its subresources when the op names some) and then PUT to its ``status``, one every
+  ``1 / per_second`` seconds or all at once;
+* :class:`Barrier`: wait until every pod the earlier ops created (in the op's namespaces,
+  matching its label selector) is scheduled, or attempted;
 * :class:`DeletePods`: the pods of a namespace (and label selector) as listed when the
   step starts are deleted with default delete options (graceful, as upstream), one every
   ``1 / per_second`` seconds or all at once (``per_second`` 0); with ``wait`` the step
@@ -25,22 +31,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Literal
 
 from asched.benchmark.workload import PodGroup, Workload
-
-#: The kinds ``createAny`` can create: the runner knows their collections, and asched's
-#: scheduling reads them (Services: PodTopologySpread's system-default constraints).
-CREATE_ANY_KINDS: Final = frozenset({"Service", "Namespace", "PriorityClass"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreatePods:
-    """Create ``group``'s pods (op ``op``); ``wait``: until every one is bound."""
+    """Create the pods of ``groups`` (op ``op``; several groups when its template renders
+    differently per index), in order; ``wait``: until every one is bound."""
 
     op: int
-    group: PodGroup
+    groups: tuple[PodGroup, ...]
     wait: bool = True
+
+    @property
+    def count(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    @property
+    def namespace(self) -> str:
+        return self.groups[0].namespace if self.groups else ""
 
     @property
     def name_prefix(self) -> str:
@@ -49,14 +60,16 @@ class CreatePods:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AttemptedBarrier:
-    """Wait until every pod the earlier ops created (in ``namespaces``) has been attempted:
-    it is bound, or carries a ``PodScheduled`` condition (a gated pod gets one from the
-    API server on create; an unschedulable one from the scheduler). scheduler_perf's
-    ``barrier`` with ``stageRequirement: Attempted``."""
+class Barrier:
+    """Wait until every pod of ``namespaces`` matching ``label_selector`` ("" for all) is
+    bound (``stage`` Scheduled) or attempted (``stage`` Attempted: bound, or carrying a
+    ``PodScheduled`` condition, which a gated pod gets from the API server on create and
+    an unschedulable one from the scheduler). scheduler_perf's ``barrier``."""
 
     op: int
     namespaces: tuple[str, ...]
+    stage: Literal["Scheduled", "Attempted"] = "Scheduled"
+    label_selector: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,19 +94,39 @@ class DeletePods:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateAny:
-    """Create ``objects`` (op ``op``), each with its namespace set where it has one."""
+    """Create ``objects`` (op ``op``, rendered from ``template``) in ``namespace`` ("":
+    cluster-scoped kinds only, as upstream checks)."""
 
     op: int
+    template: str
     objects: tuple[Mapping[str, Any], ...]
+    namespace: str = ""
 
     @property
     def namespaces(self) -> list[str]:
         """The namespaces the objects go to (the runner creates them first)."""
-        found = (str((o.get("metadata") or {}).get("namespace") or "") for o in self.objects)
-        return [ns for ns in dict.fromkeys(found) if ns]
+        return [self.namespace] if self.namespace else []
 
 
-Step = CreatePods | Sleep | DeletePods | CreateAny | AttemptedBarrier
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateAny:
+    """Update ``objects`` (op ``op``, rendered from ``template``) in ``namespace`` (""
+    for cluster-scoped kinds): each is PUT (to ``subresources`` when given), then PUT to
+    its ``status``; one every ``1 / per_second`` seconds, or all at once (0)."""
+
+    op: int
+    template: str
+    objects: tuple[Mapping[str, Any], ...]
+    namespace: str = ""
+    per_second: int = 0
+    subresources: tuple[str, ...] = ()
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [self.namespace] if self.namespace else []
+
+
+Step = CreatePods | Sleep | DeletePods | CreateAny | UpdateAny | Barrier
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,10 +144,12 @@ class StepsWorkload(Workload):
     @property
     def n_init(self) -> int:
         """Pods created before measuring (waited for or not)."""
-        return sum(s.group.count for s in self.steps if isinstance(s, CreatePods))
+        return sum(s.count for s in self.steps if isinstance(s, CreatePods))
 
     def _pod_groups(self) -> list[PodGroup]:
-        groups = [s.group for s in (*self.steps, *self.after) if isinstance(s, CreatePods)]
+        groups = [
+            g for s in (*self.steps, *self.after) if isinstance(s, CreatePods) for g in s.groups
+        ]
         return [*groups, *Workload._pod_groups(self)]
 
     def namespaces(self) -> list[str]:
@@ -123,7 +158,7 @@ class StepsWorkload(Workload):
         extra += [
             ns
             for s in (*self.steps, *self.after)
-            if isinstance(s, CreateAny)
+            if isinstance(s, CreateAny | UpdateAny)
             for ns in s.namespaces
         ]
         return list(dict.fromkeys([*extra, *Workload.namespaces(self)]))
@@ -143,17 +178,32 @@ def describe(step: Step) -> dict[str, Any]:
     if isinstance(step, CreatePods):
         return {
             "op": step.op,
-            "createPods": step.group.count,
-            "namespace": step.group.namespace,
+            "createPods": step.count,
+            "namespace": step.namespace,
             "wait": step.wait,
         }
     if isinstance(step, Sleep):
         return {"op": step.op, "sleep_seconds": step.seconds}
-    if isinstance(step, AttemptedBarrier):
-        return {"op": step.op, "barrier": "Attempted", "namespaces": list(step.namespaces)}
+    if isinstance(step, Barrier):
+        record: dict[str, Any] = {
+            "op": step.op,
+            "barrier": step.stage,
+            "namespaces": list(step.namespaces),
+        }
+        if step.label_selector:
+            record["label_selector"] = step.label_selector
+        return record
     if isinstance(step, CreateAny):
         kinds = [str(o.get("kind")) for o in step.objects]
         return {"op": step.op, "createAny": kinds, "namespaces": step.namespaces}
+    if isinstance(step, UpdateAny):
+        return {
+            "op": step.op,
+            "updateAny": [str(o.get("kind")) for o in step.objects],
+            "namespaces": step.namespaces,
+            "per_second": step.per_second,
+            "subresources": list(step.subresources),
+        }
     return {
         "op": step.op,
         "deletePods": step.namespace,

@@ -19,38 +19,53 @@ one to one:
   gets a claim and a PV bound to each other, created before it
   (:mod:`asched.benchmark.volume_objects`);
 * ``sleep``, ``deletePods`` (namespace, labelSelector, deletePodsPerSecond,
-  skipWaitToCompletion) and ``createAny`` (Services, namespaces, priority classes) before
-  the measured pods: the workload then runs its ops before measuring as ordered steps
+  skipWaitToCompletion), ``createAny`` (any kind; the runner maps it by API discovery),
+  ``updateAny`` and barriers after pods not waited for, before the measured pods: the
+  workload then runs its ops before measuring as ordered steps
   (:mod:`asched.benchmark.perf_steps`);
 * ``createNamespaces`` with a template: labelled namespaces ``<prefix>-<i>``;
 * ``createPodSets``: its ``createPodsOp`` once per namespace ``<namespacePrefix>-<i>``;
 * at most one ``churn`` (create without a limit, or recreate) of Node, Pod and Service
   templates;
-* ``barrier`` (stage Scheduled) is kept implicitly: the runner binds every init pod
-  before measuring;
+* ``barrier`` (stage Scheduled) after pods that were all waited for is kept implicitly:
+  the runner binds every init pod before measuring;
 * one ``createPods`` with ``collectMetrics: true``, or ``startCollectingMetrics`` (no
   label selector; its namespaces, when given, hold the pods), one waited ``createPods``,
-  barriers, ``stopCollectingMetrics``: the same measured phase; createPods, createPodSets, createAny,
-  sleep, deletePods and barrier ops after it run, in order, once the measured phase has
-  ended (not in a churning workload).
+  barriers, ``stopCollectingMetrics``: the same measured phase; createPods,
+  createPodSets, createAny, updateAny, sleep, deletePods and barrier ops after it run, in
+  order, once the measured phase has ended (not in a churning workload).
+
+Pod, node, createAny and updateAny templates are rendered with Go ``text/template``
+(:mod:`asched.benchmark.go_template`) once per object, as upstream renders them: a
+template that reads ``.Index`` gives one object per index (runs of alike objects share a
+group), one that does not is rendered once.
 
 Everything else is refused with :class:`Unsupported` naming the op and why (never skipped,
-never run as something else): ``createAny`` of other kinds, ``updateAny``, a
-start/stopCollectingMetrics span holding more than one waited ``createPods``, ops after
-the measured pods other than those above, steady-state pods, pod templates naming claims
-the config does not create, generic ephemeral volumes, dynamic resource allocation, templates using Go ``text/template`` expressions, custom
-scheduler configurations and feature gates that change scheduling semantics.
+never run as something else): a start/stopCollectingMetrics span holding anything but one
+waited ``createPods`` and barriers, ops after the measured pods other than those above,
+steady-state pods, pod templates naming claims the config does not create, generic
+ephemeral volumes, dynamic resource allocation, templates beyond the ``text/template``
+subset (or with actions where upstream does not render), custom scheduler configurations
+and feature gates that change scheduling semantics.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from asched import textfile
 from asched.benchmark import perf_config, perf_steps
 from asched.benchmark.perf_config import Op, PerfWorkload, TestCase
+from asched.benchmark.perf_templates import (
+    Unsupported as Unsupported,
+    op_name,
+    plain_template,
+    read_plain,
+    render_each,
+    rendered_runs,
+)
 from asched.benchmark.volume_spec import BoundVolumes, CSINodeSpec
 from asched.benchmark.workload import Churn, ChurnObject, NodeGroup, PodGroup, Workload
 from asched.errors import InputError
@@ -77,14 +92,6 @@ DRA_OPCODES: Final = frozenset(
 )
 #: upstream's churn interval when the op gives none, milliseconds
 DEFAULT_CHURN_INTERVAL_MS: Final = 500
-
-
-class Unsupported(Exception):
-    """asched cannot run this workload as upstream means it; ``reason`` says why."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
 
 
 def translate(case: TestCase, workload: PerfWorkload) -> Workload:
@@ -127,10 +134,6 @@ def translate(case: TestCase, workload: PerfWorkload) -> Workload:
     return builder.workload(workload)
 
 
-def _op_name(op: Op) -> str:
-    return f"op {op.index} ({op.opcode})"
-
-
 class _Builder:
     def __init__(self, case: TestCase, name: str) -> None:
         self.case = case
@@ -169,17 +172,17 @@ class _Builder:
         if self.measured and op.index != self.measured_op:
             if op.opcode not in _AFTER_MEASURED:
                 raise Unsupported(
-                    f"{_op_name(op)} after the measured createPods: only "
+                    f"{op_name(op)} after the measured createPods: only "
                     f"{', '.join(sorted(_AFTER_MEASURED))} run there"
                 )
             if self.churn is not None:
                 raise Unsupported(
-                    f"{_op_name(op)} after the measured createPods of a churning workload "
+                    f"{op_name(op)} after the measured createPods of a churning workload "
                     "(the churn stops with the measured phase)"
                 )
             self.timed = True
         if op.opcode in DRA_OPCODES:
-            raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
+            raise Unsupported(f"{op_name(op)}: dynamic resource allocation (DRA) is out of scope")
         handler = {
             "createNodes": self._nodes,
             "createNamespaces": self._namespaces,
@@ -189,19 +192,31 @@ class _Builder:
             "sleep": self._sleep,
             "deletePods": self._delete_pods,
             "createAny": self._create_any,
+            "updateAny": self._update_any,
             "createPodSets": self._pod_sets,
         }.get(op.opcode)
         if handler is None:
-            raise Unsupported(f"{_op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
+            raise Unsupported(f"{op_name(op)}: {_WHY.get(op.opcode, 'not supported yet')}")
         handler(op)
 
     def _nodes(self, op: Op) -> None:
         if self.steps or self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: nodes created after pods, sleep or churn")
-        base = _template(op.get("nodeTemplatePath"), "Node", op) or _DEFAULT_NODE
+            raise Unsupported(f"{op_name(op)}: nodes created after pods, sleep or churn")
         count = int(op.get("count", 0))
         if count == 0:
             return
+        path = op.get("nodeTemplatePath")
+        runs = rendered_runs(path, "Node", op, count) if path else [(count, dict(_DEFAULT_NODE))]
+        if len(runs) > 1 and op.get("labelNodePrepareStrategy") is not None:
+            raise Unsupported(
+                f"{op_name(op)}: labelNodePrepareStrategy with a node template rendered "
+                "differently per .Index"
+            )
+        for number, (run, base) in enumerate(runs):
+            suffix = f"-{number}" if len(runs) > 1 else ""
+            self._node_group(op, base, run, suffix)
+
+    def _node_group(self, op: Op, base: Mapping[str, Any], count: int, suffix: str) -> None:
         spread: dict[str, tuple[str, ...]] = {}
         strategy = op.get("labelNodePrepareStrategy")
         if strategy is not None:
@@ -212,17 +227,17 @@ class _Builder:
         if unique is not None:
             if not isinstance(unique, Mapping) or not isinstance(unique.get("labelKey"), str):
                 raise InputError(
-                    f"{self.name}: {_op_name(op)}.uniqueNodeLabelStrategy: needs labelKey"
+                    f"{self.name}: {op_name(op)}.uniqueNodeLabelStrategy: needs labelKey"
                 )
             unique_key = unique["labelKey"]
         patch = _allocatable_patch(op)
         csi_node = _csi_node(op)
         fixed = (base.get("metadata") or {}).get("name")
-        prefix = f"{_generate_name(base, 'scheduler-perf')}-{op.index}"
+        prefix = f"{_generate_name(base, 'scheduler-perf')}-{op.index}{suffix}"
         if fixed:
             if count != 1:
                 raise Unsupported(
-                    f"{_op_name(op)}: {count} nodes from a template with the fixed name {fixed}"
+                    f"{op_name(op)}: {count} nodes from a template with the fixed name {fixed}"
                 )
             patch = {**(patch or {}), "metadata": {"name": fixed}}
             prefix = f"{prefix}-fixed"
@@ -243,7 +258,7 @@ class _Builder:
         path = op.get("namespaceTemplatePath")
         if path is None:
             return
-        base = _template(path, "Namespace", op)
+        base = plain_template(path, "Namespace", op)
         prefix = op.get("prefix") or f"namespace-{op.index}"
         for i in range(int(op.get("count", 0))):
             meta = {**(base or {}).get("metadata", {}), "name": f"{prefix}-{i}"}
@@ -256,36 +271,40 @@ class _Builder:
         inner = op.get("createPodsOp")
         prefix = op.get("namespacePrefix")
         if not isinstance(inner, Mapping) or not isinstance(prefix, str) or not prefix:
-            raise InputError(f"{self.name}: {_op_name(op)}: needs namespacePrefix and createPodsOp")
+            raise InputError(f"{self.name}: {op_name(op)}: needs namespacePrefix and createPodsOp")
         for i in range(int(op.get("count", 0))):
             self._pods(Op(op.index, "createPods", {**inner, "namespace": f"{prefix}-{i}"}))
 
     def _pods(self, op: Op) -> None:
         if op.get("steadyState"):
-            raise Unsupported(f"{_op_name(op)}: steady-state pod creation")
-        if op.get("templateParams"):
-            raise Unsupported(f"{_op_name(op)}: templateParams (Go text/template pod templates)")
+            raise Unsupported(
+                f"{op_name(op)}: steadyState (keeping count pods for a duration, deleting "
+                "scheduled ones and creating new ones: the runner's phases have no such loop)"
+            )
         path = op.get("podTemplatePath") or self.case.default_pod_template
-        base = _template(path, "Pod", op) or _DEFAULT_POD
         count = int(op.get("count", 0))
-        namespace = op.get("namespace") or f"namespace-{op.index}"
+        namespace = str(op.get("namespace") or f"namespace-{op.index}")
         volumes = self._bound_volumes(op)
         if count == 0:
             return
-        group = _pod_group(base, count=count, namespace=str(namespace), op=op, volumes=volumes)
+        runs = rendered_runs(path, "Pod", op, count) if path else [(count, dict(_DEFAULT_POD))]
+        groups = tuple(
+            _named(_pod_group(base, count=run, namespace=namespace, op=op, volumes=volumes))
+            for run, base in runs
+        )
         if op.get("collectMetrics"):
             if self.measured_op not in (None, op.index):
-                raise Unsupported(f"{_op_name(op)}: a second createPods with collectMetrics")
+                raise Unsupported(f"{op_name(op)}: a second createPods with collectMetrics")
             self.measured_op = op.index
-            self.measured.append(group)
+            self.measured.extend(groups)
             self.steps = self.after
         else:
             if self.churn is not None:
-                raise Unsupported(f"{_op_name(op)}: unmeasured pods created while churning")
+                raise Unsupported(f"{op_name(op)}: unmeasured pods created while churning")
             wait = not op.get("skipWaitToCompletion")
             if not self.measured:
-                self.init.append(group)
-            self.steps.append(perf_steps.CreatePods(op=op.index, group=group, wait=wait))
+                self.init.extend(groups)
+            self.steps.append(perf_steps.CreatePods(op=op.index, groups=groups, wait=wait))
             if not wait:
                 self.timed = self.unwaited = True
 
@@ -298,11 +317,11 @@ class _Builder:
         pv_path = op.get("persistentVolumeTemplatePath")
         if pv_path is None:
             raise InputError(
-                f"{self.name}: {_op_name(op)}.persistentVolumeTemplatePath: required with "
+                f"{self.name}: {op_name(op)}.persistentVolumeTemplatePath: required with "
                 "persistentVolumeClaimTemplatePath (each pod gets a PV bound to its claim)"
             )
-        pv = _template(pv_path, "PersistentVolume", op)
-        claim = _template(claim_path, "PersistentVolumeClaim", op)
+        pv = plain_template(pv_path, "PersistentVolume", op)
+        claim = plain_template(claim_path, "PersistentVolumeClaim", op)
         assert pv is not None  # (the path is given)
         assert claim is not None
         return BoundVolumes(persistent_volume=pv, claim=claim)
@@ -311,7 +330,7 @@ class _Builder:
         self._not_churning(op)
         seconds = op.get("duration")
         if not isinstance(seconds, (int, float)) or seconds < 0:
-            raise InputError(f"{self.name}: {_op_name(op)}.duration: needs a duration like 1s")
+            raise InputError(f"{self.name}: {op_name(op)}.duration: needs a duration like 1s")
         self.steps.append(perf_steps.Sleep(op=op.index, seconds=float(seconds)))
         self.timed = True
 
@@ -319,14 +338,14 @@ class _Builder:
         self._not_churning(op)
         namespace = op.get("namespace")
         if not isinstance(namespace, str) or not namespace:
-            raise InputError(f"{self.name}: {_op_name(op)}.namespace: required")
+            raise InputError(f"{self.name}: {op_name(op)}.namespace: required")
         selector = op.get("labelSelector") or {}
         if not isinstance(selector, Mapping):
-            raise InputError(f"{self.name}: {_op_name(op)}.labelSelector: must be a map")
+            raise InputError(f"{self.name}: {op_name(op)}.labelSelector: must be a map")
         rate = int(op.get("deletePodsPerSecond") or 0)
         if rate < 0:
             raise InputError(
-                f"{self.name}: {_op_name(op)}.deletePodsPerSecond: must be >= 0, got {rate}"
+                f"{self.name}: {op_name(op)}.deletePodsPerSecond: must be >= 0, got {rate}"
             )
         self.steps.append(
             perf_steps.DeletePods(
@@ -341,39 +360,70 @@ class _Builder:
 
     def _create_any(self, op: Op) -> None:
         self._not_churning(op)
-        if op.get("templateParams"):
-            raise Unsupported(f"{_op_name(op)}: templateParams (Go text/template templates)")
-        raw = _read(op.get("templatePath"), op)
-        kind = raw.get("kind")
-        if kind not in perf_steps.CREATE_ANY_KINDS:
-            raise Unsupported(
-                f"{_op_name(op)}: createAny of {kind} objects "
-                f"(runs: {', '.join(sorted(perf_steps.CREATE_ANY_KINDS))})"
+        path, count, namespace = self._any_fields(op)
+        created = tuple(render_each(path, op, count))
+        for obj in created:
+            meta = dict(obj.get("metadata") or {})
+            if (
+                count > 1
+                and meta.get("name")
+                and all((o.get("metadata") or {}).get("name") == meta["name"] for o in created)
+            ):
+                raise InputError(
+                    f"{self.name}: {op_name(op)}.count: {count} objects from a template with "
+                    f"the fixed name {meta['name']}"
+                )
+        self.steps.append(
+            perf_steps.CreateAny(
+                op=op.index, template=Path(path).name, objects=created, namespace=namespace
             )
-        count = int(op.get("count", 1))
-        meta = dict(raw.get("metadata") or {})
-        if count > 1 and meta.get("name"):
-            raise InputError(
-                f"{self.name}: {_op_name(op)}.count: {count} objects from a template with the "
-                f"fixed name {meta['name']}"
-            )
-        namespace = op.get("namespace") or meta.get("namespace")
-        if kind == "Service":
-            if not namespace:
-                raise InputError(f"{self.name}: {_op_name(op)}.namespace: a Service needs one")
-            meta["namespace"] = str(namespace)
-        created = tuple({**raw, "metadata": dict(meta)} for _ in range(count))
-        self.steps.append(perf_steps.CreateAny(op=op.index, objects=created))
+        )
         self.timed = True
+
+    def _update_any(self, op: Op) -> None:
+        self._not_churning(op)
+        path, count, namespace = self._any_fields(op)
+        updated = tuple(render_each(path, op, count))
+        for index, obj in enumerate(updated):
+            if not (obj.get("metadata") or {}).get("name"):
+                raise InputError(
+                    f"{Path(path).name}: {op_name(op)} object {index} has no metadata.name"
+                )
+        subresources = op.get("subresources") or []
+        if not isinstance(subresources, list) or not all(
+            isinstance(x, str) and x for x in subresources
+        ):
+            raise InputError(f"{self.name}: {op_name(op)}.subresources: must be a list of names")
+        self.steps.append(
+            perf_steps.UpdateAny(
+                op=op.index,
+                template=Path(path).name,
+                objects=updated,
+                namespace=namespace,
+                per_second=int(op.get("updatePerSecond") or 0),
+                subresources=tuple(subresources),
+            )
+        )
+        self.timed = True
+
+    def _any_fields(self, op: Op) -> tuple[Path, int, str]:
+        """createAny's and updateAny's template path, count (1 by default) and namespace."""
+        path = op.get("templatePath")
+        if path is None:
+            raise InputError(f"{self.name}: {op_name(op)}.templatePath: required")
+        namespace = op.get("namespace") or ""
+        if not isinstance(namespace, str):
+            raise InputError(f"{self.name}: {op_name(op)}.namespace: must be a name")
+        return Path(path), int(op.get("count", 1)), namespace
 
     def _start_collecting(self, op: Op) -> None:
         if self.measured or self.window is not None:
-            raise Unsupported(f"{_op_name(op)}: a second span of measured ops")
+            raise Unsupported(f"{op_name(op)}: a second span of measured ops")
         if op.get("labelSelector"):
-            raise Unsupported(f"{_op_name(op)}: metrics of pods chosen by a label selector")
+            raise Unsupported(f"{op_name(op)}: metrics of pods chosen by a label selector")
         namespaces = op.get("namespaces") or []
         if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
-            raise InputError(f"{self.name}: {_op_name(op)}.namespaces: must be a list of names")
+            raise InputError(f"{self.name}: {op_name(op)}.namespaces: must be a list of names")
         self.window = (op, tuple(namespaces))
 
     def _in_window(self, op: Op) -> None:
@@ -386,48 +436,49 @@ class _Builder:
             return
         if op.opcode != "createPods":
             raise Unsupported(
-                f"{_op_name(op)} between {_op_name(start)} and stopCollectingMetrics: only "
-                "one createPods (and barriers) run there"
+                f"{op_name(op)} between {op_name(start)} and stopCollectingMetrics: only "
+                "one createPods (and barriers) run there (the measured phase creates the "
+                "measured pods and waits for them; it runs no other op while measuring)"
             )
         if self.measured:
             raise Unsupported(
-                f"{_op_name(op)}: a second createPods between {_op_name(start)} and "
+                f"{op_name(op)}: a second createPods between {op_name(start)} and "
                 "stopCollectingMetrics"
             )
         if op.get("skipWaitToCompletion"):
-            raise Unsupported(f"{_op_name(op)}: measured pods not waited for")
+            raise Unsupported(f"{op_name(op)}: measured pods not waited for")
         namespace = op.get("namespace") or f"namespace-{op.index}"
         if namespaces and namespace not in namespaces:
             raise Unsupported(
-                f"{_op_name(op)}: pods in {namespace}, outside the namespaces "
-                f"{_op_name(start)} collects ({', '.join(namespaces)})"
+                f"{op_name(op)}: pods in {namespace}, outside the namespaces "
+                f"{op_name(start)} collects ({', '.join(namespaces)})"
             )
         self._pods(Op(op.index, op.opcode, {**op.fields, "collectMetrics": True}))
 
     def _stop_collecting(self, op: Op) -> None:
         if self.window is None:
-            raise Unsupported(f"{_op_name(op)}: no startCollectingMetrics before it")
+            raise Unsupported(f"{op_name(op)}: no startCollectingMetrics before it")
         if not self.measured:
-            raise Unsupported(f"{_op_name(op)}: no pods created since {_op_name(self.window[0])}")
+            raise Unsupported(f"{op_name(op)}: no pods created since {op_name(self.window[0])}")
         self.window = None
 
     def _not_churning(self, op: Op) -> None:
         if self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: while churning (churn runs with the measured pods)")
+            raise Unsupported(f"{op_name(op)}: while churning (churn runs with the measured pods)")
 
     def _churn(self, op: Op) -> None:
         if self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: a second churn op")
+            raise Unsupported(f"{op_name(op)}: a second churn op")
         mode = op.get("mode")
         number = int(op.get("number", 0))
         if mode == "create" and number > 0:
-            raise Unsupported(f"{_op_name(op)}: churn create with a limit (number: {number})")
+            raise Unsupported(f"{op_name(op)}: churn create with a limit (number: {number})")
         if mode == "recreate" and number < 1:
-            raise InputError(f"{self.name}: {_op_name(op)}.number: must be >= 1 in recreate mode")
+            raise InputError(f"{self.name}: {op_name(op)}.number: must be >= 1 in recreate mode")
         namespace = str(op.get("namespace") or f"namespace-{op.index}")
         objects: list[ChurnObject] = []
         for path in op.get("templatePaths") or ():
-            raw = _read(path, op)
+            raw = read_plain(path, op)
             kind = raw.get("kind")
             if kind == "Node":
                 prefix = f"{_generate_name(raw, 'node-churn')}-{op.index}"
@@ -439,7 +490,7 @@ class _Builder:
             elif kind == "Service":
                 objects.append(ChurnObject(kind="Service"))
             else:
-                raise Unsupported(f"{_op_name(op)}: churn of {kind} objects ({Path(path).name})")
+                raise Unsupported(f"{op_name(op)}: churn of {kind} objects ({Path(path).name})")
         interval = int(op.get("intervalMilliseconds") or DEFAULT_CHURN_INTERVAL_MS)
         self.churn = Churn(
             mode="recreate" if mode == "recreate" else "create",
@@ -449,29 +500,39 @@ class _Builder:
         )
 
     def _barrier(self, op: Op) -> None:
-        if op.get("stageRequirement", "Scheduled") == "Attempted":  # (the parser checks it)
-            if op.get("labelSelector"):
-                raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
-            self._not_churning(op)
-            namespaces = tuple(
-                dict.fromkeys(
-                    s.group.namespace for s in self.steps if isinstance(s, perf_steps.CreatePods)
-                )
-            )
-            self.steps.append(perf_steps.AttemptedBarrier(op=op.index, namespaces=namespaces))
-            self.timed = True
+        stage = op.get("stageRequirement", "Scheduled")  # (the parser checks the value)
+        selector = op.get("labelSelector") or {}
+        if not isinstance(selector, Mapping):
+            raise InputError(f"{self.name}: {op_name(op)}.labelSelector: must be a map")
+        namespaces = op.get("namespaces") or []
+        if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+            raise InputError(f"{self.name}: {op_name(op)}.namespaces: must be a list of names")
+        if stage == "Scheduled" and not self.unwaited and not selector and not namespaces:
+            # every pod so far was waited for until bound: the barrier holds by construction
             return
-        if op.get("labelSelector"):
-            raise Unsupported(f"{_op_name(op)}: a barrier with a label selector")
-        if self.churn is not None:
-            raise Unsupported(f"{_op_name(op)}: a barrier while churning")
-        if self.unwaited:
-            raise Unsupported(f"{_op_name(op)}: a barrier on pods created without waiting")
-        # Init pods are all bound before measuring: the barrier holds by construction.
+        self._not_churning(op)
+        if self.window is not None and stage == "Attempted":
+            raise Unsupported(f"{op_name(op)}: an Attempted barrier on the measured pods")
+        if self.window is not None:
+            return  # the measured phase waits for every measured pod anyway
+        created = tuple(
+            dict.fromkeys(s.namespace for s in self.steps if isinstance(s, perf_steps.CreatePods))
+        )
+        self.steps.append(
+            perf_steps.Barrier(
+                op=op.index,
+                namespaces=tuple(namespaces) or created,
+                stage="Attempted" if stage == "Attempted" else "Scheduled",
+                label_selector=",".join(f"{k}={v}" for k, v in selector.items()),
+            )
+        )
+        self.timed = True
+        if stage == "Scheduled" and not selector and not namespaces:
+            self.unwaited = False
 
     def workload(self, workload: PerfWorkload) -> Workload:
         if self.window is not None:
-            raise Unsupported(f"{_op_name(self.window[0])}: no stopCollectingMetrics after it")
+            raise Unsupported(f"{op_name(self.window[0])}: no stopCollectingMetrics after it")
         if not self.measured:
             raise Unsupported("no createPods op with collectMetrics: true")
         if self.timed:
@@ -499,10 +560,9 @@ class _Builder:
 
 #: the ops that may follow the measured pods (run after the measured phase ends)
 _AFTER_MEASURED: Final = frozenset(
-    {"createPods", "createPodSets", "createAny", "sleep", "deletePods", "barrier"}
+    {"createPods", "createPodSets", "createAny", "updateAny", "sleep", "deletePods", "barrier"}
 )
 _WHY: Final = {
-    "updateAny": "updating objects while running (updateAny)",
     "waitForPodGroups": "workload-aware PodGroups (waitForPodGroups)",
     "createPodGroups": "workload-aware PodGroups (createPodGroups)",
 }
@@ -538,27 +598,6 @@ _DEFAULT_POD: Final[Mapping[str, Any]] = {
 }
 
 
-def _read(path: Any, op: Op) -> dict[str, Any]:
-    name = str(path)
-    text = textfile.read_text(name, f"the template of {_op_name(op)}")
-    if "{{" in text:
-        raise Unsupported(f"{_op_name(op)}: {Path(name).name} uses Go text/template expressions")
-    raw = textfile.parse_yaml(text, name)
-    if not isinstance(raw, Mapping):
-        raise InputError(f"{name}: must be a Kubernetes object, got {type(raw).__name__}")
-    return dict(raw)
-
-
-def _template(path: Any, kind: str, op: Op) -> dict[str, Any] | None:
-    """The object of a template file (None: no path given), checked to be a ``kind``."""
-    if path is None:
-        return None
-    raw = _read(path, op)
-    if raw.get("kind") != kind:
-        raise InputError(f"{path}: {_op_name(op)} needs a {kind}, the file has {raw.get('kind')!r}")
-    return raw
-
-
 def _generate_name(raw: Mapping[str, Any], default: str) -> str:
     meta = raw.get("metadata") or {}
     text = str(meta.get("generateName") or default).rstrip("-")
@@ -566,7 +605,7 @@ def _generate_name(raw: Mapping[str, Any], default: str) -> str:
 
 
 def _label_strategy(op: Op, strategy: Any) -> tuple[str, tuple[str, ...]]:
-    where = f"{_op_name(op)}.labelNodePrepareStrategy"
+    where = f"{op_name(op)}.labelNodePrepareStrategy"
     if not isinstance(strategy, Mapping) or not isinstance(strategy.get("labelKey"), str):
         raise InputError(f"{where}: needs labelKey and labelValues")
     values = strategy.get("labelValues")
@@ -579,7 +618,7 @@ def _allocatable_patch(op: Op) -> dict[str, Any] | None:
     strategy = op.get("nodeAllocatableStrategy")
     if strategy is None:
         return None
-    where = f"{_op_name(op)}.nodeAllocatableStrategy"
+    where = f"{op_name(op)}.nodeAllocatableStrategy"
     if not isinstance(strategy, Mapping):
         raise InputError(f"{where}: must be a map")
     allocatable = strategy.get("nodeAllocatable") or {}
@@ -595,7 +634,7 @@ def _csi_node(op: Op) -> CSINodeSpec | None:
     strategy = op.get("nodeAllocatableStrategy")
     if not isinstance(strategy, Mapping):
         return None
-    where = f"{_op_name(op)}.nodeAllocatableStrategy"
+    where = f"{op_name(op)}.nodeAllocatableStrategy"
     raw_drivers = strategy.get("csiNodeAllocatable") or {}
     if not isinstance(raw_drivers, Mapping):
         raise InputError(f"{where}.csiNodeAllocatable: must be a map of CSI driver to {{count}}")
@@ -617,6 +656,16 @@ def _csi_node(op: Op) -> CSINodeSpec | None:
     return CSINodeSpec(drivers=drivers, migrated_plugins=tuple(plugins))
 
 
+def _named(group: PodGroup) -> PodGroup:
+    """``group`` keeping its template's ``metadata.name`` (a run of one pod rendered with
+    a name of its own, as upstream's event_handling templates name theirs:
+    ``pod-blocker-{{ .Index }}``), which later ops (updateAny) refer to."""
+    name = ((group.base or {}).get("metadata") or {}).get("name")
+    if not name or group.count != 1:
+        return group
+    return dataclasses.replace(group, patch={**(group.patch or {}), "metadata": {"name": name}})
+
+
 def _pod_group(
     base: Mapping[str, Any],
     *,
@@ -632,24 +681,24 @@ def _pod_group(
     spec = base.get("spec") or {}
     if spec.get("priorityClassName"):
         raise Unsupported(
-            f"{_op_name(op)}: priorityClassName {spec['priorityClassName']} (a PriorityClass "
+            f"{op_name(op)}: priorityClassName {spec['priorityClassName']} (a PriorityClass "
             "the config does not create)"
         )
     priority = spec.get("priority")
     if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
-        raise InputError(f"{_op_name(op)}: spec.priority must be an integer, got {priority!r}")
+        raise InputError(f"{op_name(op)}: spec.priority must be an integer, got {priority!r}")
     own = spec.get("volumes") or () if volumes is None else ()
     if any("persistentVolumeClaim" in v for v in own):
         raise Unsupported(
-            f"{_op_name(op)}: pods whose template names claims (the config creates none; "
+            f"{op_name(op)}: pods whose template names claims (the config creates none; "
             "persistentVolumeClaimTemplatePath does)"
         )
     if any("ephemeral" in v for v in own):
         raise Unsupported(
-            f"{_op_name(op)}: generic ephemeral volumes (no controller creates their claims)"
+            f"{op_name(op)}: generic ephemeral volumes (no controller creates their claims)"
         )
     if spec.get("resourceClaims"):
-        raise Unsupported(f"{_op_name(op)}: dynamic resource allocation (DRA) is out of scope")
+        raise Unsupported(f"{op_name(op)}: dynamic resource allocation (DRA) is out of scope")
     return PodGroup(
         count=count, namespace=namespace, base=dict(base), priority=priority, bound_volumes=volumes
     )

@@ -10,7 +10,7 @@ Phases, in order (each waits on the observer's watch, never on a poll of the API
       ─ replay (quality, over-commit) ─ result
 
 A scheduler_perf workload with ordered steps (:mod:`asched.benchmark.perf_steps`: pods
-waited for or not, sleeps, deletions, createAny objects) runs them in place of the init
+waited for or not, sleeps, deletions, barriers, createAny and updateAny objects) runs them in place of the init
 pods (after the warm-up pod when none of them waits for pods), and its ``after`` steps
 once the measured phase has ended, before the scheduler stops; deletions left running in
 the background are cancelled then.
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import datetime as dt
 import itertools
 import logging
@@ -45,7 +44,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -61,6 +60,7 @@ from asched.benchmark import (
     gang_observe,
     loadgen,
     objects,
+    perf_objects,
     perf_steps,
     procstat,
     quality,
@@ -240,6 +240,7 @@ class _Run:
         self._background: list[asyncio.Task[Any]] = []
         #: each deletePods step's record in the init figures and its progress
         self._deletions: list[tuple[dict[str, Any], loadgen.DeleteStats]] = []
+        self._discovery: perf_objects.Discovery | None = None
 
     def _make_scheduler(self) -> SchedulerUnderTest:
         opts = self.options
@@ -473,61 +474,78 @@ class _Run:
                     self._background.append(
                         asyncio.create_task(deleting, name=f"deletePods op {step.op}")
                     )
-            elif isinstance(step, perf_steps.AttemptedBarrier):
-                record["waited_seconds"] = await self._attempted(step)
-            elif isinstance(step, perf_steps.CreateAny):
-                created = await loadgen.create_many(
-                    self.rest,
-                    (loadgen.labelled(copy.deepcopy(dict(o)), "any") for o in step.objects),
-                    in_flight=self.options.in_flight,
-                )
-                record["created"] = created.created
+            elif isinstance(step, perf_steps.Barrier):
+                record["waited_seconds"] = await self._barrier(step)
+            elif isinstance(step, perf_steps.CreateAny | perf_steps.UpdateAny):
+                record.update(await self._any_step(step))
             else:
                 await self._create_step(step)
         return {
-            "pods": sum(s.group.count for s in steps if isinstance(s, perf_steps.CreatePods)),
+            "pods": sum(s.count for s in steps if isinstance(s, perf_steps.CreatePods)),
             "seconds": time.monotonic() - started,
             "nodes": self.observer.ready_nodes(),
             "steps": done,
         }
 
-    async def _attempted(self, step: perf_steps.AttemptedBarrier) -> float:
-        """Poll the pods of ``step.namespaces`` until each is bound or has a PodScheduled
-        condition (scheduler_perf's Attempted stage); seconds waited. Fails the run after
-        the stall limit."""
+    async def _any_step(self, step: perf_steps.CreateAny | perf_steps.UpdateAny) -> dict[str, int]:
+        """Run a createAny or updateAny step (:mod:`asched.benchmark.perf_objects`)."""
+        if self._discovery is None:
+            self._discovery = perf_objects.Discovery(self.rest)
+        try:
+            if isinstance(step, perf_steps.CreateAny):
+                created = await perf_objects.create_any(self.rest, self._discovery, step, "any")
+                return {"created": created}
+            updated = await perf_objects.update_any(
+                self.rest, self._discovery, step, scheduler_name=SCHEDULER_NAME
+            )
+            return {"updated": updated}
+        except perf_objects.StepError as exc:
+            raise BenchmarkError(f"op {step.op}: {exc}") from exc
+
+    async def _barrier(self, step: perf_steps.Barrier) -> float:
+        """Poll the pods of ``step.namespaces`` (matching its label selector) until each is
+        bound, or (stage Attempted) bound or carrying a PodScheduled condition; seconds
+        waited. Fails the run after the stall limit."""
         started = time.monotonic()
+        done = _attempted if step.stage == "Attempted" else _bound
         while True:
             waiting = 0
             for namespace in step.namespaces:
-                listed = await self.rest.list(f"/api/v1/namespaces/{namespace}/pods")
-                waiting += sum(1 for pod in listed.get("items", []) if not _attempted(pod))
+                path = f"/api/v1/namespaces/{namespace}/pods"
+                listed = await (
+                    self.rest.list_all(path, label_selector=step.label_selector)
+                    if step.label_selector
+                    else self.rest.list_all(path)
+                )
+                waiting += sum(1 for pod in listed if not done(pod))
             if waiting == 0:
                 return time.monotonic() - started
-            if time.monotonic() - started > self.options.stall:
+            if time.monotonic() - started > self.options.stall or self._scheduler_died():
                 raise BenchmarkError(
-                    f"barrier op {step.op}: {waiting} pods never attempted within "
-                    f"{self.options.stall:.0f} s"
+                    f"barrier op {step.op}: {waiting} pods never {step.stage.lower()} within "
+                    f"{self.options.stall:.0f} s{self._death()}"
                 )
             await asyncio.sleep(0.2)
 
     async def _create_step(self, step: perf_steps.CreatePods) -> None:
         """Create one op's pods; with ``wait``, until the watch sees every one bound."""
-        observer, total, prefix = self.observer, step.group.count, f"{step.group.namespace}/"
-        await loadgen.create_many(
-            self.rest,
-            loadgen.pod_chains(
-                [step.group], "init", scheduler_name=SCHEDULER_NAME, name_prefix=step.name_prefix
-            ),
-            in_flight=self.options.in_flight,
-        )
+        observer, total = self.observer, step.count
+        keys: set[str] = set()
+
+        def chains() -> Iterator[tuple[dict[str, Any], ...]]:
+            for chain in loadgen.pod_chains(
+                step.groups, "init", scheduler_name=SCHEDULER_NAME, name_prefix=step.name_prefix
+            ):
+                meta = chain[-1]["metadata"]
+                keys.add(f"{meta['namespace']}/{meta['name']}")
+                yield chain
+
+        await loadgen.create_many(self.rest, chains(), in_flight=self.options.in_flight)
         if not step.wait:
             return
-        name = f"{prefix}{step.name_prefix}-"
 
         def bound() -> int:
-            return sum(
-                1 for r in observer.pods.values() if r.bound is not None and r.key.startswith(name)
-            )
+            return sum(1 for r in observer.pods.values() if r.bound is not None and r.key in keys)
 
         task = self.display.add(f"op {step.op} pods (scheduled)", total, bound)
         ok = await observer.wait_until(
@@ -922,6 +940,11 @@ async def _wait_file(child: Child, path: Path, within: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise BenchmarkError("the ceiling binder did not get ready in time")
         await asyncio.sleep(0.05)
+
+
+def _bound(pod: Mapping[str, Any]) -> bool:
+    """Bound to a node (scheduler_perf's Scheduled stage)."""
+    return bool((pod.get("spec") or {}).get("nodeName"))
 
 
 def _attempted(pod: Mapping[str, Any]) -> bool:

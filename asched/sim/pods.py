@@ -204,6 +204,13 @@ def _masked(spec: JSON, old: JSON) -> JSON:
             masked[field] = old[field]
         else:
             masked.pop(field, None)
+    # v1.27+: scheduling gates may be removed, never added
+    gates, old_gates = spec.get("schedulingGates") or [], old.get("schedulingGates") or []
+    if all(gate in old_gates for gate in gates):
+        if "schedulingGates" in old:
+            masked["schedulingGates"] = old["schedulingGates"]
+        else:
+            masked.pop("schedulingGates", None)
     return masked
 
 

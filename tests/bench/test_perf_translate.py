@@ -190,21 +190,10 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             id="delete-while-churning",
         ),
         pytest.param(
-            [
-                NODES,
-                {"opcode": "createPods", "count": 1, "skipWaitToCompletion": True},
-                {"opcode": "barrier"},
-                MEASURED,
-            ],
-            {},
-            "op 2 (barrier): a barrier on pods created without waiting",
-            id="barrier-after-skip-wait",
-        ),
-        pytest.param(
             [NODES, MEASURED, NODES],
             {},
             "op 2 (createNodes) after the measured createPods: only barrier, createAny, "
-            "createPodSets, createPods, deletePods, sleep run there",
+            "createPodSets, createPods, deletePods, sleep, updateAny run there",
             id="nodes-after-measured",
         ),
         pytest.param(
@@ -255,10 +244,32 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             id="create-pod-groups",
         ),
         pytest.param(
-            [NODES, {**MEASURED, "podTemplatePath": "../templates/pod-templated.yaml"}],
+            [NODES, {**MEASURED, "podTemplatePath": "../templates/pod-with-range.yaml"}],
             {},
-            "op 1 (createPods): pod-templated.yaml uses Go text/template expressions",
-            id="text-template",
+            "op 1 (createPods): pod-with-range.yaml:7: the action 'range' in {{ range .ports }}",
+            id="text-template-beyond-the-subset",
+        ),
+        pytest.param(
+            [
+                NODES,
+                {
+                    "opcode": "createPods",
+                    "count": 2,
+                    "persistentVolumeTemplatePath": "../templates/pv-csi.yaml",
+                    "persistentVolumeClaimTemplatePath": "../templates/pvc-templated.yaml",
+                },
+                MEASURED,
+            ],
+            {},
+            "op 1 (createPods): pvc-templated.yaml has Go text/template expressions, which "
+            "upstream does not render in this kind of template",
+            id="text-template-in-a-claim-template",
+        ),
+        pytest.param(
+            [NODES, {**MEASURED, "steadyState": True, "duration": "1s"}],
+            {},
+            "op 1 (createPods): steadyState (keeping count pods for a duration",
+            id="steady-state",
         ),
         pytest.param(
             [
@@ -274,16 +285,6 @@ def test_accepted_gates_and_a_scheduled_barrier_run() -> None:
             {},
             "op 1 (churn): churn create with a limit (number: 5)",
             id="churn-create-limit",
-        ),
-        pytest.param(
-            [
-                NODES,
-                {"opcode": "barrier", "stageRequirement": "Attempted", "labelSelector": {"a": "b"}},
-                MEASURED,
-            ],
-            {},
-            "op 1 (barrier): a barrier with a label selector",
-            id="attempted-barrier-with-a-selector",
         ),
         pytest.param(
             [NODES, {**MEASURED, "podTemplatePath": "../templates/pod-with-claim.yaml"}],
@@ -365,7 +366,11 @@ def test_a_missing_template_fails_that_workload_only() -> None:
         },
         {
             "name": "Present",
-            "workloadTemplate": [NODES, {"opcode": "updateAny", "count": 1}, MEASURED],
+            "workloadTemplate": [
+                NODES,
+                {"opcode": "createResourceDriver", "driverName": "x"},
+                MEASURED,
+            ],
             "workloads": [{"name": "W"}],
         },
     ]
@@ -472,7 +477,7 @@ def test_the_step_shapes_of_the_test_config() -> None:
     assert isinstance(create, CreatePods)
     assert create.name_prefix == "init-op1"
     pod = next(
-        loadgen.pod_objects([create.group], "init", scheduler_name="a", name_prefix="init-op1")
+        loadgen.pod_objects(create.groups, "init", scheduler_name="a", name_prefix="init-op1")
     )
     assert pod["metadata"]["name"] == "init-op1-0-0"
     assert pod["metadata"]["finalizers"] == ["test.k8s.io/finalizer"]
@@ -507,16 +512,22 @@ def test_create_any_becomes_a_step(op: dict[str, Any], step: dict[str, Any]) -> 
     ("op", "error", "message"),
     [
         pytest.param(
-            {"opcode": "createAny", "templatePath": "../templates/pod-default.yaml"},
+            {"opcode": "createAny", "templatePath": "../templates/pod-with-range.yaml"},
             Unsupported,
-            "op 1 (createAny): createAny of Pod objects (runs: Namespace, PriorityClass, Service)",
-            id="other-kind",
+            "op 1 (createAny): pod-with-range.yaml:7: the action 'range'",
+            id="beyond-the-template-subset",
         ),
         pytest.param(
-            {"opcode": "createAny", "templatePath": SERVICE},
+            {"opcode": "createAny", "namespace": "a"},
             InputError,
-            "Case/W: op 1 (createAny).namespace: a Service needs one",
-            id="service-without-namespace",
+            "Case/W: op 1 (createAny).templatePath: required",
+            id="no-template",
+        ),
+        pytest.param(
+            {"opcode": "updateAny", "templatePath": "../templates/pod-default.yaml"},
+            InputError,
+            "pod-default.yaml: op 1 (updateAny) object 0 has no metadata.name",
+            id="update-without-a-name",
         ),
         pytest.param(
             {"opcode": "createAny", "namespace": "svc", "templatePath": SERVICE, "count": 2},

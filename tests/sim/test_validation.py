@@ -197,6 +197,24 @@ def test_pod_spec_is_immutable_except_images(registry):
     assert updated.obj["spec"]["containers"][0]["image"] == "registry.k8s.io/pause:3.10"
 
 
+def test_scheduling_gates_may_be_removed_never_added(registry):
+    gates = [{"name": "a.example/hold"}, {"name": "b.example/hold"}]
+    created = registry.create(PODS, "default", pod("p", schedulingGates=gates)).obj
+    # v1.27+: removing a gate (here one of two, then the last) is an allowed update
+    fewer, _ = registry.update(
+        PODS, "default", "p", _with(created, "spec.schedulingGates", gates[1:])
+    )
+    assert fewer.obj["spec"]["schedulingGates"] == gates[1:]
+    none, _ = registry.update(
+        PODS, "default", "p", _with(fewer.obj, "spec.schedulingGates", _DELETE)
+    )
+    assert "schedulingGates" not in none.obj["spec"]
+    # adding one back is not
+    with pytest.raises(apierrors.StatusError) as caught:
+        registry.update(PODS, "default", "p", _with(none.obj, "spec.schedulingGates", gates[:1]))
+    assert caught.value.details["causes"][0]["field"] == "spec"
+
+
 def test_unknown_priority_class_is_403(registry):
     with pytest.raises(apierrors.StatusError) as caught:
         registry.create(PODS, "default", _with(GOOD, "spec.priorityClassName", "nope"))
