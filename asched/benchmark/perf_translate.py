@@ -5,7 +5,8 @@ measuring) and measured pods. An upstream workload whose ops have that shape tra
 one to one:
 
 * ``createNodes`` ops (any number, first) become node groups built from their node
-  template file (``labelNodePrepareStrategy``: values round-robin;
+  template file (one strategy per op, the first given of nodeAllocatable, labelNodePrepare
+  and uniqueNodeLabel, as upstream; ``labelNodePrepareStrategy``: values round-robin;
   ``uniqueNodeLabelStrategy``: the node's name; ``nodeAllocatableStrategy.nodeAllocatable``
   patched into ``status.allocatable``; with ``nodeAllocatableStrategy`` a CSINode per
   node, its drivers' ``allocatable.count`` from ``csiNodeAllocatable`` and the
@@ -207,7 +208,7 @@ class _Builder:
             return
         path = op.get("nodeTemplatePath")
         runs = rendered_runs(path, "Node", op, count) if path else [(count, dict(_DEFAULT_NODE))]
-        if len(runs) > 1 and op.get("labelNodePrepareStrategy") is not None:
+        if len(runs) > 1 and node_strategy(op) == "labelNodePrepareStrategy":
             raise Unsupported(
                 f"{op_name(op)}: labelNodePrepareStrategy with a node template rendered "
                 "differently per .Index"
@@ -217,14 +218,16 @@ class _Builder:
             self._node_group(op, base, run, suffix)
 
     def _node_group(self, op: Op, base: Mapping[str, Any], count: int, suffix: str) -> None:
+        # upstream applies one strategy per op, the first given in this order:
+        # nodeAllocatableStrategy, labelNodePrepareStrategy, uniqueNodeLabelStrategy
+        chosen = node_strategy(op)
         spread: dict[str, tuple[str, ...]] = {}
-        strategy = op.get("labelNodePrepareStrategy")
-        if strategy is not None:
-            key, values = _label_strategy(op, strategy)
+        if chosen == "labelNodePrepareStrategy":
+            key, values = _label_strategy(op, op.get(chosen))
             spread[key] = values
         unique = op.get("uniqueNodeLabelStrategy")
         unique_key = None
-        if unique is not None:
+        if chosen == "uniqueNodeLabelStrategy":
             if not isinstance(unique, Mapping) or not isinstance(unique.get("labelKey"), str):
                 raise InputError(
                     f"{self.name}: {op_name(op)}.uniqueNodeLabelStrategy: needs labelKey"
@@ -596,6 +599,20 @@ _DEFAULT_POD: Final[Mapping[str, Any]] = {
         ]
     },
 }
+
+
+#: createNodes' node strategies in upstream's order of precedence (getNodePreparer uses
+#: the first one given and ignores the others)
+NODE_STRATEGIES: Final = (
+    "nodeAllocatableStrategy",
+    "labelNodePrepareStrategy",
+    "uniqueNodeLabelStrategy",
+)
+
+
+def node_strategy(op: Op) -> str | None:
+    """The one node strategy of a createNodes op that upstream applies, or None."""
+    return next((name for name in NODE_STRATEGIES if op.get(name) is not None), None)
 
 
 def _generate_name(raw: Mapping[str, Any], default: str) -> str:

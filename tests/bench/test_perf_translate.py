@@ -115,21 +115,52 @@ def test_a_fixed_node_name_is_kept() -> None:
     assert names == ["scheduler-perf-node", "scheduler-perf-1-0", "scheduler-perf-1-1"]
 
 
-def test_node_allocatable_and_unique_label_strategies() -> None:
-    w = config_with(
-        [
-            {
-                **NODES,
-                "nodeAllocatableStrategy": {"nodeAllocatable": {"cpu": "2", "memory": "8Gi"}},
-                "uniqueNodeLabelStrategy": {"labelKey": "unique"},
-            },
-            MEASURED,
-        ]
-    )
+ALLOCATABLE = {"nodeAllocatable": {"cpu": "2", "memory": "8Gi"}}
+ZONES = {"labelKey": "zone", "labelValues": ["z1", "z2"]}
+UNIQUE = {"labelKey": "unique"}
+
+
+@pytest.mark.parametrize(
+    ("strategies", "allocatable", "labels"),
+    [
+        # upstream's getNodePreparer applies ONE strategy: the first given of
+        # nodeAllocatableStrategy, labelNodePrepareStrategy, uniqueNodeLabelStrategy
+        pytest.param(
+            {"nodeAllocatableStrategy": ALLOCATABLE, "uniqueNodeLabelStrategy": UNIQUE},
+            {"pods": "110", "cpu": "2", "memory": "8Gi"},  # pods stay the template's 110
+            {},
+            id="allocatable-wins-over-unique",
+        ),
+        pytest.param(
+            {"nodeAllocatableStrategy": ALLOCATABLE, "labelNodePrepareStrategy": ZONES},
+            {"pods": "110", "cpu": "2", "memory": "8Gi"},
+            {},
+            id="allocatable-wins-over-labels",
+        ),
+        pytest.param(
+            {"labelNodePrepareStrategy": ZONES, "uniqueNodeLabelStrategy": UNIQUE},
+            {"pods": "110", "cpu": "4", "memory": "32Gi"},  # the template's capacity
+            {"zone": "z1"},
+            id="labels-win-over-unique",
+        ),
+        pytest.param(
+            {"uniqueNodeLabelStrategy": UNIQUE},
+            {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            {"unique": "scheduler-perf-0-0"},  # the node's own name
+            id="unique-alone",
+        ),
+    ],
+)
+def test_one_node_strategy_applies(
+    strategies: dict[str, Any], allocatable: dict[str, str], labels: dict[str, str]
+) -> None:
+    w = config_with([{**NODES, **strategies}, MEASURED])
     node = next(loadgen.node_objects(w.nodes))
-    # allocatable from the strategy over the capacity-defaulted one (pods stay 110)
-    assert node["status"]["allocatable"] == {"pods": "110", "cpu": "2", "memory": "8Gi"}
-    assert node["metadata"]["labels"]["unique"] == node["metadata"]["name"]
+    assert node["status"]["allocatable"] == allocatable
+    strategy_labels = {
+        k: v for k, v in node["metadata"].get("labels", {}).items() if k in ("zone", "unique")
+    }
+    assert strategy_labels == labels
 
 
 def test_mixed_churn_translates_to_the_runners_churn() -> None:
