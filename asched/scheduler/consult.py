@@ -33,7 +33,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
+
+import numpy as np
+import numpy.typing as npt
 
 from asched.cluster.table import NodeTable
 from asched.errors import ExtenderError
@@ -174,6 +177,45 @@ def _uid(pod_json: RawObject) -> str:
 def _start(table: NodeTable, key: str) -> float:
     columns = table.pod_columns
     return float(columns.start[columns.index[key]])
+
+
+def names_of(table: NodeTable, candidates: npt.NDArray[np.bool_]) -> tuple[str, ...]:
+    """The names of the live rows of ``candidates`` (bool, ``(table.size,)``), in node
+    order (upstream's node tree order): what the extenders are sent."""
+    order = table.order()
+    rows = order[candidates[order]].tolist()
+    names = table.names
+    found = [names[row] for row in rows]
+    if None in found:  # a free row: cannot be a candidate, but the table says so
+        raise ValueError("a candidate row holds no node")
+    return tuple(cast("list[str]", found))
+
+
+def rows_of(table: NodeTable, names: Sequence[str]) -> npt.NDArray[np.intp]:
+    """The current rows of the nodes ``names`` (those still in the table), in their order:
+    the names an extender answered resolved once, in C (``map`` over the index)."""
+    found = list(map(table.index.get, names))
+    if None in found:
+        found = [row for row in found if row is not None]
+    return np.fromiter(found, dtype=np.intp, count=len(found))
+
+
+def score_rows(table: NodeTable, scores: ExtenderScores | None) -> npt.NDArray[np.int64] | None:
+    """Every prioritizer's scaled contribution per row (int64, ``(table.size,)``), summed
+    over the extenders; None when none scored. Nodes no longer in the table are dropped."""
+    if scores is None or not scores.by_extender:
+        return None
+    extra = np.zeros(table.size, dtype=np.int64)
+    index = table.index
+    for _, contributions in scores.by_extender:
+        found = list(map(index.get, contributions))
+        values = list(contributions.values())
+        if None in found:
+            kept = [(row, v) for row, v in zip(found, values, strict=True) if row is not None]
+            found, values = [row for row, _ in kept], [v for _, v in kept]
+        # each mapping names a node once, so a plain fancy-index add is exact
+        extra[np.fromiter(found, np.intp, len(found))] += np.fromiter(values, np.int64, len(values))
+    return extra
 
 
 def interested(extenders: Sequence[Extender], pod_json: RawObject) -> bool:

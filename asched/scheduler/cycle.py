@@ -212,10 +212,7 @@ class Scheduler:
         if self.extenders:
             pod_json = self.raw.pod(pod)
             if consult.interested(self.extenders, pod_json):
-                table = self.ledger.table
-                order = table.order()
-                rows = order[decision.candidates[order]].tolist()  # live rows, in node order
-                names = tuple(str(table.names[r]) for r in rows)
+                names = consult.names_of(self.ledger.table, decision.candidates)
                 return Consultation(
                     qp, profile, pod_json, names, decision.nominated_only, start, rounds
                 )
@@ -317,8 +314,8 @@ class Scheduler:
         outcome = consultation.outcome
         assert outcome is not None
         table = self.ledger.table
+        rows = consult.rows_of(table, outcome.feasible)
         accepted = np.zeros(table.size, dtype=np.bool_)
-        rows = [row for name in outcome.feasible if (row := table.row_of(name)) is not None]
         accepted[rows] = True
         decision = profile.algorithm.candidates(pod, nominated=False, sample=False)
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
@@ -327,13 +324,7 @@ class Scheduler:
         if decision.candidates is not None:
             mask = decision.candidates & accepted
             if mask.any():
-                extra = None
-                if consultation.scores is not None and consultation.scores.by_extender:
-                    extra = np.zeros(table.size, dtype=np.int64)
-                    for name, score in consultation.scores.totals().items():
-                        row = table.row_of(name)
-                        if row is not None:
-                            extra[row] += score
+                extra = consult.score_rows(table, consultation.scores)
                 profile.algorithm.choose(decision, mask, extra)
                 decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
                 if self.recorder is not None:
@@ -341,7 +332,7 @@ class Scheduler:
                         qp, profile.algorithm, decision, mask, self._consulted(consultation)
                     )
                 return self._assume(qp, profile, decision, start)
-        again = bool(rows) or (consultation.nominated_only and not outcome.feasible)
+        again = bool(rows.size) or (consultation.nominated_only and not outcome.feasible)
         if again and consultation.rounds < consult.MAX_ROUNDS:
             # what the extenders accepted no longer fits (or upstream's nominated-node
             # shortcut failed): decide again, with a new consultation
