@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import orjson
 
-from asched.api.extender import ExtenderClient
+from asched.api.extender import ExtenderClient, _plain
 from asched.benchmark import templates
 from asched.benchmark.core import build_table
 from asched.benchmark.hash_extender import HashRule
@@ -173,41 +173,57 @@ def part_cycle(n_nodes: int, pods: int, depth: int) -> None:
     _figures("conclude (second pass, scores, assume ...)", conclude[depth:])
 
 
+class _Canned:
+    """A transport that encodes the body as the HTTP client does and answers canned JSON."""
+
+    def __init__(self, answers: dict[str, bytes]) -> None:
+        self.answers = answers
+
+    def url(self, verb: str) -> str:
+        return f"http://canned/{verb}"
+
+    async def post(self, verb: str, body: Any) -> Any:
+        orjson.dumps(body, default=_plain)
+        return orjson.loads(self.answers[verb])
+
+    async def close(self) -> None:
+        pass
+
+
+def _now(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never suspends, without an event loop."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("the coroutine suspended")
+
+
 def part_wire(n_nodes: int, repeat: int) -> None:
     rule = HashRule(REJECT_EVERY)
     names = tuple(f"node-{i}" for i in range(0, n_nodes, max(1, n_nodes // 500)))[:500]
     passed, failed = rule.split(names)
     pod_json = templates.pod("pod-0", scheduler_name=SCHEDULER)
-    filter_answer = orjson.dumps(
-        {"NodeNames": passed, "FailedNodes": dict.fromkeys(failed, "no"), "Error": ""}
-    )
-    priorities = rule.priorities(passed)
-    site = protocol.CallSite("http://x/filter", "filter")
-    timings: dict[str, list[float]] = {"encode": [], "filter": [], "prioritize": []}
-
-    def timed(label: str, call: Callable[[], Any]) -> None:
-        started = time.process_time()
-        call()
-        timings[label].append(time.process_time() - started)
-
+    answers = {
+        "filter": orjson.dumps(
+            {"NodeNames": passed, "FailedNodes": dict.fromkeys(failed, "no"), "Error": ""}
+        ),
+        "prioritize": rule.priorities(passed),
+    }
+    config = _extenders("http://canned")[0].config
+    extender = Extender(config, _Canned(answers))
+    timings: dict[str, list[float]] = {"filter": [], "prioritize": []}
+    unused = dict[str, Any]().__getitem__
     for _ in range(repeat):
-        timed("encode", lambda: orjson.dumps(protocol.extender_args(pod_json, names, None)))
-        timed(
-            "filter",
-            lambda: protocol.parse_filter_result(
-                site, orjson.loads(filter_answer), dict.fromkeys(names), node_cache_capable=True
-            ),
-        )
-        timed(
-            "prioritize",
-            lambda: protocol.parse_host_priorities(
-                site, orjson.loads(priorities), dict.fromkeys(passed)
-            ),
-        )
-    print(f"(b) the wire format, {len(names)} names, {len(passed)} scored")
-    _figures("ExtenderArgs built and encoded", timings["encode"], "call")
-    _figures("filter answer decoded and checked", timings["filter"], "call")
-    _figures("prioritize answer decoded and checked", timings["prioritize"], "call")
+        started = time.process_time()
+        _now(extender.filter(pod_json, names, unused))
+        timings["filter"].append(time.process_time() - started)
+        started = time.process_time()
+        _now(extender.prioritize(pod_json, passed, unused))
+        timings["prioritize"].append(time.process_time() - started)
+    print(f"(b) the wire format, {len(names)} names sent, {len(passed)} scored")
+    _figures("Extender.filter: encode, decode, check", timings["filter"], "call")
+    _figures("Extender.prioritize: encode, decode, check", timings["prioritize"], "call")
 
 
 async def _round_trips(url: str, calls: int, concurrency: int) -> dict[str, float]:

@@ -214,13 +214,8 @@ class Extender:
         if not verb:
             return dict.fromkeys(names, 0)
         answer = await self._post(verb, self._args(pod_json, names, node_objects))
-        scores: dict[str, int] = {}
         factor = self.config.weight * SCORE_SCALE
-        for host, score in protocol.parse_host_priorities(
-            self._site(verb), answer, dict.fromkeys(names)
-        ):
-            scores[host] = scores.get(host, 0) + score * factor
-        return scores
+        return protocol.host_scores(self._site(verb), answer, dict.fromkeys(names), factor)
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
         """Ask the extender to bind ``pod`` to ``node``: success, or an Error status."""
