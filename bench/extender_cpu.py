@@ -37,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -251,28 +252,84 @@ async def _round_trips(url: str, calls: int, concurrency: int) -> dict[str, floa
     return out
 
 
-def part_http(calls: int, concurrency: int) -> None:
+@contextmanager
+def _extender_process(latency_ms: float) -> Iterator[str]:
+    """``asched bench extender`` as a child process: its URL while the block runs."""
     with tempfile.TemporaryDirectory() as directory:
         ready = Path(directory) / "ready.json"
         command = [sys.executable, "-m", "asched", "bench", "extender"]
         command += ["--reject-every", str(REJECT_EVERY), "--ready-file", str(ready)]
-        child = subprocess.Popen(command)
+        command += ["--latency-ms", str(latency_ms)]
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 30
             while not ready.exists():
                 if time.monotonic() > deadline or child.poll() is not None:
                     raise SystemExit("the benchmark extender did not start")
                 time.sleep(0.05)
-            url = orjson.loads(ready.read_bytes())["url"]
-            import uvloop
-
-            figures = uvloop.run(_round_trips(url, calls, concurrency))
+            yield orjson.loads(ready.read_bytes())["url"]
         finally:
             child.terminate()
             child.wait(10)
-    print(f"(c) ExtenderClient.post, {concurrency} in flight, client CPU per call")
+
+
+def part_http(calls: int, concurrency: int) -> None:
+    import uvloop
+
+    with _extender_process(0.0) as url:
+        figures = uvloop.run(_round_trips(url, calls, concurrency))
+    print(f"(c) ExtenderClient.post, {concurrency} in flight, client CPU per call (with decoding)")
     for verb, seconds in figures.items():
         print(f"  {verb:<44} mean   {seconds * 1e6:8.1f} µs")
+
+
+async def _consult_all(url: str, n_nodes: int, pods: int, depth: int) -> tuple[float, int]:
+    """Every pod through schedule_one, ask (HTTP) and conclude, ``depth`` at a time; the
+    CPU seconds of the whole and the pods bound."""
+    extenders = _extenders(url)
+    scheduler = _scheduler(n_nodes, extenders)
+    slots = asyncio.Semaphore(depth)
+    bound = 0
+
+    async def consult(consultation: Consultation) -> None:
+        nonlocal bound
+        try:
+            await scheduler.ask(consultation)
+            if isinstance(scheduler.conclude(consultation), BindJob):
+                bound += 1
+        finally:
+            slots.release()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            started = time.process_time()
+            for index in range(pods):
+                await slots.acquire()
+                raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
+                pod = decode_pod(raw)
+                scheduler.raw.pods[pod.key] = raw
+                scheduler.queue.add(pod)
+                qp = scheduler.queue.pop()
+                assert qp is not None
+                outcome = scheduler.schedule_one(qp)
+                assert isinstance(outcome, Consultation), outcome
+                group.create_task(consult(outcome))
+        return time.process_time() - started, bound
+    finally:
+        for extender in extenders:
+            await extender.close()
+
+
+def part_whole(n_nodes: int, pods: int, depth: int, latency_ms: float) -> None:
+    import uvloop
+
+    with _extender_process(latency_ms) as url:
+        seconds, bound = uvloop.run(_consult_all(url, n_nodes, pods, depth))
+    print(
+        f"(d) the whole consultation in one loop (decide, ask over HTTP, conclude), "
+        f"{latency_ms:g} ms extender, {depth} in flight"
+    )
+    print(f"  {'CPU per pod':<44} mean   {seconds / max(bound, 1) * 1e6:8.1f} µs ({bound} bound)")
 
 
 def main() -> None:
@@ -282,7 +339,8 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=20)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=20)
-    parser.add_argument("--parts", default="abc", help="which parts to run (abc)")
+    parser.add_argument("--latency-ms", type=float, default=10.0, help="part (d)'s extender")
+    parser.add_argument("--parts", default="abcd", help="which parts to run (abcd)")
     args = parser.parse_args()
     if "a" in args.parts:
         part_cycle(args.nodes, args.pods, args.depth)
@@ -290,6 +348,8 @@ def main() -> None:
         part_wire(args.nodes, args.pods)
     if "c" in args.parts:
         part_http(args.calls, args.concurrency)
+    if "d" in args.parts:
+        part_whole(args.nodes, args.pods, args.depth, args.latency_ms)
 
 
 if __name__ == "__main__":
