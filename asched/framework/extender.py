@@ -403,15 +403,19 @@ async def run_prioritizers(
     chosen = [e for e in extenders if e.is_prioritizer and e.is_interested(pod_json)]
     if not chosen or not names:
         return ExtenderScores()
-    async with asyncio.TaskGroup() as group:
-        tasks = [
-            group.create_task(_prioritize_one(extender, pod_json, names, node_objects))
-            for extender in chosen
-        ]
+    results: list[dict[str, int] | ExtenderError]
+    if len(chosen) == 1:  # nothing to overlap: no task to create
+        results = [await _prioritize_one(chosen[0], pod_json, names, node_objects)]
+    else:
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(_prioritize_one(extender, pod_json, names, node_objects))
+                for extender in chosen
+            ]
+        results = [task.result() for task in tasks]
     scores: list[tuple[str, Mapping[str, int]]] = []
     failed: list[tuple[str, ExtenderError]] = []
-    for extender, task in zip(chosen, tasks, strict=True):
-        result = task.result()
+    for extender, result in zip(chosen, results, strict=True):
         if isinstance(result, ExtenderError):
             logger.info("extender %s gave no scores for pod %s: %s", extender.name, pod.key, result)
             failed.append((extender.name, result))
