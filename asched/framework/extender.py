@@ -351,13 +351,27 @@ async def run_filters(
             )
             skipped.append((extender.name, exc))
             continue
-        for node, reason in answer.unresolvable.items():
-            statuses[node] = Status.unresolvable(reason, plugin=extender.name)
-        for node, reason in answer.failed.items():
-            if node not in answer.unresolvable:
-                statuses[node] = Status.unschedulable(reason, plugin=extender.name)
+        _add_statuses(statuses, answer.unresolvable, Status.unresolvable, extender.name)
+        failed = answer.failed
+        if not failed.keys().isdisjoint(answer.unresolvable):  # Unresolvable wins
+            failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
+        _add_statuses(statuses, failed, Status.unschedulable, extender.name)
         feasible = answer.feasible
     return FilterOutcome(feasible, statuses, tuple(skipped), len(feasible) != len(names))
+
+
+def _add_statuses(
+    statuses: dict[str, Status],
+    reasons: Mapping[str, str],
+    make: Callable[..., Status],
+    plugin: str,
+) -> None:
+    """``statuses[node] = make(reason, plugin=plugin)`` for each node, with one (frozen)
+    Status per distinct reason: an extender gives most nodes the same text."""
+    if not reasons:
+        return
+    made = {reason: make(reason, plugin=plugin) for reason in set(reasons.values())}
+    statuses.update(zip(reasons, map(made.__getitem__, reasons.values()), strict=True))
 
 
 @dataclass(frozen=True, slots=True)

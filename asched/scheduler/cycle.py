@@ -212,9 +212,18 @@ class Scheduler:
         if self.extenders:
             pod_json = self.raw.pod(pod)
             if consult.interested(self.extenders, pod_json):
-                names = consult.names_of(self.ledger.table, decision.candidates)
+                table = self.ledger.table
+                names, sent = consult.names_of(table, decision.candidates)
                 return Consultation(
-                    qp, profile, pod_json, names, decision.nominated_only, start, rounds
+                    qp,
+                    profile,
+                    pod_json,
+                    names,
+                    decision.nominated_only,
+                    start,
+                    rounds,
+                    sent=sent,
+                    epoch=table.epoch,
                 )
         candidates = decision.candidates
         chosen = contain.guarded(pod, "decide", partial(algorithm.choose, decision, candidates))
@@ -314,7 +323,7 @@ class Scheduler:
         outcome = consultation.outcome
         assert outcome is not None
         table = self.ledger.table
-        rows = consult.rows_of(table, outcome.feasible)
+        rows = consult.rows_of(table, consultation, outcome.feasible)
         accepted = np.zeros(table.size, dtype=np.bool_)
         accepted[rows] = True
         decision = profile.algorithm.candidates(pod, nominated=False, sample=False)
@@ -324,7 +333,7 @@ class Scheduler:
         if decision.candidates is not None:
             mask = decision.candidates & accepted
             if mask.any():
-                extra = consult.score_rows(table, consultation.scores)
+                extra = consult.score_rows(table, consultation)
                 profile.algorithm.choose(decision, mask, extra)
                 decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
                 if self.recorder is not None:
