@@ -326,19 +326,21 @@ class Scheduler:
         rows = consult.rows_of(table, consultation, outcome.feasible)
         accepted = np.zeros(table.size, dtype=np.bool_)
         accepted[rows] = True
-        decision = profile.algorithm.candidates(pod, nominated=False, sample=False)
+        # the in-tree Filters again, on the accepted rows only (PreFilter over the table)
+        algorithm = profile.algorithm
+        decision = algorithm.candidates(pod, nominated=False, sample=False, within=accepted)
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
             self._attempt(_result(decision.status), profile, start)
             return self._failed(qp, profile, decision)  # the cluster changed that much
         if decision.candidates is not None:
-            mask = decision.candidates & accepted
+            mask = decision.candidates
             if mask.any():
                 extra = consult.score_rows(table, consultation)
-                profile.algorithm.choose(decision, mask, extra)
+                algorithm.choose(decision, mask, extra)
                 decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
                 if self.recorder is not None:
                     self.recorder.chosen(
-                        qp, profile.algorithm, decision, mask, self._consulted(consultation)
+                        qp, algorithm, decision, mask, self._consulted(consultation)
                     )
                 return self._assume(qp, profile, decision, start)
         again = bool(rows.size) or (consultation.nominated_only and not outcome.feasible)
@@ -352,6 +354,8 @@ class Scheduler:
                 rounds=consultation.rounds + 1,
                 nominated=not consultation.nominated_only,
             )
+        # the failure is explained over every row, as an unrestricted conclusion would
+        decision = algorithm.candidates(pod, nominated=False, sample=False)
         for name, status in outcome.statuses.items():
             row = table.row_of(name)
             if row is not None:
