@@ -259,6 +259,7 @@ class Pool:
         self._limit = limit
         self._slots: asyncio.Semaphore | None = None
         self._idle: list[_Connection] = []
+        self._closed = False
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -311,14 +312,14 @@ class Pool:
                 except BaseException:
                     connection.abort()
                     raise
-                if reusable:
+                if reusable and not self._closed:
                     self._idle.append(connection)
                 else:
                     connection.abort()
                 return status, body
 
     def close(self) -> None:
-        """Close the idle connections (those in use close when their exchange ends)."""
+        """Close the idle connections; those in use close when their exchange ends."""
+        self._closed = True
         while self._idle:
             self._idle.pop().abort()
-        self._slots = None

@@ -43,6 +43,8 @@ class Script:
     requests: list[bytes] = field(default_factory=list)
     #: close each connection right after its first answer (as an idle timeout would)
     close_after_answer: bool = False
+    #: seconds to wait before each answer
+    delay: float = 0.0
 
 
 async def _read_request(reader: asyncio.StreamReader) -> bytes | None:
@@ -68,6 +70,7 @@ async def serving(script: Script) -> AsyncIterator[ExtenderClient]:
                 answer = script.answers.pop(0)
                 if answer == DROP:
                     break
+                await asyncio.sleep(script.delay)
                 if answer.endswith(HANG):
                     writer.write(answer.removesuffix(HANG))
                     await asyncio.sleep(3600)
@@ -244,4 +247,18 @@ async def test_calls_in_flight_share_a_bounded_set_of_connections() -> None:
         await client.close()  # the limit applies to the next pool
         answers = await asyncio.gather(*(client.post("filter", {"i": i}) for i in range(6)))
     assert answers == [{"NodeNames": ["n1"]}] * 6
+    assert script.connections == 2
+
+
+async def test_a_connection_in_use_when_the_client_closes_is_not_kept() -> None:
+    script = Script([OK, OK], delay=0.05)
+    async with serving(script) as client:
+        call = asyncio.create_task(client.post("filter", {}))
+        await asyncio.sleep(0.01)
+        pool = client._pool
+        assert pool is not None
+        await client.close()
+        assert await call == {"NodeNames": ["n1"]}
+        assert pool._idle == []  # closed, not kept
+        assert await client.post("filter", {}) == {"NodeNames": ["n1"]}  # a new pool
     assert script.connections == 2
