@@ -1,15 +1,17 @@
 """The HTTP client of one scheduler extender: JSON over POST, TLS as client-go builds it.
 
-One :class:`ExtenderClient` per configured extender, one aiohttp session each (opened on
-the first call, inside the running loop). ``post(verb, body)`` sends ``body`` as JSON
-(orjson, ``Content-Type: application/json``) to ``urlPrefix/verb`` and returns the
-decoded answer. The whole call (connecting, sending, reading the answer) must finish
-within ``httpTimeout``, as Go's ``http.Client.Timeout`` bounds it.
+One :class:`ExtenderClient` per configured extender, with its own kept-alive connections
+(:mod:`asched.api.extender_http`, opened on the first call, inside the running loop).
+``post(verb, body)`` sends ``body`` as JSON (orjson, ``Content-Type: application/json``)
+to ``urlPrefix/verb`` and returns the decoded answer. The whole call (waiting for a
+connection, connecting, sending, reading the answer) must finish within ``httpTimeout``,
+as Go's ``http.Client.Timeout`` bounds it (0: no limit, as Go).
 
 Every failure leaves as :class:`~asched.errors.ExtenderError` naming the URL and verb:
 a refused or reset connection, a TLS handshake or verification failure, no answer in
-time, a status other than 200 (upstream accepts exactly 200), a body that is not JSON.
-aiohttp and OS errors never leave this module; ``asyncio.CancelledError`` passes through.
+time, a malformed HTTP answer, a status other than 200 (upstream accepts exactly 200), a
+body that is not JSON. Transport and OS errors never leave this module;
+``asyncio.CancelledError`` passes through.
 
 TLS follows kube-scheduler's ``makeTransport`` and client-go's ``TLSConfigFor``: the CA
 (``caData`` over ``caFile``) replaces the system roots; ``enableHTTPS`` without a CA means
@@ -23,21 +25,29 @@ not consulted (the scheduler talks to its extenders directly).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Protocol
+from urllib.parse import urlsplit
 
-import aiohttp
 import orjson
 
+from asched.api.extender_http import CannotConnect, HTTPProtocolError, Pool
 from asched.errors import ExtenderError, InputError
 
 logger = logging.getLogger(__name__)
 
-_HEADERS: Final = {"Content-Type": "application/json", "Accept": "application/json"}
+#: the request's fixed headers (``Host`` and ``Content-Length`` are added per call)
+_HEADERS: Final = (
+    b"Content-Type: application/json\r\n"
+    b"Accept: application/json\r\n"
+    b"Accept-Encoding: identity\r\n"
+    b"User-Agent: asched\r\n"
+)
 _SNIPPET: Final = 200  # characters of a refused answer's body quoted in the error
 
 
@@ -144,26 +154,41 @@ def ssl_context(settings: ExtenderSettings) -> ssl.SSLContext | None:
 class ExtenderClient:
     """POSTs JSON to one extender. Build it anywhere; call and close it inside the loop.
 
-    ``connections`` caps the simultaneous calls (aiohttp's connector limit); a call waiting
-    for a connection spends its ``httpTimeout`` waiting, as Go's client would.
+    ``connections`` caps the simultaneous calls; a call waiting for a connection spends
+    its ``httpTimeout`` waiting, as Go's client would.
 
     Raises
     ------
     InputError
-        From the constructor, when the TLS material cannot be loaded.
+        From the constructor, when the TLS material cannot be loaded, or when
+        ``urlPrefix`` names no host.
     """
 
     def __init__(self, settings: ExtenderSettings, *, connections: int = 100) -> None:
         self.url_prefix = settings.url_prefix
         self.timeout_seconds = settings.http_timeout_seconds
         self._base = settings.url_prefix.rstrip("/")
-        self._timeout = aiohttp.ClientTimeout(total=settings.http_timeout_seconds)
+        parts = urlsplit(self._base)
+        https = parts.scheme == "https"
+        try:
+            port = parts.port or (443 if https else 80)
+        except ValueError as exc:
+            raise InputError(f"extender {self.url_prefix}: urlPrefix: {exc}") from None
+        if not parts.hostname:
+            raise InputError(f"extender {self.url_prefix}: urlPrefix names no host")
+        self._host, self._port = parts.hostname, port
+        self._authority = parts.netloc.rpartition("@")[2].encode("idna")
+        self._path = parts.path
         self._ssl = ssl_context(settings)
+        if https and self._ssl is None:
+            self._ssl = ssl.create_default_context()  # the system roots
         tls = settings.tls_config
         self._server_hostname = (tls.server_name if tls is not None else "") or None
+        self._https = https
         self._connections = connections
-        self._session: aiohttp.ClientSession | None = None
-        if settings.enable_https and self._base.startswith("http://"):
+        self._pool: Pool | None = None
+        self._requests: dict[str, bytes] = {}
+        if settings.enable_https and not https:
             logger.warning(
                 "extender %s: enableHTTPS is set but urlPrefix is http://; "
                 "calls go out as plain HTTP, as kube-scheduler's do",
@@ -174,13 +199,29 @@ class ExtenderClient:
         """The URL a call of ``verb`` goes to (``urlPrefix`` without trailing ``/``, ``/``, verb)."""
         return f"{self._base}/{verb}"
 
-    def _open(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(
-                ssl=self._ssl if self._ssl is not None else True, limit=self._connections
+    def _open(self) -> Pool:
+        if self._pool is None:
+            self._pool = Pool(
+                self._host,
+                self._port,
+                ssl_context=self._ssl if self._https else None,
+                server_hostname=self._server_hostname,
+                limit=self._connections,
             )
-            self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
-        return self._session
+        return self._pool
+
+    def _request_head(self, verb: str) -> bytes:
+        """``POST path HTTP/1.1`` and the fixed headers, up to ``Content-Length: ``."""
+        head = self._requests.get(verb)
+        if head is None:
+            target = f"{self._path}/{verb}".encode()
+            head = b"POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: " % (
+                target,
+                self._authority,
+                _HEADERS,
+            )
+            self._requests[verb] = head
+        return head
 
     async def post(self, verb: str, body: Any) -> Any:
         """POST ``body`` as JSON to ``verb`` and return the decoded answer.
@@ -191,38 +232,40 @@ class ExtenderClient:
             On any transport failure, after ``httpTimeout``, on a status other than 200,
             or when the answer is not JSON; the message names the URL and the verb.
         """
-        url = self.url(verb)
         data = orjson.dumps(body, default=_plain)
-        extra: dict[str, Any] = {}
-        if self._server_hostname is not None and url.startswith("https://"):
-            extra["server_hostname"] = self._server_hostname
+        request = b"%s%d\r\n\r\n%s" % (self._request_head(verb), len(data), data)
+        limit = self.timeout_seconds if self.timeout_seconds > 0 else None
         try:
-            async with self._open().post(
-                url, data=data, headers=_HEADERS, timeout=self._timeout, **extra
-            ) as response:
-                raw = await response.read()
-                status = response.status
+            async with asyncio.timeout(limit):
+                status, raw = await self._open().exchange(request)
         except TimeoutError:
             detail = f"no answer within httpTimeout ({self.timeout_seconds:g}s)"
-            raise ExtenderError(url, verb, detail) from None
-        except aiohttp.ClientSSLError as exc:
-            raise ExtenderError(url, verb, f"TLS: {_one_line(exc)}") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise ExtenderError(url, verb, _one_line(exc)) from None
+            raise ExtenderError(self.url(verb), verb, detail) from None
+        except ssl.SSLError as exc:
+            raise ExtenderError(self.url(verb), verb, f"TLS: {_one_line(exc)}") from None
+        except HTTPProtocolError as exc:
+            detail = f"a malformed HTTP answer: {_one_line(exc)}"
+            raise ExtenderError(self.url(verb), verb, detail) from None
+        except CannotConnect as exc:
+            raise ExtenderError(self.url(verb), verb, str(exc)) from None
+        except OSError as exc:
+            detail = f"connection to {self._host}:{self._port} lost: {_one_line(exc)}"
+            raise ExtenderError(self.url(verb), verb, detail) from None
         if status != 200:
             text = " ".join(raw[:_SNIPPET].decode("utf-8", "replace").split())
             detail = f"HTTP status {status}, expected 200" + (f": {text}" if text else "")
-            raise ExtenderError(url, verb, detail)
+            raise ExtenderError(self.url(verb), verb, detail)
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise ExtenderError(url, verb, f"the answer is not JSON ({exc})") from None
+            detail = f"the answer is not JSON ({exc})"
+            raise ExtenderError(self.url(verb), verb, detail) from None
 
     async def close(self) -> None:
-        """Close the session (idempotent); a later call opens a new one."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Close the connections (idempotent); a later call opens new ones."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
 def _plain(value: Any) -> Any:

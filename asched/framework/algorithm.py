@@ -158,7 +158,14 @@ class Algorithm:
             self.choose(decision, decision.candidates)
         return decision
 
-    def candidates(self, pod: PodInfo, *, nominated: bool = True, sample: bool = True) -> Decision:
+    def candidates(
+        self,
+        pod: PodInfo,
+        *,
+        nominated: bool = True,
+        sample: bool = True,
+        within: npt.NDArray[np.bool_] | None = None,
+    ) -> Decision:
         """The first half of :meth:`schedule`: PreFilter, PreScore, the Filters and the
         sampling, without choosing.
 
@@ -167,6 +174,14 @@ class Algorithm:
         status is Unschedulable. ``nominated=False`` skips upstream's nominated-node
         shortcut (the pod's nominated node alone when it fits); ``sample=False`` keeps
         every feasible row and leaves the rotating start index where it is.
+
+        ``within`` (bool, ``(table.size,)``; with ``sample=False``): only these rows are
+        candidates, and the cross-row Filters and the nominated pods' check run on them
+        alone (what an extender conclusion needs: the nodes the extenders accepted).
+        PreFilter and PreScore still see the whole table, so ``candidates`` is exactly
+        the unrestricted answer AND ``within``. The failure details of such a decision
+        (``nominated_failures``) cover those rows only: explain a failure with an
+        unrestricted decision.
         """
         table = self.table
         state = CycleState()
@@ -184,7 +199,10 @@ class Algorithm:
         if pre_score.code == Code.ERROR:
             return Decision(pod, pre_score, state=state, pre_filter=outcome, _algorithm=self)
         entry = self._class_entry(state, pod)
-        feasible = self._with_cycle_filters(state, pod, entry.feasible)
+        if within is None:
+            feasible = self._with_cycle_filters(state, pod, entry.feasible)
+        else:
+            feasible = self._with_cycle_filters_on(state, pod, entry.feasible & within)
         allowed = self.framework.allowed_mask(table, outcome)
         if allowed is not None:
             feasible = feasible & allowed
@@ -389,6 +407,24 @@ class Algorithm:
         )
         self._observe("Filter", Status.success(), started)
         return combined
+
+    def _with_cycle_filters_on(
+        self, state: CycleState, pod: PodInfo, feasible: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.bool_]:
+        """``feasible`` AND the cross-row filters of this cycle, asked about the rows of
+        ``feasible`` alone (an index array: every plugin answers per row from what its
+        PreFilter computed over the whole table)."""
+        plugins = self.framework.cycle_filters(state)
+        if not plugins:
+            return feasible
+        rows = np.flatnonzero(feasible)
+        if not rows.size:
+            return feasible
+        started = time.perf_counter()
+        out = np.zeros_like(feasible)
+        out[rows] = self.framework.filter_mask(state, pod, self.table, rows, plugins)
+        self._observe("Filter", Status.success(), started)
+        return out
 
     # ------------------------------------------------------------------ cache
     def _wanted(self) -> int:

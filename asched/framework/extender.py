@@ -214,13 +214,8 @@ class Extender:
         if not verb:
             return dict.fromkeys(names, 0)
         answer = await self._post(verb, self._args(pod_json, names, node_objects))
-        scores: dict[str, int] = {}
         factor = self.config.weight * SCORE_SCALE
-        for host, score in protocol.parse_host_priorities(
-            self._site(verb), answer, dict.fromkeys(names)
-        ):
-            scores[host] = scores.get(host, 0) + score * factor
-        return scores
+        return protocol.host_scores(self._site(verb), answer, dict.fromkeys(names), factor)
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
         """Ask the extender to bind ``pod`` to ``node``: success, or an Error status."""
@@ -356,13 +351,27 @@ async def run_filters(
             )
             skipped.append((extender.name, exc))
             continue
-        for node, reason in answer.unresolvable.items():
-            statuses[node] = Status.unresolvable(reason, plugin=extender.name)
-        for node, reason in answer.failed.items():
-            if node not in answer.unresolvable:
-                statuses[node] = Status.unschedulable(reason, plugin=extender.name)
+        _add_statuses(statuses, answer.unresolvable, Status.unresolvable, extender.name)
+        failed = answer.failed
+        if not failed.keys().isdisjoint(answer.unresolvable):  # Unresolvable wins
+            failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
+        _add_statuses(statuses, failed, Status.unschedulable, extender.name)
         feasible = answer.feasible
     return FilterOutcome(feasible, statuses, tuple(skipped), len(feasible) != len(names))
+
+
+def _add_statuses(
+    statuses: dict[str, Status],
+    reasons: Mapping[str, str],
+    make: Callable[..., Status],
+    plugin: str,
+) -> None:
+    """``statuses[node] = make(reason, plugin=plugin)`` for each node, with one (frozen)
+    Status per distinct reason: an extender gives most nodes the same text."""
+    if not reasons:
+        return
+    made = {reason: make(reason, plugin=plugin) for reason in set(reasons.values())}
+    statuses.update(zip(reasons, map(made.__getitem__, reasons.values()), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,15 +417,19 @@ async def run_prioritizers(
     chosen = [e for e in extenders if e.is_prioritizer and e.is_interested(pod_json)]
     if not chosen or not names:
         return ExtenderScores()
-    async with asyncio.TaskGroup() as group:
-        tasks = [
-            group.create_task(_prioritize_one(extender, pod_json, names, node_objects))
-            for extender in chosen
-        ]
+    results: list[dict[str, int] | ExtenderError]
+    if len(chosen) == 1:  # nothing to overlap: no task to create
+        results = [await _prioritize_one(chosen[0], pod_json, names, node_objects)]
+    else:
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(_prioritize_one(extender, pod_json, names, node_objects))
+                for extender in chosen
+            ]
+        results = [task.result() for task in tasks]
     scores: list[tuple[str, Mapping[str, int]]] = []
     failed: list[tuple[str, ExtenderError]] = []
-    for extender, task in zip(chosen, tasks, strict=True):
-        result = task.result()
+    for extender, result in zip(chosen, results, strict=True):
         if isinstance(result, ExtenderError):
             logger.info("extender %s gave no scores for pod %s: %s", extender.name, pod.key, result)
             failed.append((extender.name, result))

@@ -32,6 +32,8 @@ from asched.errors import ExtenderError
 MAX_EXTENDER_PRIORITY: Final = 10
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
+# the types the fast paths compare against
+_STR: Final = frozenset({str})
 
 #: A Kubernetes object as JSON (a Pod or a Node).
 RawObject = Mapping[str, Any]
@@ -255,7 +257,7 @@ def _strings(site: CallSite, value: Any, what: str) -> list[str] | None:
         return None
     if not isinstance(value, list):
         raise site.error(f"{what} must be a list of strings, got {_kind(value)}")
-    if all(type(item) is str for item in value):  # the common case: no per-item paths built
+    if set(map(type, value)) <= _STR:  # the common case, checked in C: no per-item paths
         return list(value)
     return [_string(site, item, f"{what}[{index}]") for index, item in enumerate(value)]
 
@@ -265,6 +267,8 @@ def _reasons(site: CallSite, value: Any, what: str) -> dict[str, str]:
         return {}
     if not isinstance(value, dict):
         raise site.error(f"{what} must be an object of node name to reason, got {_kind(value)}")
+    if set(map(type, value.values())) <= _STR:  # the common case, checked in C
+        return {str(name): reason for name, reason in value.items()} if _odd_keys(value) else value
     return {
         str(name): _string(site, reason, f"{what}[{_quote(str(name))}]")
         for name, reason in value.items()
@@ -292,12 +296,23 @@ def _node_names(site: CallSite, value: Any) -> list[str] | None:
 
 
 def _known(site: CallSite, names: Iterable[str], sent: Mapping[str, Any], what: str) -> list[str]:
-    out: dict[str, None] = {}
-    for name in names:
-        if name not in sent:
-            raise site.error(f"{what} names node {_quote(name)}, which was not sent")
-        out.setdefault(name, None)
-    return list(out)
+    """``names`` without repeats, in order; every one of them must have been sent."""
+    unique = dict.fromkeys(names)
+    if not sent.keys() >= unique.keys():
+        missing = next(name for name in unique if name not in sent)
+        raise site.error(f"{what} names node {_quote(missing)}, which was not sent")
+    return list(unique)
+
+
+def _odd_keys(value: dict[Any, Any]) -> bool:
+    """Whether a decoded object has a key that is not a str (only a caller's own dict can)."""
+    return not set(map(type, value)) <= _STR
+
+
+def _sent_only(reasons: dict[str, str], sent: Mapping[str, Any]) -> dict[str, str]:
+    if sent.keys() >= reasons.keys():
+        return reasons
+    return {name: reason for name, reason in reasons.items() if name in sent}
 
 
 def parse_filter_result(
@@ -327,14 +342,10 @@ def parse_filter_result(
     unresolvable = _reasons(
         site, fields.get("FailedAndUnresolvableNodes"), "FailedAndUnresolvableNodes"
     )
-    both = [name for name in feasible if name in failed or name in unresolvable]
-    if both:
-        raise site.error(f"node {_quote(both[0])} is both feasible and failed")
-    return FilterAnswer(
-        tuple(feasible),
-        {name: reason for name, reason in failed.items() if name in sent},
-        {name: reason for name, reason in unresolvable.items() if name in sent},
-    )
+    if (failed or unresolvable) and not (failed.keys() | unresolvable.keys()).isdisjoint(feasible):
+        both = next(name for name in feasible if name in failed or name in unresolvable)
+        raise site.error(f"node {_quote(both)} is both feasible and failed")
+    return FilterAnswer(tuple(feasible), _sent_only(failed, sent), _sent_only(unresolvable, sent))
 
 
 def parse_host_priorities(
@@ -366,6 +377,36 @@ def parse_host_priorities(
         score = _int64(site, entry["Score"], f"[{index}].Score")
         if host in sent:
             out.append((host, score))
+    return out
+
+
+def host_scores(
+    site: CallSite, answer: Any, sent: Mapping[str, Any], factor: int
+) -> dict[str, int]:
+    """A checked prioritize answer as host -> ``score * factor``, for the hosts that were
+    sent; a host answered twice gets the sum (:func:`parse_host_priorities`' pairs, added).
+
+    One pass when every entry is exactly ``{"Host": str, "Score": int}`` (int64) and names
+    its host once, what every extender sends; otherwise the general reader's answer (and
+    its errors).
+    """
+    if type(answer) is list:
+        out: dict[str, int] = {}
+        for item in answer:
+            if type(item) is not dict or len(item) != 2:
+                break
+            host, score = item.get("Host"), item.get("Score")
+            if type(host) is not str or type(score) is not int or host in out:
+                break
+            if not _INT64_MIN <= score <= _INT64_MAX:
+                break
+            if host in sent:
+                out[host] = score * factor
+        else:
+            return out
+    out = {}
+    for host, score in parse_host_priorities(site, answer, sent):
+        out[host] = out.get(host, 0) + score * factor
     return out
 
 

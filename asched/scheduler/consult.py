@@ -31,9 +31,12 @@ SelectCandidate. The pod is in flight, and holds its slot, until then.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, cast
+
+import numpy as np
+import numpy.typing as npt
 
 from asched.cluster.table import NodeTable
 from asched.errors import ExtenderError
@@ -66,8 +69,9 @@ class Consultation:
 
     ``names`` are the candidates of the in-tree half, in node order; ``nominated_only``
     says they are the pod's nominated node alone (upstream then evaluates every node
-    when the extenders reject it). The task fills ``outcome`` and ``scores``, or
-    ``error`` when a non-ignorable filter failed.
+    when the extenders reject it). ``sent`` maps each of them to its row while the
+    table's ``epoch`` is ``epoch`` (rows move only with the epoch). The task fills
+    ``outcome`` and ``scores``, or ``error`` when a non-ignorable filter failed.
     """
 
     qp: QueuedPod
@@ -77,6 +81,8 @@ class Consultation:
     nominated_only: bool
     started: float
     rounds: int = 1
+    sent: Mapping[str, int] = field(default_factory=dict)
+    epoch: int = -1
     outcome: FilterOutcome | None = None
     scores: ExtenderScores | None = None
     error: ExtenderError | None = None
@@ -174,6 +180,58 @@ def _uid(pod_json: RawObject) -> str:
 def _start(table: NodeTable, key: str) -> float:
     columns = table.pod_columns
     return float(columns.start[columns.index[key]])
+
+
+def names_of(
+    table: NodeTable, candidates: npt.NDArray[np.bool_]
+) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The names of the live rows of ``candidates`` (bool, ``(table.size,)``), in node
+    order (upstream's node tree order): what the extenders are sent; and each name's
+    row."""
+    order = table.order()
+    rows = order[candidates[order]].tolist()
+    names = table.names
+    found = [names[row] for row in rows]
+    if None in found:  # a free row: cannot be a candidate, but the table says so
+        raise ValueError("a candidate row holds no node")
+    sent = cast("list[str]", found)
+    return tuple(sent), dict(zip(sent, rows, strict=True))
+
+
+def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:
+    """Name -> current row for the names the consultation sent: its own small map while
+    no row moved (same epoch), else the table's."""
+    return consultation.sent if table.epoch == consultation.epoch else table.index
+
+
+def rows_of(
+    table: NodeTable, consultation: Consultation, names: Sequence[str]
+) -> npt.NDArray[np.intp]:
+    """The current rows of the nodes ``names`` (sent by ``consultation``; those still in
+    the table), in their order: resolved once, in C (``map`` over a dict)."""
+    found = list(map(_index(table, consultation).get, names))
+    if None in found:
+        found = [row for row in found if row is not None]
+    return np.fromiter(found, dtype=np.intp, count=len(found))
+
+
+def score_rows(table: NodeTable, consultation: Consultation) -> npt.NDArray[np.int64] | None:
+    """Every prioritizer's scaled contribution per row (int64, ``(table.size,)``), summed
+    over the extenders; None when none scored. Nodes no longer in the table are dropped."""
+    scores = consultation.scores
+    if scores is None or not scores.by_extender:
+        return None
+    extra = np.zeros(table.size, dtype=np.int64)
+    index = _index(table, consultation)
+    for _, contributions in scores.by_extender:
+        found = list(map(index.get, contributions))
+        values = list(contributions.values())
+        if None in found:
+            kept = [(row, v) for row, v in zip(found, values, strict=True) if row is not None]
+            found, values = [row for row, _ in kept], [v for _, v in kept]
+        # each mapping names a node once, so a plain fancy-index add is exact
+        extra[np.fromiter(found, np.intp, len(found))] += np.fromiter(values, np.int64, len(values))
+    return extra
 
 
 def interested(extenders: Sequence[Extender], pod_json: RawObject) -> bool:

@@ -213,11 +213,17 @@ class Scheduler:
             pod_json = self.raw.pod(pod)
             if consult.interested(self.extenders, pod_json):
                 table = self.ledger.table
-                order = table.order()
-                rows = order[decision.candidates[order]].tolist()  # live rows, in node order
-                names = tuple(str(table.names[r]) for r in rows)
+                names, sent = consult.names_of(table, decision.candidates)
                 return Consultation(
-                    qp, profile, pod_json, names, decision.nominated_only, start, rounds
+                    qp,
+                    profile,
+                    pod_json,
+                    names,
+                    decision.nominated_only,
+                    start,
+                    rounds,
+                    sent=sent,
+                    epoch=table.epoch,
                 )
         candidates = decision.candidates
         chosen = contain.guarded(pod, "decide", partial(algorithm.choose, decision, candidates))
@@ -317,31 +323,27 @@ class Scheduler:
         outcome = consultation.outcome
         assert outcome is not None
         table = self.ledger.table
+        rows = consult.rows_of(table, consultation, outcome.feasible)
         accepted = np.zeros(table.size, dtype=np.bool_)
-        rows = [row for name in outcome.feasible if (row := table.row_of(name)) is not None]
         accepted[rows] = True
-        decision = profile.algorithm.candidates(pod, nominated=False, sample=False)
+        # the in-tree Filters again, on the accepted rows only (PreFilter over the table)
+        algorithm = profile.algorithm
+        decision = algorithm.candidates(pod, nominated=False, sample=False, within=accepted)
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
             self._attempt(_result(decision.status), profile, start)
             return self._failed(qp, profile, decision)  # the cluster changed that much
         if decision.candidates is not None:
-            mask = decision.candidates & accepted
+            mask = decision.candidates
             if mask.any():
-                extra = None
-                if consultation.scores is not None and consultation.scores.by_extender:
-                    extra = np.zeros(table.size, dtype=np.int64)
-                    for name, score in consultation.scores.totals().items():
-                        row = table.row_of(name)
-                        if row is not None:
-                            extra[row] += score
-                profile.algorithm.choose(decision, mask, extra)
+                extra = consult.score_rows(table, consultation)
+                algorithm.choose(decision, mask, extra)
                 decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
                 if self.recorder is not None:
                     self.recorder.chosen(
-                        qp, profile.algorithm, decision, mask, self._consulted(consultation)
+                        qp, algorithm, decision, mask, self._consulted(consultation)
                     )
                 return self._assume(qp, profile, decision, start)
-        again = bool(rows) or (consultation.nominated_only and not outcome.feasible)
+        again = bool(rows.size) or (consultation.nominated_only and not outcome.feasible)
         if again and consultation.rounds < consult.MAX_ROUNDS:
             # what the extenders accepted no longer fits (or upstream's nominated-node
             # shortcut failed): decide again, with a new consultation
@@ -352,6 +354,8 @@ class Scheduler:
                 rounds=consultation.rounds + 1,
                 nominated=not consultation.nominated_only,
             )
+        # the failure is explained over every row, as an unrestricted conclusion would
+        decision = algorithm.candidates(pod, nominated=False, sample=False)
         for name, status in outcome.statuses.items():
             row = table.row_of(name)
             if row is not None:

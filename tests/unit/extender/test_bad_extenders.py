@@ -124,7 +124,7 @@ async def test_extender_that_is_down() -> None:
         await extender.close()
     assert caught.value.url == f"http://127.0.0.1:{port}/filter"  # the trailing / is trimmed
     assert caught.value.detail.startswith(
-        f"ClientConnectorError: Cannot connect to host 127.0.0.1:{port}"
+        f"Cannot connect to host 127.0.0.1:{port}: ConnectionRefusedError: "
     )
 
 

@@ -118,7 +118,7 @@ async def test_server_verification(tls_config, enable_https, works, other_ca) ->
             else:
                 with pytest.raises(ExtenderError) as caught:
                     await client.post("filter", {"Pod": {}, "Nodes": None, "NodeNames": []})
-                assert caught.value.detail.startswith("TLS: ClientConnectorCertificateError")
+                assert caught.value.detail.startswith("TLS: SSLCertVerificationError")
                 assert "certificate verify failed" in caught.value.detail
         finally:
             await client.close()

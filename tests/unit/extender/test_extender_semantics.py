@@ -7,8 +7,10 @@ import asyncio
 import pytest
 
 from asched.benchmark.extender_server import ExtenderRules
-from asched.framework.extender import run_filters, run_prioritizers
+from asched.framework.extender import Extender, run_filters, run_prioritizers
+from asched.framework.status import Code
 from tests.builders import make_node
+from tests.configs import load_config
 from tests.unit.extender._support import names_sent, nodes, pod, spec, started
 
 NAMES = ["node1", "node2", "node3"]
@@ -161,3 +163,50 @@ async def test_prioritizers_are_called_concurrently_and_cancel_cleanly() -> None
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+class _Answers:
+    """A transport answering each verb with a fixed decoded body (for answers no server
+    rule produces, such as a node in both failed maps)."""
+
+    def __init__(self, **answers: object) -> None:
+        self.answers = answers
+
+    def url(self, verb: str) -> str:
+        return f"http://canned/{verb}"
+
+    async def post(self, verb: str, body: object) -> object:
+        return self.answers[verb]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_filter_statuses_per_node_with_unresolvable_winning() -> None:
+    """node1 passes; node2 and node3 fail with the same text, node3 also unresolvably
+    (that one wins, as upstream); node4 fails with its own text."""
+    config = load_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "extenders": [
+                {"urlPrefix": "http://canned", "filterVerb": "filter", "nodeCacheCapable": True}
+            ],
+        }
+    )
+    answer = {
+        "NodeNames": ["node1"],
+        "FailedNodes": {"node2": "busy", "node3": "busy", "node4": "other"},
+        "FailedAndUnresolvableNodes": {"node3": "gone"},
+    }
+    extender = Extender(config.extenders[0], _Answers(filter=answer))
+    info, raw = pod()
+    sent = ["node1", "node2", "node3", "node4"]
+    outcome = await run_filters([extender], info, raw, sent, NODES.__getitem__)
+    assert outcome.feasible == ("node1",)
+    got = {n: (s.code, s.reasons, s.plugin) for n, s in outcome.statuses.items()}
+    assert got == {
+        "node2": (Code.UNSCHEDULABLE, ("busy",), "http://canned"),
+        "node3": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("gone",), "http://canned"),
+        "node4": (Code.UNSCHEDULABLE, ("other",), "http://canned"),
+    }

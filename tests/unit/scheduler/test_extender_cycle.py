@@ -23,9 +23,11 @@ from asched.benchmark.extender_server import ExtenderRules
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
+from asched.framework import extender
 from asched.framework.events import ClusterEvent
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE
+from asched.scheduler import consult
 from asched.scheduler.binder import BindJob
 from asched.scheduler.consult import Consultation, Preemption
 from asched.scheduler.cycle import Scheduler
@@ -383,3 +385,45 @@ async def test_a_bug_in_the_calls_sends_the_pod_back_told_and_frees_its_slot() -
         assert r.scheduler.queue.where(pod.key) == BACKOFF
         assert pod.key in r.reporter.errors
         assert "transport bug" in r.reporter.said[pod.key]
+
+
+async def test_a_row_reused_meanwhile_is_not_taken_for_the_node_sent() -> None:
+    """The extender accepts n3 alone. While it answers, n3 is deleted and a new node z
+    takes its row (the epoch moves): the answer is resolved by name, so z (never sent,
+    never accepted) is not chosen. n3 is gone and nothing else was accepted: the pod is
+    reported unschedulable, not decided again, as upstream would with no node left."""
+    rules = ExtenderRules(passes=frozenset({"n3"}))
+    async with rig(spec(rules, nodeCacheCapable=True)) as r:
+        pod = r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        row = r.table.row_of("n3")
+        r.table.remove_node("n3")
+        r.table.upsert_node(decode_node(make_node("z", cpu="4", memory="8Gi")))
+        assert r.table.row_of("z") == row  # the free row is reused
+        assert await r.consult(consultation) is None
+        assert r.scheduler.ledger.node_of(pod.key) is None
+        assert r.table.row_pods[row] == {}
+
+
+async def test_extender_scores_land_on_the_rows_of_the_nodes_they_name() -> None:
+    """score_rows: each prioritizer's contributions are added per row (n2: 30 + 5, n4:
+    70); a node deleted meanwhile (n3) is dropped, and its row, reused by z, gets
+    nothing."""
+    async with rig(spec(ExtenderRules())) as r:
+        r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        consultation.scores = extender.ExtenderScores(
+            (("a", {"n2": 30, "n3": 100}), ("b", {"n2": 5, "n4": 70}))
+        )
+        rows = {name: r.table.row_of(name) for name in NODES}
+        same = consult.score_rows(r.table, consultation)
+        assert same is not None
+        assert same.tolist() == [0, 35, 100, 70]
+        r.table.remove_node("n3")
+        r.table.upsert_node(decode_node(make_node("z", cpu="4", memory="8Gi")))
+        assert r.table.row_of("z") == rows["n3"]
+        moved = consult.score_rows(r.table, consultation)
+        assert moved is not None
+        assert moved.tolist() == [0, 35, 0, 70]

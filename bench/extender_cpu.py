@@ -1,0 +1,356 @@
+"""What asched's CPU per extender-consulted pod goes to, part by part (issue 12's targets).
+
+Usage::
+
+    PYTHONPATH=. python bench/extender_cpu.py [--nodes 5000] [--pods 400] [--depth 20]
+        [--calls 300] [--concurrency 20]
+
+Three parts, each timed in CPU time of this process (``time.process_time``), so the
+figures hold on a machine shared with other work; printed as the median and p90
+microseconds per pod (or per call):
+
+(a) **the cycle's two synchronous halves** on the real :class:`Scheduler` over a table of
+    ``--nodes`` default nodes (scheduler_perf's shape, 3 zones), the default profile,
+    adaptive sampling (500 candidates at 5,000 nodes) and one ``nodeCacheCapable``
+    filter + prioritize extender: ``schedule_one`` (the in-tree half, up to the
+    consultation) and ``conclude`` (the second in-tree pass, the extender scores, select,
+    assume, Reserve, Permit). The extenders' answers are made by the benchmark's hash
+    rule and put into the consultation without HTTP. ``--depth`` consultations are
+    pending at once, as in a live run (pod ``i`` concludes after pod ``i + depth`` was
+    decided), so each conclusion sees ``depth`` pods assumed since its decision.
+(b) **the wire format**: building and encoding ``ExtenderArgs`` for the 500 names, and
+    decoding + checking the filter answer and the 450-entry prioritize answer, as
+    :class:`~asched.framework.extender.Extender` does.
+(c) **one ``ExtenderClient.post`` round trip** per verb to the benchmark extender
+    (``asched bench extender``, its own process on loopback, no latency): the client's
+    CPU only; ``--concurrency`` calls in flight at once, as the consultations are.
+
+Nothing here asserts a speed; it prints figures for bench/RESULTS.md's reader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import orjson
+
+from asched.api.extender import ExtenderClient, _plain
+from asched.benchmark import templates
+from asched.benchmark.core import build_table
+from asched.benchmark.hash_extender import HashRule
+from asched.cluster.decode import decode_pod
+from asched.config.load import load_config
+from asched.framework import extender_protocol as protocol
+from asched.framework.algorithm import Algorithm
+from asched.framework.events import ANY
+from asched.framework.extender import (
+    EXTENDER_NAME,
+    Extender,
+    ExtenderScores,
+    FilterOutcome,
+    any_filter,
+    any_prioritizer,
+    build_extenders,
+)
+from asched.framework.registry import installed
+from asched.framework.runtime import Framework
+from asched.framework.status import Status
+from asched.queue.scheduling_queue import SchedulingQueue
+from asched.scheduler.binder import Binder, BindJob
+from asched.scheduler.consult import Consultation
+from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.ledger import Ledger
+from asched.scheduler.raw import RawObjects
+
+SCHEDULER = "default-scheduler"
+REJECT_EVERY = 10
+TYPE_META = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+def _figures(label: str, samples: list[float], unit: str = "pod") -> None:
+    micro = sorted(s * 1e6 for s in samples)
+    p90 = micro[min(len(micro) - 1, int(0.9 * len(micro)))]
+    print(
+        f"  {label:<44} median {statistics.median(micro):8.1f} µs   p90 {p90:8.1f} µs"
+        f"   ({len(micro)} {unit}s)"
+    )
+
+
+def _extenders(url: str) -> tuple[Extender, ...]:
+    entry = {
+        "urlPrefix": url,
+        "filterVerb": "filter",
+        "prioritizeVerb": "prioritize",
+        "weight": 1,
+        "nodeCacheCapable": True,
+        "httpTimeout": "5s",
+    }
+    config = load_config({**TYPE_META, "extenders": [entry]}, catalogue=installed().catalogue)
+    return build_extenders(config.extenders, ExtenderClient)
+
+
+def _scheduler(n_nodes: int, extenders: tuple[Extender, ...]) -> Scheduler:
+    config = load_config(
+        {**TYPE_META, "profiles": [{"schedulerName": SCHEDULER}]},
+        catalogue=installed().catalogue,
+    )
+    framework = Framework(config.profiles[0])
+    table = build_table(n_nodes)
+    algorithm = Algorithm(
+        framework,
+        table,
+        seed=1,
+        extender_filters=any_filter(extenders),
+        extender_scores=any_prioritizer(extenders),
+    )
+    return Scheduler(
+        profiles={SCHEDULER: ProfileRuntime(framework, algorithm)},
+        queue=SchedulingQueue(clock=time.monotonic, interests={EXTENDER_NAME: ANY}),
+        ledger=Ledger(table),
+        binder_factory=lambda s: Binder(s),
+        reporter=None,
+        extenders=extenders,
+        raw=RawObjects(nodes=False),
+    )
+
+
+def _answer(rule: HashRule, extender: Extender, consultation: Consultation) -> None:
+    """Fill ``consultation`` as :func:`asched.scheduler.consult.ask` would, without HTTP."""
+    passed, failed = rule.split(consultation.names)
+    statuses = {name: Status.unschedulable("rejected", plugin=extender.name) for name in failed}
+    consultation.outcome = FilterOutcome(tuple(passed), statuses, (), bool(failed))
+    scores = {name: rule.priority(name) * 10 for name in passed}
+    consultation.scores = ExtenderScores(((extender.name, scores),))
+
+
+def part_cycle(n_nodes: int, pods: int, depth: int) -> None:
+    extenders = _extenders("http://127.0.0.1:9/unused")
+    scheduler = _scheduler(n_nodes, extenders)
+    rule = HashRule(REJECT_EVERY)
+    decide: list[float] = []
+    conclude: list[float] = []
+    pending: list[Consultation] = []
+    bound = 0
+
+    def finish(consultation: Consultation) -> None:
+        nonlocal bound
+        _answer(rule, extenders[0], consultation)
+        started = time.process_time()
+        job = scheduler.conclude(consultation)
+        conclude.append(time.process_time() - started)
+        assert isinstance(job, BindJob), job
+        bound += 1
+
+    for index in range(pods + depth):
+        raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
+        pod = decode_pod(raw)
+        scheduler.raw.pods[pod.key] = raw
+        scheduler.queue.add(pod)
+        qp = scheduler.queue.pop()
+        assert qp is not None
+        started = time.process_time()
+        outcome = scheduler.schedule_one(qp)
+        elapsed = time.process_time() - started
+        assert isinstance(outcome, Consultation), outcome
+        if index >= depth:
+            decide.append(elapsed)
+        pending.append(outcome)
+        if len(pending) > depth:
+            finish(pending.pop(0))
+    print(f"(a) the cycle, {n_nodes} nodes, {len(pending[0].names)} candidates, depth {depth}")
+    _figures("schedule_one (in-tree half, to the consultation)", decide)
+    _figures("conclude (second pass, scores, assume ...)", conclude[depth:])
+
+
+class _Canned:
+    """A transport that encodes the body as the HTTP client does and answers canned JSON."""
+
+    def __init__(self, answers: dict[str, bytes]) -> None:
+        self.answers = answers
+
+    def url(self, verb: str) -> str:
+        return f"http://canned/{verb}"
+
+    async def post(self, verb: str, body: Any) -> Any:
+        orjson.dumps(body, default=_plain)
+        return orjson.loads(self.answers[verb])
+
+    async def close(self) -> None:
+        pass
+
+
+def _now(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never suspends, without an event loop."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("the coroutine suspended")
+
+
+def part_wire(n_nodes: int, repeat: int) -> None:
+    rule = HashRule(REJECT_EVERY)
+    names = tuple(f"node-{i}" for i in range(0, n_nodes, max(1, n_nodes // 500)))[:500]
+    passed, failed = rule.split(names)
+    pod_json = templates.pod("pod-0", scheduler_name=SCHEDULER)
+    answers = {
+        "filter": orjson.dumps(
+            {"NodeNames": passed, "FailedNodes": dict.fromkeys(failed, "no"), "Error": ""}
+        ),
+        "prioritize": rule.priorities(passed),
+    }
+    config = _extenders("http://canned")[0].config
+    extender = Extender(config, _Canned(answers))
+    timings: dict[str, list[float]] = {"filter": [], "prioritize": []}
+    unused = dict[str, Any]().__getitem__
+    for _ in range(repeat):
+        started = time.process_time()
+        _now(extender.filter(pod_json, names, unused))
+        timings["filter"].append(time.process_time() - started)
+        started = time.process_time()
+        _now(extender.prioritize(pod_json, passed, unused))
+        timings["prioritize"].append(time.process_time() - started)
+    print(f"(b) the wire format, {len(names)} names sent, {len(passed)} scored")
+    _figures("Extender.filter: encode, decode, check", timings["filter"], "call")
+    _figures("Extender.prioritize: encode, decode, check", timings["prioritize"], "call")
+
+
+async def _round_trips(url: str, calls: int, concurrency: int) -> dict[str, float]:
+    extender = _extenders(url)[0]
+    client = extender.transport
+    rule = HashRule(REJECT_EVERY)
+    names = [f"node-{i}" for i in range(0, 5000, 10)]
+    passed, _ = rule.split(names)
+    pod_json = templates.pod("pod-0", scheduler_name=SCHEDULER)
+    bodies = {
+        "filter": protocol.extender_args(pod_json, names, None),
+        "prioritize": protocol.extender_args(pod_json, passed, None),
+    }
+    out: dict[str, float] = {}
+    try:
+        for verb, body in bodies.items():
+            await asyncio.gather(*(client.post(verb, body) for _ in range(concurrency)))  # warm
+            started = time.process_time()
+            for _ in range(calls // concurrency):
+                await asyncio.gather(*(client.post(verb, body) for _ in range(concurrency)))
+            done = (calls // concurrency) * concurrency
+            out[verb] = (time.process_time() - started) / done
+    finally:
+        await extender.close()
+    return out
+
+
+@contextmanager
+def _extender_process(latency_ms: float) -> Iterator[str]:
+    """``asched bench extender`` as a child process: its URL while the block runs."""
+    with tempfile.TemporaryDirectory() as directory:
+        ready = Path(directory) / "ready.json"
+        command = [sys.executable, "-m", "asched", "bench", "extender"]
+        command += ["--reject-every", str(REJECT_EVERY), "--ready-file", str(ready)]
+        command += ["--latency-ms", str(latency_ms)]
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 30
+            while not ready.exists():
+                if time.monotonic() > deadline or child.poll() is not None:
+                    raise SystemExit("the benchmark extender did not start")
+                time.sleep(0.05)
+            yield orjson.loads(ready.read_bytes())["url"]
+        finally:
+            child.terminate()
+            child.wait(10)
+
+
+def part_http(calls: int, concurrency: int) -> None:
+    import uvloop
+
+    with _extender_process(0.0) as url:
+        figures = uvloop.run(_round_trips(url, calls, concurrency))
+    print(f"(c) ExtenderClient.post, {concurrency} in flight, client CPU per call (with decoding)")
+    for verb, seconds in figures.items():
+        print(f"  {verb:<44} mean   {seconds * 1e6:8.1f} µs")
+
+
+async def _consult_all(url: str, n_nodes: int, pods: int, depth: int) -> tuple[float, int]:
+    """Every pod through schedule_one, ask (HTTP) and conclude, ``depth`` at a time; the
+    CPU seconds of the whole and the pods bound."""
+    extenders = _extenders(url)
+    scheduler = _scheduler(n_nodes, extenders)
+    slots = asyncio.Semaphore(depth)
+    bound = 0
+
+    async def consult(consultation: Consultation) -> None:
+        nonlocal bound
+        try:
+            await scheduler.ask(consultation)
+            if isinstance(scheduler.conclude(consultation), BindJob):
+                bound += 1
+        finally:
+            slots.release()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            started = time.process_time()
+            for index in range(pods):
+                await slots.acquire()
+                raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
+                pod = decode_pod(raw)
+                scheduler.raw.pods[pod.key] = raw
+                scheduler.queue.add(pod)
+                qp = scheduler.queue.pop()
+                assert qp is not None
+                outcome = scheduler.schedule_one(qp)
+                assert isinstance(outcome, Consultation), outcome
+                group.create_task(consult(outcome))
+        return time.process_time() - started, bound
+    finally:
+        for extender in extenders:
+            await extender.close()
+
+
+def part_whole(n_nodes: int, pods: int, depth: int, latency_ms: float) -> None:
+    import uvloop
+
+    with _extender_process(latency_ms) as url:
+        seconds, bound = uvloop.run(_consult_all(url, n_nodes, pods, depth))
+    print(
+        f"(d) the whole consultation in one loop (decide, ask over HTTP, conclude), "
+        f"{latency_ms:g} ms extender, {depth} in flight"
+    )
+    print(f"  {'CPU per pod':<44} mean   {seconds / max(bound, 1) * 1e6:8.1f} µs ({bound} bound)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=400)
+    parser.add_argument("--depth", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--concurrency", type=int, default=20)
+    parser.add_argument("--latency-ms", type=float, default=10.0, help="part (d)'s extender")
+    parser.add_argument("--parts", default="abcd", help="which parts to run (abcd)")
+    args = parser.parse_args()
+    if "a" in args.parts:
+        part_cycle(args.nodes, args.pods, args.depth)
+    if "b" in args.parts:
+        part_wire(args.nodes, args.pods)
+    if "c" in args.parts:
+        part_http(args.calls, args.concurrency)
+    if "d" in args.parts:
+        part_whole(args.nodes, args.pods, args.depth, args.latency_ms)
+
+
+if __name__ == "__main__":
+    main()
