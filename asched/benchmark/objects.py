@@ -169,10 +169,12 @@ def node(group: NodeGroup, name: str, index: int) -> Raw:
 def _node_from_base(group: NodeGroup, name: str, index: int) -> Raw:
     """A node from a template file's object, as scheduler_perf's node preparer makes it.
 
-    The object is used as it is (no hostname or zone label is added: upstream adds none),
-    named ``name`` (``generateName`` dropped); ``status.allocatable`` defaults to
-    ``status.capacity``, as the API server's defaulting does. Then the group's labels,
-    spread labels, unique label and patch, in that order.
+    The object is used as it is, named ``name`` (``generateName`` dropped), with the
+    label ``kubernetes.io/hostname: <name>`` when the group asks for it, as upstream's
+    IntegrationTestNodePreparer sets it on every node createNodes makes (no zone label is
+    added; churned nodes get neither); ``status.allocatable``
+    defaults to ``status.capacity``, as the API server's defaulting does. Then the group's
+    labels, spread labels, unique label and patch, in that order.
     """
     raw: Raw = copy.deepcopy(dict(group.base or {}))
     meta: Raw = raw.setdefault("metadata", {})
@@ -180,6 +182,8 @@ def _node_from_base(group: NodeGroup, name: str, index: int) -> Raw:
     meta["name"] = name
     labels: dict[str, str] = meta.setdefault("labels", {}) or {}
     meta["labels"] = labels
+    if group.hostname_label:
+        labels[HOSTNAME_LABEL] = name
     status: Raw = raw.setdefault("status", {})
     if "allocatable" not in status and "capacity" in status:
         status["allocatable"] = dict(status["capacity"])

@@ -251,6 +251,7 @@ class _Builder:
                 base=base,
                 spread_labels=spread,
                 unique_label=unique_key,
+                hostname_label=True,
                 patch=patch,
                 csi_node=csi_node,
             )

@@ -162,6 +162,9 @@ class NodeGroup:
     #: a label key whose value is the node's own name (scheduler_perf's
     #: ``uniqueNodeLabelStrategy``)
     unique_label: str | None = None
+    #: label each node ``kubernetes.io/hostname: <its name>``, as scheduler_perf's node
+    #: preparer does for createNodes (its churn creates nodes without it)
+    hostname_label: bool = False
     #: a CSINode per node (drivers' attachable counts, migrated plugins)
     csi_node: CSINodeSpec | None = None
     #: local PVs per node, pinned to it by node affinity

@@ -105,7 +105,9 @@ def test_an_unsupported_upstream_workload_says_why(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         load_workload_file(path)
     assert str(caught.value) == (
-        f"{path}: Basic/1Node: unsupported: op 1 (createPods): steady-state pod creation"
+        f"{path}: Basic/1Node: unsupported: op 1 (createPods): steadyState (keeping count "
+        "pods for a duration, deleting scheduled ones and creating new ones: the runner's "
+        "phases have no such loop)"
     )
 
 

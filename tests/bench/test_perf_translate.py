@@ -49,8 +49,8 @@ def test_nodes_follow_the_template_and_the_label_strategy() -> None:
     assert first["metadata"]["name"] == "scheduler-perf-0-0"
     # the API server defaults allocatable to capacity; the sim is given it explicitly
     assert first["status"]["allocatable"] == {"pods": "110", "cpu": "4", "memory": "32Gi"}
-    # upstream's nodes carry no hostname label: none is added
-    assert "kubernetes.io/hostname" not in first["metadata"]["labels"]
+    # upstream's node preparer labels every node it creates with its hostname
+    assert first["metadata"]["labels"]["kubernetes.io/hostname"] == "scheduler-perf-0-0"
 
 
 def test_pods_follow_the_template() -> None:

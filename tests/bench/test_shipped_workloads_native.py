@@ -4,15 +4,15 @@ files built.
 Every expected value below was read off the objects the old ``asched.bench/v1`` files
 produced (before the conversion, a one-off script built every node, pod, claim, PV and
 CSINode of each old file and of its replacement and compared them: equal apart from the
-node names, the hostname label noted below and the per-file timeouts). The deliberate
+node names, the churned nodes' hostname label and the per-file timeouts). The deliberate
 differences, pinned here so they stay deliberate:
 
 * nodes are named ``node-<op>-<i>`` (upstream's op index), not ``node-<i>``;
-* a createNodes op runs one node prepare strategy, as upstream's ``getNodePreparer`` does
-  (nodeAllocatable, else label, else unique label): nodes given a zone or CSI allocatable
-  carry no ``kubernetes.io/hostname`` label (none of those workloads selects on it), the
-  others carry their own name as before;
-* a churned node has no hostname label either (upstream's churn adds none);
+* every node createNodes makes carries ``kubernetes.io/hostname: <its name>``, as
+  upstream's node preparer sets it (as the old files did), whatever node prepare strategy
+  the op runs (one, as upstream's ``getNodePreparer``: nodeAllocatable, else label, else
+  unique label);
+* a churned node has no hostname label (upstream's churn adds none);
 * ``timeoutSeconds`` is gone: ``--timeout`` says how long the measured phase may take.
 """
 
@@ -178,9 +178,10 @@ CASES = [
     ),
     pytest.param(
         "node-affinity-5000n-10000p",
-        # every node zone1 (one label value); no hostname (the label strategy is the one)
+        # every node zone1 (one label value), and its hostname
         Expected("SchedulingNodeAffinity/5000Nodes_10000Pods", 220.0, 5000, 5000, 10000,
-                 ["bench-init", "bench-measured"], {ZONE: "zone1"}, {ZONE: "zone1"},
+                 ["bench-init", "bench-measured"], {ZONE: "zone1", **HOST},
+                 {ZONE: "zone1", **HOST},
                  init_pod=NODE_AFFINITY_POD, measured_pod=NODE_AFFINITY_POD),
         id="node-affinity",
     ),
@@ -223,14 +224,16 @@ CASES = [
         "topology-spreading-5000n-5000p",
         # zones round-robin: node 0 moon-1, node 4999 moon-2 (4999 % 3 = 1)
         Expected("TopologySpreading/5000Nodes_5000Pods", 460.0, 5000, 5000, 5000,
-                 ["bench-init", "bench-measured"], {ZONE: "moon-1"}, {ZONE: "moon-2"},
+                 ["bench-init", "bench-measured"], {ZONE: "moon-1", **HOST},
+                 {ZONE: "moon-2", **HOST},
                  init_pod=DEFAULT_POD, measured_pod=spreading_pod("DoNotSchedule")),
         id="topology-spreading",
     ),
     pytest.param(
         "preferred-topology-spreading-5000n-5000p",
         Expected("PreferredTopologySpreading/5000Nodes_5000Pods", 340.0, 5000, 5000, 5000,
-                 ["bench-init", "bench-measured"], {ZONE: "moon-1"}, {ZONE: "moon-2"},
+                 ["bench-init", "bench-measured"], {ZONE: "moon-1", **HOST},
+                 {ZONE: "moon-2", **HOST},
                  init_pod=DEFAULT_POD, measured_pod=spreading_pod("ScheduleAnyway")),
         id="preferred-topology-spreading",
     ),
@@ -246,7 +249,7 @@ CASES = [
         "volumes-tiny",
         # old: timeoutSeconds 60
         Expected("SchedulingCSIPVs/5Nodes", None, 5, 5, 10,
-                 ["bench-init", "bench-measured"], {}, {}, allocatable=CSI_ALLOCATABLE,
+                 ["bench-init", "bench-measured"], HOST, HOST, allocatable=CSI_ALLOCATABLE,
                  init_pod={**DEFAULT_POD, "volumes": ["vol"]},
                  measured_pod={**DEFAULT_POD, "volumes": ["vol"]},
                  volumes=("PersistentVolume:csi", "PersistentVolumeClaim"),
@@ -265,7 +268,7 @@ CASES = [
     pytest.param(
         "volumes-migrated-5000n-5000i-5000p",
         Expected("SchedulingMigratedInTreePVs/5000Nodes_5000Pods", 100.0, 5000, 5000, 5000,
-                 ["bench-init", "bench-measured"], {}, {}, allocatable=CSI_ALLOCATABLE,
+                 ["bench-init", "bench-measured"], HOST, HOST, allocatable=CSI_ALLOCATABLE,
                  init_pod={**DEFAULT_POD, "volumes": ["vol"]},
                  measured_pod={**DEFAULT_POD, "volumes": ["vol"]},
                  volumes=("PersistentVolume:awsElasticBlockStore", "PersistentVolumeClaim"),
@@ -275,7 +278,7 @@ CASES = [
     pytest.param(
         "volumes-csi-5000n-5000i-5000p",
         Expected("SchedulingCSIPVs/5000Nodes_5000Pods", 100.0, 5000, 5000, 5000,
-                 ["bench-init", "bench-measured"], {}, {}, allocatable=CSI_ALLOCATABLE,
+                 ["bench-init", "bench-measured"], HOST, HOST, allocatable=CSI_ALLOCATABLE,
                  init_pod={**DEFAULT_POD, "volumes": ["vol"]},
                  measured_pod={**DEFAULT_POD, "volumes": ["vol"]},
                  volumes=("PersistentVolume:csi", "PersistentVolumeClaim"),
