@@ -4,13 +4,13 @@ format, on the simulator with asched (tiny workloads; no speed is asserted)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.bench.cli import run_asched
 
 pytestmark = [pytest.mark.sim_only, pytest.mark.timeout(180)]
 
@@ -21,16 +21,7 @@ THROUGHPUT_KEYS = {"Average", "Perc50", "Perc90", "Perc95", "Perc99"}
 
 
 def asched(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MPLBACKEND": "Agg"}
-    return subprocess.run(
-        [sys.executable, "-m", "asched", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=170,
-        check=False,
-    )
+    return run_asched(*args)
 
 
 def test_bench_suite_runs_the_small_workloads(tmp_path: Path) -> None:

@@ -5,13 +5,13 @@ the simulator with asched (tiny workloads; no speed is asserted)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.bench.cli import run_asched
 
 pytestmark = [pytest.mark.sim_only, pytest.mark.timeout(180)]
 
@@ -20,15 +20,7 @@ CONFIG = Path(__file__).resolve().parent / "data" / "perf" / "updates" / "perfor
 
 
 def asched(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "asched", *args],
-        cwd=ROOT,
-        env={**os.environ, "MPLBACKEND": "Agg"},
-        capture_output=True,
-        text=True,
-        timeout=170,
-        check=False,
-    )
+    return run_asched(*args)
 
 
 def test_pods_wait_for_node_updates_then_the_measured_pods_run(tmp_path: Path) -> None:
