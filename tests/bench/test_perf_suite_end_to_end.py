@@ -14,7 +14,6 @@ from tests.bench.cli import run_asched
 
 pytestmark = [pytest.mark.sim_only, pytest.mark.timeout(180)]
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data" / "perf"
 CONFIG = DATA / "misc" / "performance-config.yaml"
 THROUGHPUT_KEYS = {"Average", "Perc50", "Perc90", "Perc95", "Perc99"}

@@ -15,7 +15,6 @@ from tests.bench.cli import run_asched
 
 pytestmark = [pytest.mark.sim_only, pytest.mark.timeout(180)]
 
-ROOT = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).resolve().parent / "data" / "perf" / "updates" / "performance-config.yaml"
 
 
