@@ -202,7 +202,9 @@ class Algorithm:
         if within is None:
             feasible = self._with_cycle_filters(state, pod, entry.feasible)
         else:
-            feasible = self._with_cycle_filters_on(state, pod, entry.feasible & within)
+            feasible = self._with_cycle_filters(
+                state, pod, entry.feasible & within, only_feasible=True
+            )
         allowed = self.framework.allowed_mask(table, outcome)
         if allowed is not None:
             feasible = feasible & allowed
@@ -395,35 +397,33 @@ class Algorithm:
         return out
 
     def _with_cycle_filters(
-        self, state: CycleState, pod: PodInfo, feasible: npt.NDArray[np.bool_]
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        feasible: npt.NDArray[np.bool_],
+        *,
+        only_feasible: bool = False,
     ) -> npt.NDArray[np.bool_]:
-        """``feasible`` (the cached row-local answer) AND the cross-row filters of this cycle."""
+        """``feasible`` (the cached row-local answer) AND the cross-row filters of this
+        cycle, asked about every row, or (``only_feasible``) about the rows of ``feasible``
+        alone: every plugin answers per row from what its PreFilter computed over the
+        whole table."""
         plugins = self.framework.cycle_filters(state)
         if not plugins:
             return feasible
+        table = self.table
+        rows: Rows = table.rows
+        if only_feasible:
+            rows = np.flatnonzero(feasible)
+            if not rows.size:
+                return feasible
         started = time.perf_counter()
-        combined = self.framework.filter_mask(
-            state, pod, self.table, self.table.rows, plugins, start=feasible
-        )
+        passing = self.framework.filter_mask(state, pod, table, rows, plugins, start=feasible[rows])
         self._observe("Filter", Status.success(), started)
-        return combined
-
-    def _with_cycle_filters_on(
-        self, state: CycleState, pod: PodInfo, feasible: npt.NDArray[np.bool_]
-    ) -> npt.NDArray[np.bool_]:
-        """``feasible`` AND the cross-row filters of this cycle, asked about the rows of
-        ``feasible`` alone (an index array: every plugin answers per row from what its
-        PreFilter computed over the whole table)."""
-        plugins = self.framework.cycle_filters(state)
-        if not plugins:
-            return feasible
-        rows = np.flatnonzero(feasible)
-        if not rows.size:
-            return feasible
-        started = time.perf_counter()
+        if not only_feasible:
+            return passing
         out = np.zeros_like(feasible)
-        out[rows] = self.framework.filter_mask(state, pod, self.table, rows, plugins)
-        self._observe("Filter", Status.success(), started)
+        out[rows] = passing
         return out
 
     # ------------------------------------------------------------------ cache

@@ -24,6 +24,8 @@ from volume_support import (
     create_local_pv,
     create_pod_with_claim,
     delete_pvs,
+    node_with_local_pvs,
+    pause_pv_controller,
     pv,
 )
 
@@ -171,12 +173,8 @@ async def test_a_prebind_that_times_out_rolls_back_and_the_pod_is_retried(sim_cl
     # completes that binding, and the retried pod (its claim now bound) is bound.
     cluster = sim_cluster
     name = cluster.unique_name("sched")
-    storage_class = cluster.unique_name("local")
-    node = cluster.unique_name("n")
-    await cluster.create_node(node, cpu="4", memory="8Gi")
-    await create_class(cluster, storage_class)
-    await create_local_pv(cluster, "pv-only", node, storage_class)
-    await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": True})
+    node, storage_class = await node_with_local_pvs(cluster, ["pv-only"])
+    await pause_pv_controller(cluster, True)
     profile = {"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 1}}]}
     async with running_scheduler(cluster, name, profile=profile) as running:
         await create_claim(cluster, "data", storage_class)
@@ -197,7 +195,7 @@ async def test_a_prebind_that_times_out_rolls_back_and_the_pod_is_retried(sim_cl
         assert (await pv(cluster, "pv-only"))["spec"]["claimRef"]["name"] == "data"
         assert (await claim(cluster, "data"))["status"].get("phase") == "Pending"
 
-        await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": False})
+        await pause_pv_controller(cluster, False)
 
         async def bound() -> bool:
             return await bound_nodes(cluster, ["web-0"]) == {"web-0": node}
@@ -214,13 +212,8 @@ async def test_a_pod_deleted_during_prebind_frees_its_slot_at_once(sim_cluster: 
     # controller resumes) binds within seconds rather than after web-0's 600 s timeout.
     cluster = sim_cluster
     name = cluster.unique_name("sched")
-    storage_class = cluster.unique_name("local")
-    node = cluster.unique_name("n")
-    await cluster.create_node(node, cpu="4", memory="8Gi")
-    await create_class(cluster, storage_class)
-    for volume in ("pv-a", "pv-b"):
-        await create_local_pv(cluster, volume, node, storage_class)
-    await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": True})
+    node, storage_class = await node_with_local_pvs(cluster, ["pv-a", "pv-b"])
+    await pause_pv_controller(cluster, True)
     try:
         async with running_scheduler(cluster, name, max_in_flight=1) as running:
             await create_claim(cluster, "data-0", storage_class)
@@ -244,7 +237,7 @@ async def test_a_pod_deleted_during_prebind_frees_its_slot_at_once(sim_cluster: 
                 return running.app.scheduler.binder.slot_free() and not volumes.pv_api
 
             await until(rolled_back, within=30)  # while the PV controller is still paused
-            await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": False})
+            await pause_pv_controller(cluster, False)
             await create_claim(cluster, "data-1", storage_class)
             await create_pod_with_claim(cluster, "web-1", name, "data-1")
 
@@ -253,7 +246,7 @@ async def test_a_pod_deleted_during_prebind_frees_its_slot_at_once(sim_cluster: 
 
             await until(bound, within=30)
     finally:
-        await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": False})
+        await pause_pv_controller(cluster, False)
 
 
 async def test_prebind_waits_do_not_starve_the_watch_when_every_bind_slot_is_taken(

@@ -131,3 +131,20 @@ async def delete_pvs(cluster: Any, names: list[str]) -> None:
         except StatusError as exc:
             if exc.status != 404:
                 raise
+
+
+async def node_with_local_pvs(cluster: Any, pvs: list[str]) -> tuple[str, str]:
+    """A new 4-CPU node and a new WaitForFirstConsumer class with the local PVs ``pvs``
+    on that node; returns (node, class)."""
+    storage_class = cluster.unique_name("local")
+    node = cluster.unique_name("n")
+    await cluster.create_node(node, cpu="4", memory="8Gi")
+    await create_class(cluster, storage_class)
+    for volume in pvs:
+        await create_local_pv(cluster, volume, node, storage_class)
+    return node, storage_class
+
+
+async def pause_pv_controller(cluster: Any, paused: bool) -> None:
+    """Pause or resume the simulator's PV controller (its ``volumeBindingPaused`` fault)."""
+    await cluster.rest.request("POST", "/admin/faults", body={"volumeBindingPaused": paused})
