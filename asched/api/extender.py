@@ -83,6 +83,8 @@ class ExtenderSettings(Protocol):
     def enable_https(self) -> bool: ...
     @property
     def tls_config(self) -> TLSSettings | None: ...
+    @property
+    def bind_verb(self) -> str: ...
 
 
 def _one_line(exc: BaseException) -> str:
@@ -185,6 +187,7 @@ class ExtenderClient:
         tls = settings.tls_config
         self._server_hostname = (tls.server_name if tls is not None else "") or None
         self._https = https
+        self._bind_verb = settings.bind_verb
         self._connections = connections
         self._pool: Pool | None = None
         self._requests: dict[str, bytes] = {}
@@ -237,7 +240,9 @@ class ExtenderClient:
         limit = self.timeout_seconds if self.timeout_seconds > 0 else None
         try:
             async with asyncio.timeout(limit):
-                status, raw = await self._open().exchange(request)
+                # a bind has effects: never replayed on a fresh connection
+                replayable = verb != self._bind_verb
+                status, raw = await self._open().exchange(request, replayable=replayable)
         except TimeoutError:
             detail = f"no answer within httpTimeout ({self.timeout_seconds:g}s)"
             raise ExtenderError(self.url(verb), verb, detail) from None

@@ -20,7 +20,8 @@ What it speaks (enough for any HTTP/1.1 server, Go's ``net/http`` included):
   connection); at most ``limit`` at once, the others wait. A request sent on a kept
   connection that the server closes before any byte of its answer is sent once more on
   a new connection (the server dropped the idle connection just as it was used, as Go's
-  transport retries ``errServerClosedIdle``).
+  transport retries ``errServerClosedIdle``), unless the caller says the call has effects
+  (the bind verb): that is never sent twice.
 
 Failures leave as :class:`CannotConnect`, :class:`OSError` (a connection lost,
 :class:`ssl.SSLError` for TLS), :class:`HTTPProtocolError` (a malformed answer) or
@@ -288,9 +289,11 @@ class Pool:
             connection.abort()
         return None
 
-    async def exchange(self, request: bytes) -> tuple[int, bytes]:
+    async def exchange(self, request: bytes, *, replayable: bool = True) -> tuple[int, bytes]:
         """Send ``request`` (a whole HTTP/1.1 request) and read its answer: the status
-        and the (decoded) body."""
+        and the (decoded) body. ``replayable=False`` (a call with effects: the bind verb)
+        is never sent twice: a kept connection dropped under it is an error, as Go's
+        transport never replays a written POST."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._limit)
         async with self._slots:
@@ -304,7 +307,7 @@ class Pool:
                     status, body, reusable = await _answer(connection)
                 except (ConnectionClosed, ConnectionResetError, BrokenPipeError):
                     connection.abort()
-                    if kept is None or connection.received:
+                    if kept is None or connection.received or not replayable:
                         raise
                     kept = None  # dropped while idle: once more, on a new connection
                     connection = await self._connect()

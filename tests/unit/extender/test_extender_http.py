@@ -86,6 +86,7 @@ async def serving(script: Script) -> AsyncIterator[ExtenderClient]:
     config = ExtenderConfig(
         url_prefix=f"http://127.0.0.1:{port}/prefix/",
         filter_verb="filter",
+        bind_verb="bind",
         http_timeout_seconds=0.5,
     )
     client = ExtenderClient(config)
@@ -173,6 +174,18 @@ async def test_a_kept_connection_dropped_as_it_is_used_is_replaced_once() -> Non
         assert await client.post("filter", {}) == {"NodeNames": ["n1"]}
     assert script.connections == 2
     assert len(script.requests) == 3
+
+
+async def test_a_bind_on_a_kept_connection_dropped_as_it_is_used_is_not_sent_twice() -> None:
+    """The same race for the bind verb: the server may have bound the pod before it
+    closed, so the call fails rather than bind twice (Go never replays a written POST)."""
+    script = Script([OK, DROP, OK])
+    async with serving(script) as client:
+        await client.post("filter", {})
+        with pytest.raises(ExtenderError, match="lost: ConnectionClosed"):
+            await client.post("bind", {})
+    assert script.connections == 1
+    assert len(script.requests) == 2  # the filter, then the one bind
 
 
 async def test_a_kept_connection_closed_while_idle_is_not_used() -> None:
