@@ -114,3 +114,31 @@ async def test_snapshot_is_replayed(tmp_path: Path):
         assert server.registry.find("pods", "shop/invalid") is None  # skipped, logged
         # A namespace that cannot exist: its objects are skipped, the server still starts.
         assert server.registry.find("namespaces", "Not A Namespace") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        # kubectl get -o json: one List, read by the JSON parser, flattened
+        pytest.param(
+            '{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n1"}}]}',
+            ["n1"],
+            id="json-list",
+        ),
+        # YAML flow style also starts with "{" but is not JSON: read as YAML
+        pytest.param("{kind: Node, metadata: {name: n2}}", ["n2"], id="yaml-flow"),
+        # JSON is YAML: the same answer either way
+        pytest.param('\n  {"kind": "Node", "metadata": {"name": "n3"}}\n', ["n3"], id="json-indented"),
+    ],
+)
+def test_json_snapshot(tmp_path: Path, content: str, expected: list[str]):
+    path = tmp_path / "snapshot.json"
+    path.write_text(content)
+    assert [obj["metadata"]["name"] for obj in nodes.load_snapshot(path)] == expected
+
+
+def test_malformed_json_snapshot_names_the_file(tmp_path: Path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"kind": "List", "items": [')
+    with pytest.raises(InputError, match=r"broken\.json"):
+        nodes.load_snapshot(path)
