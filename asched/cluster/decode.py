@@ -61,7 +61,11 @@ class _Ctx:
     def fail(self, path: str, message: str) -> DecodeError:
         return DecodeError(self.obj, path, message)
 
+    # The checks below test the exact JSON types first: objects parsed from JSON are
+    # dicts, lists and strs, and the ABC's isinstance costs several times more.
     def mapping(self, value: Any, path: str) -> Raw:
+        if type(value) is dict:
+            return value
         if value is None:
             return {}
         if not isinstance(value, Mapping):
@@ -69,6 +73,8 @@ class _Ctx:
         return value
 
     def items(self, value: Any, path: str) -> list[Any]:
+        if type(value) is list:
+            return value
         if value is None:
             return []
         if not isinstance(value, list):
@@ -76,6 +82,8 @@ class _Ctx:
         return value
 
     def string(self, value: Any, path: str, default: str = "") -> str:
+        if type(value) is str:
+            return value
         if value is None:
             return default
         if not isinstance(value, str):
