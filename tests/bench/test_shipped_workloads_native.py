@@ -171,6 +171,12 @@ CASES = [
         id="scheduling-basic-5000n-50000p",
     ),
     pytest.param(
+        "scheduling-basic-50000n-50000p",
+        Expected("SchedulingBasic/50000Nodes_50000Pods", None, 50000, 5000, 50000,
+                 ["bench-init", "bench-measured"], HOST, HOST, init_pod=DEFAULT_POD),
+        id="scheduling-basic-50000n-50000p",
+    ),
+    pytest.param(
         "scheduling-basic-15000n-10000p",
         Expected("SchedulingBasic/15000Nodes_10000Pods", None, 15000, 1000, 10000,
                  ["bench-init", "bench-measured"], HOST, HOST, init_pod=DEFAULT_POD),
