@@ -34,6 +34,7 @@ from asched.cluster.table import NodeTable
 from asched.config.types import Profile
 from asched.framework import diagnosis
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
+from asched.framework.interface import PostFilterResult
 from asched.framework.plugins.default_preemption import DefaultPreemption
 from asched.framework.registry import Registry
 from asched.framework.result import Evaluation, NodeVerdict, Preemption, Victim
@@ -184,11 +185,9 @@ def filter_nodes(
         if status.code == Code.ERROR:
             message, preemption = status.message, None
         else:
-            statuses = dict.fromkeys(live, status)
-            preemption = _preemption(table, pod, framework, statuses)
-            message = diagnosis.fit_error_message(
-                n_all, pre_filter_message=status.message, post_filter_message=_suffix(preemption)
-            )
+            unfit = _pre_filter_unfit(framework, live, status)
+            preemption = _preemption(table, pod, framework, unfit.statuses)
+            message = unfit.message(preemption)
         return Evaluation(
             pod.key,
             profile.scheduler_name,
@@ -283,15 +282,9 @@ def score_nodes(
 
     feasible_rows = [row for row in filtered.live if feasible[row]]
     if not feasible_rows:
-        statuses = dict(filtered.failures)
-        statuses.update(
-            (filtered.rows[name], status) for name, status in rejections.statuses.items()
-        )
-        reasons = [reason for status in statuses.values() for reason in status.reasons]
-        preemption = _preemption(table, pod, framework, statuses)
-        message = diagnosis.fit_error_message(
-            len(filtered.live), reasons, post_filter_message=_suffix(preemption)
-        )
+        unfit = filtered_unfit(filtered, rejections)
+        preemption = _preemption(table, pod, framework, unfit.statuses)
+        message = unfit.message(preemption)
         return Evaluation(pod.key, profile_name, verdicts, weights, None, (), message, preemption)
     best = max(int(total[row]) for row in feasible_rows)
     top = tuple(table.name_of(row) for row in feasible_rows if int(total[row]) == best)
@@ -313,14 +306,75 @@ def _rejected_verdicts(filtered: Filtered, rejections: Rejections) -> dict[int, 
     return verdicts
 
 
+@dataclass(frozen=True, slots=True)
+class Unfit:
+    """Why no node fits, as preemption and the FitError message read it.
+
+    ``statuses``: row -> the status that rejected it (PreFilter's for every row, or each
+    row's first failing filter, an extender's rejection included); ``reasons``: those
+    statuses' reasons, counted in the message; ``pre_filter_message``: PreFilter's.
+    """
+
+    framework: Framework
+    statuses: dict[int, Status]
+    n_all: int
+    reasons: tuple[str, ...] = ()
+    pre_filter_message: str = ""
+
+    def message(self, preemption: Preemption | None) -> str:
+        """The FitError message, with preemption's part when it failed."""
+        return diagnosis.fit_error_message(
+            self.n_all,
+            self.reasons,
+            pre_filter_message=self.pre_filter_message,
+            post_filter_message=_suffix(preemption),
+        )
+
+
+def _pre_filter_unfit(framework: Framework, live: Sequence[int], status: Status) -> Unfit:
+    return Unfit(framework, dict.fromkeys(live, status), len(live), (), status.message)
+
+
+def filtered_unfit(filtered: Filtered, rejections: Rejections) -> Unfit:
+    """The :class:`Unfit` of a pod no node is left for after ``rejections``."""
+    statuses = dict(filtered.failures)
+    statuses.update((filtered.rows[name], status) for name, status in rejections.statuses.items())
+    reasons = tuple(reason for status in statuses.values() for reason in status.reasons)
+    return Unfit(filtered.framework, statuses, len(filtered.live), reasons)
+
+
+def pre_filter_unfit(
+    table: NodeTable, pod: PodInfo, profile: Profile, *, registry: Registry | None = None
+) -> Unfit | None:
+    """The :class:`Unfit` of a pod PreFilter rejects (None if it does not: it ran
+    before, in :func:`filter_nodes`; running it again gives the same answer)."""
+    framework = Framework(profile, registry=registry)
+    outcome = framework.run_pre_filter(CycleState(), pod, table)
+    if outcome.status.ok or outcome.status.code == Code.ERROR:
+        return None
+    live = [int(r) for r in np.flatnonzero(table.alive[table.rows])]
+    return _pre_filter_unfit(framework, live, outcome.status)
+
+
+def default_preemption(framework: Framework) -> DefaultPreemption | None:
+    """The profile's DefaultPreemption, if it has one."""
+    return next((p for p in framework.post_filter if isinstance(p, DefaultPreemption)), None)
+
+
 def _preemption(
     table: NodeTable, pod: PodInfo, framework: Framework, statuses: Mapping[int, Status]
 ) -> Preemption | None:
     """What DefaultPreemption would do (offset 0: deterministic), if the profile has it."""
-    plugin = next((p for p in framework.post_filter if isinstance(p, DefaultPreemption)), None)
+    plugin = default_preemption(framework)
     if plugin is None:
         return None
-    result = plugin.post_filter(CycleState(), pod, table, statuses, framework, offset=0)
+    return preemption_of(
+        plugin.post_filter(CycleState(), pod, table, statuses, framework, offset=0)
+    )
+
+
+def preemption_of(result: PostFilterResult) -> Preemption:
+    """DefaultPreemption's answer as explain shows it."""
     node = result.nominated_node or None
     victims = tuple(Victim(v.key, node or "", v.priority) for v in result.victims)
     message = "" if result.status.ok else result.status.message

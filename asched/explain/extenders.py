@@ -22,8 +22,12 @@ A prioritizer's scores (``score * weight * 10``) are added to the totals; one wh
 fails adds nothing, ignorable or not. Nothing is called when no node passed the in-tree
 filters, and no prioritizer when no node is left or PreScore ended the cycle.
 
-Not consulted here: the extenders' ``preemptVerb`` (the preemption shown is
-DefaultPreemption's own) and ``bindVerb`` (explain binds nothing).
+When no node fits and the profile preempts, the extenders with a ``preemptVerb`` that
+are interested in the pod narrow DefaultPreemption's candidates before one is selected,
+as in the live cycle (:func:`~asched.framework.extender_preemption.narrow_candidates`):
+the preemption shown, and the FitError message's PostFilter part, are what they leave
+(``no candidate node for preemption`` when they leave none; a non-ignorable one's
+failure is preemption's Error). Not consulted: ``bindVerb`` (explain binds nothing).
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ from asched.config.types import ExtenderConfig, Profile
 from asched.errors import ExtenderError
 from asched.explain import engine
 from asched.explain.engine import Column, Filtered, Rejections
+from asched.framework.cycle_state import CycleState
 from asched.framework.extender import (
+    EXTENDER_NAME,
     Extender,
     ExtenderScores,
     ExtenderTransport,
@@ -49,7 +55,10 @@ from asched.framework.extender import (
     run_filters,
     run_prioritizers,
 )
+from asched.framework.extender_preemption import NO_CANDIDATE, narrow_candidates, preempting
 from asched.framework.extender_protocol import RawObject
+from asched.framework.interface import PostFilterResult
+from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
 from asched.framework.registry import Registry
 from asched.framework.result import Evaluation, ExtenderCall, ExtenderReport
 from asched.framework.status import Code, Status
@@ -196,6 +205,9 @@ async def evaluate_with_extenders(
     names = display_names(extenders)
     filtered = engine.filter_nodes(table, pod, profile, registry=registry)
     if isinstance(filtered, Evaluation):  # no node passed the in-tree part: nothing is sent
+        unfit = engine.pre_filter_unfit(table, pod, profile, registry=registry)
+        if unfit is not None:  # PreFilter rejected the pod: PostFilter still preempts
+            filtered = await _preempt(filtered, unfit, table, pod, extenders, pod_json)
         reports = [
             _report(
                 extender,
@@ -243,6 +255,9 @@ async def _extend(
     else:  # no node left, or PreScore's Error ends the cycle before any prioritizer
         prioritize_calls = [_not_called(e, pod_json, "prioritize") for e in extenders]
         evaluation = engine.score_nodes(filtered, seed=seed, rejections=rejections)
+        if evaluation.selected is None:
+            unfit = engine.filtered_unfit(filtered, rejections)
+            evaluation = await _preempt(evaluation, unfit, filtered.table, pod, extenders, pod_json)
     reports = tuple(
         _report(extender, name, filter_call, prioritize_call)
         for extender, name, filter_call, prioritize_call in zip(
@@ -250,6 +265,40 @@ async def _extend(
         )
     )
     return dataclasses.replace(evaluation, extenders=reports)
+
+
+async def _preempt(
+    evaluation: Evaluation,
+    unfit: engine.Unfit,
+    table: NodeTable,
+    pod: PodInfo,
+    extenders: Sequence[Extender],
+    pod_json: RawObject,
+) -> Evaluation:
+    """``evaluation`` (no node fits) with its preemption as the preempting extenders
+    leave it; unchanged when none is interested, or DefaultPreemption found no candidate
+    (upstream calls no extender then)."""
+    if evaluation.preemption is None or not preempting(extenders, pod_json):
+        return evaluation
+    plugin = engine.default_preemption(unfit.framework)
+    if plugin is None:
+        return evaluation
+    found = plugin.find_candidates(
+        CycleState(), pod, table, unfit.statuses, unfit.framework, offset=0
+    )
+    if isinstance(found, PostFilterResult):
+        return evaluation
+    try:
+        narrowed = await narrow_candidates(extenders, pod, pod_json, found, table)
+    except ExtenderError as exc:
+        result = PostFilterResult(Status.error(f"{PREEMPTION_PREFIX}{exc}", plugin=EXTENDER_NAME))
+    else:
+        if narrowed:
+            result = plugin.select_candidate(pod, table, narrowed)
+        else:
+            result = PostFilterResult(Status.unschedulable(f"{PREEMPTION_PREFIX}{NO_CANDIDATE}"))
+    preemption = engine.preemption_of(result)
+    return dataclasses.replace(evaluation, message=unfit.message(preemption), preemption=preemption)
 
 
 async def explain_with_extenders(

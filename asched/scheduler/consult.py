@@ -47,13 +47,12 @@ from asched.framework.extender import (
     FilterOutcome,
     NodeObjects,
     run_filters,
-    run_preemption,
     run_prioritizers,
 )
-from asched.framework.extender_protocol import NodeVictims, RawObject
-from asched.framework.preemption import Candidate, CandidateSelector, importance_order
+from asched.framework.extender_preemption import narrow_candidates
+from asched.framework.extender_protocol import RawObject
+from asched.framework.preemption import Candidate, CandidateSelector
 from asched.queue.queued import QueuedPod
-from asched.scheduler.raw import summary
 
 if TYPE_CHECKING:
     from asched.scheduler.cycle import ProfileRuntime
@@ -88,10 +87,6 @@ class Consultation:
     error: ExtenderError | None = None
 
 
-#: upstream's message when no candidate is left for preemption
-NO_CANDIDATE: Final = "no candidate node for preemption"
-
-
 @dataclass(slots=True)
 class Preemption:
     """One pod's PostFilter while the preempting extenders are asked.
@@ -116,48 +111,18 @@ class Preemption:
 Pending = Consultation | Preemption
 
 
-def preempting(extenders: Sequence[Extender], pod_json: RawObject) -> bool:
-    """Whether an extender with a preemptVerb is interested in the pod."""
-    return any(e.supports_preemption and e.is_interested(pod_json) for e in extenders)
-
-
 async def ask_preemption(
     extenders: Sequence[Extender], preemption: Preemption, table: NodeTable
 ) -> None:
     """Fill ``preemption`` with what the preempting extenders leave of its candidates
-    (upstream's callExtenders). Victims are sent as :func:`~asched.scheduler.raw.summary`
-    objects (by UID to nodeCacheCapable extenders); the answer may name any pod on the
-    node, resolved against the table when it arrives."""
-    victims = {
-        table.name_of(c.row): NodeVictims(
-            tuple(summary(v) for v in c.victims), c.num_pdb_violations
-        )
-        for c in preemption.candidates
-    }
-
-    def pods_on_node(node: str) -> dict[str, RawObject] | None:
-        row = table.row_of(node)
-        if row is None:
-            return None
-        return {p.info.uid: summary(p.info) for p in table.row_pods[row].values()}
-
-    pod = preemption.qp.pod
+    (:func:`~asched.framework.extender_preemption.narrow_candidates`), or the error of a
+    non-ignorable one."""
     try:
-        answer = await run_preemption(extenders, pod, preemption.pod_json, victims, pods_on_node)
+        preemption.answer = await narrow_candidates(
+            extenders, preemption.qp.pod, preemption.pod_json, preemption.candidates, table
+        )
     except ExtenderError as exc:
         preemption.error = exc
-        return
-    found: list[Candidate] = []
-    for node, kept in answer.items():
-        row = table.row_of(node)
-        if row is None:
-            continue
-        by_uid = {p.info.uid: p.info for p in table.row_pods[row].values()}
-        pods = [by_uid[uid] for v in kept.pods if (uid := _uid(v)) in by_uid]
-        starts = [_start(table, p.key) for p in pods]
-        ordered = tuple(pods[i] for i in importance_order(pods, starts))
-        found.append(Candidate(row, ordered, kept.num_pdb_violations))
-    preemption.answer = found
 
 
 def still_valid(table: NodeTable, candidates: Sequence[Candidate] | None) -> list[Candidate]:
@@ -170,16 +135,6 @@ def still_valid(table: NodeTable, candidates: Sequence[Candidate] | None) -> lis
         if all(victim.key in placed for victim in candidate.victims):
             out.append(candidate)
     return out
-
-
-def _uid(pod_json: RawObject) -> str:
-    meta = pod_json.get("metadata")
-    return str(meta.get("uid", "")) if isinstance(meta, dict) else ""
-
-
-def _start(table: NodeTable, key: str) -> float:
-    columns = table.pod_columns
-    return float(columns.start[columns.index[key]])
 
 
 def names_of(

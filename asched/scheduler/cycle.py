@@ -41,6 +41,7 @@ from asched.framework import contain, diagnosis, extender
 from asched.framework.algorithm import Algorithm, Decision
 from asched.framework.events import ClusterEvent
 from asched.framework.extender import Extender
+from asched.framework.extender_preemption import NO_CANDIDATE, preempting
 from asched.framework.interface import PostFilterResult, PreFilterOutcome
 from asched.framework.plugins.coscheduling import NAME as COSCHEDULING
 from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
@@ -482,7 +483,7 @@ class Scheduler:
         selector = _candidate_selector(framework.post_filter) if self._preempters else None
         if selector is not None:
             pod_json = self.raw.pod(qp.pod)
-            if consult.preempting(self._preempters, pod_json):
+            if preempting(self._preempters, pod_json):
                 metrics.count_preemption_attempt()
                 found = selector.find_candidates(
                     decision.state, qp.pod, table, decision.statuses(), framework
@@ -539,7 +540,7 @@ class Scheduler:
                 chosen = preemption.selector.select_candidate(qp.pod, table, candidates)
                 result = self._nominate(qp, preemption.profile, chosen)
             else:
-                message = f"{PREEMPTION_PREFIX}{consult.NO_CANDIDATE}"
+                message = f"{PREEMPTION_PREFIX}{NO_CANDIDATE}"
                 result = PostFilterResult(Status.unschedulable(message, plugin=""))
         post_filter = "" if result.status.ok else result.status.message
         status = self._failure(decision, preemption.rejectors, post_filter)

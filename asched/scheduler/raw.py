@@ -10,9 +10,8 @@ copy, so keeping it costs a reference per object.
 
 from __future__ import annotations
 
-from typing import Any
-
 from asched.cluster.records import PodInfo
+from asched.framework.extender_preemption import summary
 from asched.framework.extender_protocol import RawObject
 
 
@@ -35,16 +34,3 @@ class RawObjects:
         """The node's JSON (its name alone when this store does not keep nodes)."""
         found = self.nodes.get(name)
         return found if found is not None else {"metadata": {"name": name}}
-
-
-def summary(pod: PodInfo) -> RawObject:
-    """A pod's identity as JSON, from its record: metadata (name, namespace, uid, labels)
-    and spec (nodeName, schedulerName, priority). What a preempting extender is sent
-    of a victim: asched keeps no JSON of bound pods."""
-    meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
-    if pod.labels:
-        meta["labels"] = dict(pod.labels)
-    spec: dict[str, Any] = {"schedulerName": pod.scheduler_name, "priority": pod.priority}
-    if pod.node_name:
-        spec["nodeName"] = pod.node_name
-    return {"metadata": meta, "spec": spec}

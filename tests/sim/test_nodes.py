@@ -128,7 +128,9 @@ async def test_snapshot_is_replayed(tmp_path: Path):
         # YAML flow style also starts with "{" but is not JSON: read as YAML
         pytest.param("{kind: Node, metadata: {name: n2}}", ["n2"], id="yaml-flow"),
         # JSON is YAML: the same answer either way
-        pytest.param('\n  {"kind": "Node", "metadata": {"name": "n3"}}\n', ["n3"], id="json-indented"),
+        pytest.param(
+            '\n  {"kind": "Node", "metadata": {"name": "n3"}}\n', ["n3"], id="json-indented"
+        ),
     ],
 )
 def test_json_snapshot(tmp_path: Path, content: str, expected: list[str]):

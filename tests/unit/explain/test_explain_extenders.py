@@ -476,3 +476,88 @@ def test_without_extenders_the_json_has_no_extenders_key() -> None:
     evaluation = evaluate(TWO, pod_info(make_pod("web")), PROFILE)
     assert evaluation.extenders is None
     assert "extenders" not in evaluation.to_json()
+
+
+def _victim(name: str, node: str) -> Raw:
+    raw = make_pod(name, cpu="3", node_name=node, priority=0)
+    raw["metadata"]["uid"] = f"uid-{name}"
+    return raw
+
+
+#: n1 and n2 (4 cpu each) each run a low-priority pod of 3 cpu: a 2-cpu pod of priority
+#: 100 fits nowhere, and evicting either pod makes room (DefaultPreemption, offset 0,
+#: prefers n1: the candidates tie on every criterion and n1 comes first)
+CROWDED = snapshot_of(
+    [make_node("n1"), make_node("n2")], [_victim("low-1", "n1"), _victim("low-2", "n2")]
+)
+CROWDED_FIT = "0/2 nodes are available: 2 Insufficient cpu."
+
+
+@pytest.mark.parametrize(
+    ("rules", "fields", "node", "victims", "post_filter"),
+    [
+        pytest.param(
+            ExtenderRules(passes=frozenset({"n2"})),
+            {},
+            "n2",
+            ["default/low-2"],
+            "",
+            id="the extender keeps n2 only: n2 is nominated, not n1",
+        ),
+        pytest.param(
+            ExtenderRules(passes=frozenset({"n2"})),
+            {"nodeCacheCapable": True},
+            "n2",
+            ["default/low-2"],
+            "",
+            id="nodeCacheCapable: victims go by UID and come back resolved",
+        ),
+        pytest.param(
+            ExtenderRules(passes=frozenset()),
+            {},
+            None,
+            [],
+            "preemption: no candidate node for preemption",
+            id="the extender keeps no node: no candidate (upstream's message)",
+        ),
+        pytest.param(
+            ExtenderRules(faults={"preempt": "status-500"}),
+            {},
+            None,
+            [],
+            "preemption: ",
+            id="a non-ignorable extender fails: preemption's Error",
+        ),
+        pytest.param(
+            ExtenderRules(passes=frozenset({"n2"})),
+            {"managedResources": [{"name": GPU}]},
+            "n1",
+            ["default/low-1"],
+            "",
+            id="not interested (no GPU asked): DefaultPreemption's own choice",
+        ),
+    ],
+)
+async def test_preempting_extenders_narrow_the_candidates(
+    rules: ExtenderRules,
+    fields: dict[str, Any],
+    node: str | None,
+    victims: list[str],
+    post_filter: str,
+) -> None:
+    profile = default_config().profiles[0]
+    pod_raw = make_pod("urgent", cpu="2", priority=100)
+    preempting = spec(rules, preempt=True, filterVerb="", prioritizeVerb="", **fields)
+    evaluation, servers = await explain(CROWDED, pod_raw, preempting, profile=profile)
+    preemption = evaluation.preemption
+    assert preemption is not None
+    assert preemption.node == node
+    assert [v.pod for v in preemption.victims] == victims
+    assert preemption.message.startswith(post_filter)
+    # the FitError message ends with preemption's when it failed, as the live one does
+    assert evaluation.message == " ".join(filter(None, (CROWDED_FIT, preemption.message)))
+    called = [call.verb for call in servers[0].calls]
+    assert called == ([] if "managedResources" in fields else ["preempt"])
+    if rules.faults:  # the extender's URL names the failure
+        assert preemption.code.name == "ERROR"
+        assert servers[0].url in preemption.message
