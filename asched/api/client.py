@@ -27,7 +27,6 @@ every ``# type: ignore`` for that untyped library lives here.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -42,6 +41,7 @@ from kubernetes_asyncio import client as k8s_client, config as k8s_config
 from asched.api import kubeconfig as kubeconfig_check
 from asched.api.objects import BindingJSON, KubeObject, PodStatusPatchJSON, WatchEventJSON
 from asched.errors import ApiError, ApiUnavailable, InputError, WatchExpired
+from asched.gcpause import gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -298,9 +298,7 @@ class KubeClient:
         query: dict[str, str | int] = dict(params or {})
         query["limit"] = page_size
         resource_version = ""
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             while True:
                 page = await self.get_json(path, query)
                 items.extend(page.get("items") or [])
@@ -310,9 +308,6 @@ class KubeClient:
                 if not token:
                     return items, resource_version
                 query["continue"] = token
-        finally:
-            if was_enabled:
-                gc.enable()
 
     async def watch(
         self,

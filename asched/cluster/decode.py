@@ -116,10 +116,11 @@ class _Ctx:
         it and recorded in :attr:`out_of_range` (the first one, naming its field)."""
         out: dict[str, int] = {}
         for name, text in self.mapping(value, path).items():
-            if isinstance(text, int | float) and not isinstance(text, bool):
-                text = str(text)
-            if not isinstance(text, str):
-                raise self.fail(f"{path}.{name}", f"must be a quantity string, got {text!r}")
+            if type(text) is not str:
+                if isinstance(text, int | float) and not isinstance(text, bool):
+                    text = str(text)
+                if not isinstance(text, str):
+                    raise self.fail(f"{path}.{name}", f"must be a quantity string, got {text!r}")
             try:
                 amount = quantity.canonical(name, text)
             except quantity.QuantityError as exc:

@@ -35,6 +35,7 @@ from asched.cluster.table import NodeTable
 from asched.cluster.workloads import KIND_OF_RESOURCE
 from asched.errors import DecodeError
 from asched.framework.events import ClusterEvent
+from asched.gcpause import gc_paused
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
@@ -159,6 +160,10 @@ class Ingest:
             )
 
     def _relist(self, event: Relisted) -> None:
+        with gc_paused():  # a big relist builds records by the million: no garbage to find
+            self._relisted(event)
+
+    def _relisted(self, event: Relisted) -> None:
         present = {_key(obj) for obj in event.objects}
         if event.kind == "nodes":
             for name in [n for n in self.table.index if n not in present]:
