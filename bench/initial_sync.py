@@ -13,6 +13,8 @@ against it and the script measures:
 - **sync seconds**: from starting the process to its ``synced:`` log line (interpreter
   start and imports, the paginated LIST of every watched resource, decoding every object
   into the node table and the pod columns, the first watch);
+- **scheduler CPU** over the same time (user + system), and the simulator's CPU since
+  it started (its own loading of the snapshot included);
 - **peak RSS** (``VmHWM``) and **RSS once synced** (``VmRSS``) of the scheduler process.
 
 With an empty size and sizes that differ only in nodes or only in pods, it prints the
@@ -33,6 +35,7 @@ from typing import Any
 import orjson
 
 from asched.backends.simulator import SimServer
+from asched.benchmark.procstat import cpu_seconds
 from asched.benchmark.schedulers import AschedProcess
 
 PODS_PER_NAMESPACE = 1000
@@ -117,6 +120,10 @@ def measure(nodes: int, pods: int, workdir: Path, timeout: float) -> dict[str, A
             else:
                 raise SystemExit(f"asched did not sync within {timeout:.0f} s")
             seconds = time.monotonic() - started
+            assert scheduler.pid is not None
+            scheduler_cpu = cpu_seconds(scheduler.pid)
+            sim_pids = list(sim.pids().values())
+            sim_cpu = cpu_seconds(sim_pids[0]) if sim_pids else None
             time.sleep(1.0)  # let the first cycles and the GC freeze settle
             assert scheduler.pid is not None
             memory = _proc_status(scheduler.pid)
@@ -127,6 +134,8 @@ def measure(nodes: int, pods: int, workdir: Path, timeout: float) -> dict[str, A
         "pods": pods,
         "sim_start_seconds": sim_seconds,
         "sync_seconds": seconds,
+        "scheduler_cpu_seconds": scheduler_cpu,
+        "sim_cpu_seconds_total": sim_cpu,
         "peak_rss_bytes": memory["VmHWM"],
         "rss_synced_bytes": memory["VmRSS"],
     }
@@ -165,12 +174,14 @@ def main() -> None:
             results.append(measure(nodes, pods, Path(scratch), args.timeout))
     mib = 1024 * 1024
     print(
-        "\n| nodes | pods | sync (s) | peak RSS (MiB) | RSS once synced (MiB) | simulator start (s) |"
+        "\n| nodes | pods | sync (s) | scheduler CPU (s) | peak RSS (MiB) "
+        "| RSS once synced (MiB) | simulator start (s) |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for row in results:
         print(
             f"| {row['nodes']:,} | {row['pods']:,} | {row['sync_seconds']:.1f} "
+            f"| {row['scheduler_cpu_seconds'] or 0:.1f} "
             f"| {row['peak_rss_bytes'] / mib:,.0f} | {row['rss_synced_bytes'] / mib:,.0f} "
             f"| {row['sim_start_seconds']:.0f} |"
         )
