@@ -187,7 +187,13 @@ class KubeClient:
             session._trust_env = False
         client = cls(api)
         if fast_writes and not trust_env and not configuration.proxy:
-            client._fast = FastWrites(configuration, client._authorization, limit=max_connections)
+            try:
+                client._fast = FastWrites(
+                    configuration, client._authorization, limit=max_connections
+                )
+            except ValueError:
+                # not an http(s) URL with a host: the aiohttp path reports it on first use
+                logger.debug("API writes stay on aiohttp: the server URL is not http(s)")
         return client
 
     async def _authorization(self) -> str | None:

@@ -144,3 +144,17 @@ async def test_a_proxy_keeps_writes_on_the_aiohttp_path(
         assert not client.fast_writes
     finally:
         await client.close()
+
+
+async def test_a_server_url_without_scheme_keeps_writes_on_the_aiohttp_path(
+    tmp_path: Path,
+) -> None:
+    # connect never raises for it: the first request reports the URL, as before
+    document = sim_kubeconfig.render("127.0.0.1:6443", TOKEN)
+    path = tmp_path / "schemeless"
+    path.write_text(yaml.safe_dump(document))
+    client = await KubeClient.connect(str(path))
+    try:
+        assert not client.fast_writes
+    finally:
+        await client.close()
