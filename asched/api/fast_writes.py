@@ -48,11 +48,6 @@ from asched.api.objects import PodStatusPatchJSON
 _HEADERS: Final = b"Accept: application/json\r\nUser-Agent: asched\r\n"
 _JSON: Final = b"application/json"
 _STRATEGIC_PATCH: Final = b"application/strategic-merge-patch+json"
-#: the Binding body with the JSON-encoded (quoted, escaped) namespace, name, uid and node
-_BINDING: Final = (
-    b'{"apiVersion":"v1","kind":"Binding","metadata":{"name":%s,"namespace":%s%s},'
-    b'"target":{"apiVersion":"v1","kind":"Node","name":%s}}'
-)
 
 
 class ApiTLS(Protocol):
@@ -98,9 +93,22 @@ class BadHeader(ValueError):
 
 def binding_body(namespace: str, name: str, uid: str, node: str) -> bytes:
     """The Binding of pod ``namespace/name`` (``uid`` as precondition when not empty) to
-    ``node``, as JSON bytes; the same document the aiohttp path sends."""
-    uid_field = b',"uid":%s' % orjson.dumps(uid) if uid else b""
-    return _BINDING % (orjson.dumps(name), orjson.dumps(namespace), uid_field, orjson.dumps(node))
+    ``node``, as JSON bytes; the same document the aiohttp path sends.
+
+    orjson of the dict, not a bytes template with the JSON-encoded names spliced in: both
+    cost about 0.45 µs per body (``bench/bind_client_cpu.py``), so the plain one stays.
+    """
+    metadata: dict[str, str] = {"name": name, "namespace": namespace}
+    if uid:
+        metadata["uid"] = uid
+    return orjson.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": metadata,
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+    )
 
 
 def pod_path(namespace: str, name: str, sub: str) -> str:
