@@ -67,7 +67,9 @@ async def _read_request(reader: asyncio.StreamReader) -> bytes | None:
 
 
 @asynccontextmanager
-async def serving(script: Script, tmp_path: Path) -> AsyncIterator[KubeClient]:
+async def serving(
+    script: Script, tmp_path: Path, *, max_connections: int = 128
+) -> AsyncIterator[KubeClient]:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         script.connections += 1
         try:
@@ -92,7 +94,7 @@ async def serving(script: Script, tmp_path: Path) -> AsyncIterator[KubeClient]:
     port = server.sockets[0].getsockname()[1]
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump(sim_kubeconfig.render(f"http://127.0.0.1:{port}", TOKEN)))
-    client = await KubeClient.connect(str(path))
+    client = await KubeClient.connect(str(path), max_connections=max_connections)
     try:
         assert client.fast_writes
         yield client
@@ -218,3 +220,23 @@ async def test_cancellation_aborts_the_connection_in_use(tmp_path: Path) -> None
         assert client._fast.pool._idle == []
         assert (await client.bind("default", "web-2", "", "node-a")).status == 201
     assert script.connections == 2
+
+
+@pytest.mark.looptime
+async def test_the_deadline_covers_the_wait_for_a_free_connection(
+    tmp_path: Path, looptime: float
+) -> None:
+    # one connection allowed: the first binding holds it unanswered, the second waits for
+    # it; both fail when their 30 s pass, and the second never reached the server
+    script = Script([HANG, CREATED])
+    async with serving(script, tmp_path, max_connections=1) as client:
+        first = asyncio.ensure_future(client.bind("default", "web-1", "", "node-a"))
+        await asyncio.wait_for(script.received.wait(), 5)
+        second = asyncio.ensure_future(client.bind("default", "web-2", "", "node-a"))
+        results = await asyncio.gather(first, second, return_exceptions=True)
+        assert looptime == pytest.approx(30, abs=0.1)
+        assert [type(result) for result in results] == [ApiUnavailable, ApiUnavailable]
+        assert all("TimeoutError" in str(result) for result in results)
+        assert len(script.requests) == 1
+        # the slot is free again
+        assert (await client.bind("default", "web-3", "", "node-a")).status == 201
