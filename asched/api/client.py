@@ -21,6 +21,13 @@ request look up proxy and netrc settings in a thread pool: measured here, that m
 doubles the client CPU per binding (736 -> 298 us). The scheduler talks straight to its
 API server, so asched turns that off unless ``ASCHED_API_TRUST_ENV=1`` asks for proxies.
 
+The hot writes, :meth:`KubeClient.bind` and :meth:`KubeClient.patch_pod_status`, go through
+:mod:`asched.api.fast_writes` instead (one write per request over asched's own kept-alive
+HTTP/1.1 connections, same TLS, same auth, same errors; measured by
+``bench/bind_client_cpu.py``), except when requests must go through a proxy
+(``ASCHED_API_TRUST_ENV=1`` or a ``proxy-url``): then every request takes the aiohttp path.
+That path keeps its own connections beside aiohttp's (up to ``max_connections`` each).
+
 This is the only module (with :mod:`asched.api.watch`) that imports kubernetes_asyncio;
 every ``# type: ignore`` for that untyped library lives here.
 """
@@ -39,6 +46,8 @@ import orjson
 from kubernetes_asyncio import client as k8s_client, config as k8s_config
 
 from asched.api import kubeconfig as kubeconfig_check
+from asched.api.fast_writes import BadHeader, FastWrites, pod_path
+from asched.api.http1 import HTTPProtocolError
 from asched.api.objects import BindingJSON, KubeObject, PodStatusPatchJSON, WatchEventJSON
 from asched.errors import ApiError, ApiUnavailable, InputError, WatchExpired
 from asched.gcpause import gc_paused
@@ -54,6 +63,8 @@ DEFAULT_TIMEOUT: Final = 30.0
 #: OSError subclasses), and the request timeout (aiohttp raises the builtin TimeoutError).
 #: CancelledError is a BaseException and is never among them.
 _TRANSPORT: Final = (aiohttp.ClientError, OSError, TimeoutError)
+#: What the fast path raises (CannotConnect is an OSError, ssl.SSLError too).
+_FAST_TRANSPORT: Final = (OSError, TimeoutError, HTTPProtocolError, BadHeader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +137,10 @@ def _parse(raw: bytes) -> Any:
 class KubeClient:
     """Raw-JSON access to the API server. Create it inside the running event loop."""
 
-    def __init__(self, api: Any) -> None:
+    def __init__(self, api: Any, *, fast: FastWrites | None = None) -> None:
         self._api = api
         self._host = str(api.configuration.host).rstrip("/")
+        self._fast = fast
 
     @classmethod
     async def connect(
@@ -137,11 +149,14 @@ class KubeClient:
         *,
         context: str | None = None,
         max_connections: int = 128,
+        fast_writes: bool = True,
     ) -> KubeClient:
         """From a kubeconfig file, or the in-cluster service account when None.
 
         ``kubeconfig`` may be an ``os.pathsep`` list of files, merged as kubectl merges
         them; ``context`` picks a context (default: the merged ``current-context``).
+        ``fast_writes=False`` keeps bindings and status patches on the aiohttp path (for
+        ``bench/bind_client_cpu.py``'s comparison); a proxy keeps them there anyway.
 
         Raises
         ------
@@ -167,9 +182,30 @@ class KubeClient:
         configuration.connection_pool_maxsize = max_connections
         api = k8s_client.ApiClient(configuration)
         session = api.rest_client.pool_manager
-        if os.environ.get("ASCHED_API_TRUST_ENV") != "1" and hasattr(session, "_trust_env"):
+        trust_env = os.environ.get("ASCHED_API_TRUST_ENV") == "1"
+        if not trust_env and hasattr(session, "_trust_env"):
             session._trust_env = False
-        return cls(api)
+        client = cls(api)
+        if fast_writes and not trust_env and not configuration.proxy:
+            try:
+                client._fast = FastWrites(
+                    configuration, client._authorization, limit=max_connections
+                )
+            except ValueError:
+                # not an http(s) URL with a host: the aiohttp path reports it on first use
+                logger.debug("API writes stay on aiohttp: the server URL is not http(s)")
+        return client
+
+    async def _authorization(self) -> str | None:
+        """The Authorization header's value, from the library (token refresh included)."""
+        headers: dict[str, str] = {}
+        await self._api.update_params_for_auth(headers, [], ["BearerToken"])
+        return headers.get("authorization")
+
+    @property
+    def fast_writes(self) -> bool:
+        """Whether bindings and status patches take the fast path (:mod:`.fast_writes`)."""
+        return self._fast is not None
 
     @property
     def trusts_env(self) -> bool:
@@ -177,6 +213,8 @@ class KubeClient:
         return bool(getattr(self._api.rest_client.pool_manager, "_trust_env", True))
 
     async def close(self) -> None:
+        if self._fast is not None:
+            self._fast.close()
         await self._api.close()
 
     @property
@@ -269,15 +307,19 @@ class KubeClient:
             raise self._unavailable(method, path, exc) from exc
         finally:
             response.release()
-        if response.status >= 400:
-            logger.debug("%s %s -> %d", method, path, response.status)
+        return self._response(method, path, response.status, raw)
+
+    def _response(self, method: str, path: str, status: int, raw: bytes) -> Response:
+        """The Response for ``status`` and body ``raw``; a 2xx body not JSON raises."""
+        if status >= 400:
+            logger.debug("%s %s -> %d", method, path, status)
         try:
             parsed = _parse(raw)
         except _NotJson as exc:
-            if 200 <= response.status < 300:
-                raise self._unavailable(method, path, f"HTTP {response.status} {exc}") from None
+            if 200 <= status < 300:
+                raise self._unavailable(method, path, f"HTTP {status} {exc}") from None
             parsed = None
-        return Response(response.status, parsed)
+        return Response(status, parsed)
 
     async def get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
         """The JSON object at ``path``; ApiError on a non-2xx status, ApiUnavailable when the
@@ -367,7 +409,20 @@ class KubeClient:
 
     # ------------------------------------------------------------------ pods
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> Response:
-        """POST the pod's Binding: 201 bound, 404 pod gone, 409 already assigned."""
+        """POST the pod's Binding: 201 bound, 404 pod gone, 409 already assigned.
+
+        Never sent twice (on the fast path too): a binding whose answer was lost raises
+        ApiUnavailable, and the caller counts it as failed.
+        """
+        if self._fast is not None:
+            path = pod_path(namespace, name, "binding")
+            try:
+                status, raw = await self._fast.bind(
+                    path, namespace, name, uid, node, DEFAULT_TIMEOUT
+                )
+            except _FAST_TRANSPORT as exc:
+                raise self._unavailable("POST", path, exc) from exc
+            return self._response("POST", path, status, raw)
         body: BindingJSON = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -384,6 +439,13 @@ class KubeClient:
         self, namespace: str, name: str, patch: PodStatusPatchJSON
     ) -> Response:
         """Strategic-merge the pod's status (conditions merge by type)."""
+        if self._fast is not None:
+            path = pod_path(namespace, name, "status")
+            try:
+                status, raw = await self._fast.patch_status(path, patch, DEFAULT_TIMEOUT)
+            except _FAST_TRANSPORT as exc:
+                raise self._unavailable("PATCH", path, exc) from exc
+            return self._response("PATCH", path, status, raw)
         return await self.request(
             "PATCH",
             f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/status",

@@ -1,7 +1,7 @@
 """The HTTP client of one scheduler extender: JSON over POST, TLS as client-go builds it.
 
 One :class:`ExtenderClient` per configured extender, with its own kept-alive connections
-(:mod:`asched.api.extender_http`, opened on the first call, inside the running loop).
+(:mod:`asched.api.http1`, opened on the first call, inside the running loop).
 ``post(verb, body)`` sends ``body`` as JSON (orjson, ``Content-Type: application/json``)
 to ``urlPrefix/verb`` and returns the decoded answer. The whole call (waiting for a
 connection, connecting, sending, reading the answer) must finish within ``httpTimeout``,
@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from asched.api.extender_http import CannotConnect, HTTPProtocolError, Pool
+from asched.api.http1 import CannotConnect, HTTPProtocolError, Pool
 from asched.errors import ExtenderError, InputError
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The extender client's HTTP/1.1 over a scripted server on loopback (asched.api.extender_http).
+"""The extender client's HTTP/1.1 over a scripted server on loopback (asched.api.http1).
 
 The server (``asyncio.start_server``) reads each request whole and answers with the next
 scripted answer: raw bytes, written as they are, so every framing an HTTP server may use

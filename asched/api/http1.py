@@ -1,16 +1,21 @@
-"""A lean HTTP/1.1 client for extender calls: POSTs over kept-alive connections.
+"""A lean HTTP/1.1 client: small requests over kept-alive connections, one write each.
 
-Why not aiohttp's client, as the rest of :mod:`asched.api` uses: an extender call is a
-small POST and a small answer, thousands of times a second, and aiohttp's per-request
-machinery (request and response objects, header multidicts, a writer task, timers)
-cost more CPU than the call's own bytes. ``bench/extender_cpu.py`` part (c) measured the
-client's CPU per call at about 140 µs (filter, 500 names) and 200 µs (prioritize, 450
-entries) with aiohttp, and about 60 and 100 µs with this client, JSON decoding included.
+Used by the extender client (:mod:`asched.api.extender`) and by the API writes on the
+scheduler's hot path (:mod:`asched.api.fast_writes`: bindings and pod status patches).
+
+Why not aiohttp's client, as the rest of :mod:`asched.api` uses: these calls are small
+requests and small answers, thousands of times a second, and aiohttp's per-request
+machinery (request and response objects, header multidicts, a writer task, timers, several
+small writes each encrypted on their own under TLS) cost more CPU than the call's own
+bytes. ``bench/extender_cpu.py`` part (c) measured the client's CPU per extender call at
+about 140 µs (filter, 500 names) and 200 µs (prioritize, 450 entries) with aiohttp, and
+about 60 and 100 µs with this client, JSON decoding included; ``bench/bind_client_cpu.py``
+measures a binding.
 
 What it speaks (enough for any HTTP/1.1 server, Go's ``net/http`` included):
 
-- the request: ``POST`` with ``Content-Length``, ``Host`` as the URL writes it, JSON
-  content type, ``Accept-Encoding: identity``;
+- the request: whatever bytes the caller renders (request line, headers, body), written
+  to the connection in one ``write`` (under TLS: one record, not one per header block);
 - the answer: ``1xx`` interim answers skipped; a body delimited by ``Content-Length``,
   by ``Transfer-Encoding: chunked`` (extensions and trailers ignored), or by the end of
   the connection; ``Content-Encoding`` gzip or deflate decoded (a server may compress
@@ -21,13 +26,18 @@ What it speaks (enough for any HTTP/1.1 server, Go's ``net/http`` included):
   connection that the server closes before any byte of its answer is sent once more on
   a new connection (the server dropped the idle connection just as it was used, as Go's
   transport retries ``errServerClosedIdle``), unless the caller says the call has effects
-  (the bind verb): that is never sent twice.
+  (an extender's bind verb, an API binding): that is never sent twice.
+
+Deadlines: the caller may bound the whole exchange itself (``asyncio.timeout``, as the
+extender client does), or pass ``deadline`` (loop time, seconds): then one
+``loop.call_at`` handle per exchange aborts the connection in use when it passes (about
+1.4 µs per call on uvloop, against about 6 µs for an ``asyncio.timeout`` block), and the
+rare waits for a free slot or a new connection run under ``asyncio.timeout_at``.
 
 Failures leave as :class:`CannotConnect`, :class:`OSError` (a connection lost,
 :class:`ssl.SSLError` for TLS), :class:`HTTPProtocolError` (a malformed answer) or
-:class:`TimeoutError` (from the caller's deadline); the caller names the call. A
-connection in use when anything goes wrong (cancellation included) is aborted, never
-reused.
+:class:`TimeoutError` (a deadline passed); the caller names the call. A connection in use
+when anything goes wrong (cancellation included) is aborted, never reused.
 """
 
 from __future__ import annotations
@@ -83,7 +93,8 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self.error = exc
+        if self.error is None:  # a deadline's TimeoutError stays the cause
+            self.error = exc
         self._wake()
 
     def _wake(self) -> None:
@@ -137,6 +148,13 @@ class _Connection(asyncio.Protocol):
         self.closed = True
         if self.transport is not None:
             self.transport.abort()
+
+    def expire(self) -> None:
+        """The exchange's deadline passed: abort, and make the reader raise TimeoutError."""
+        if self.error is None:
+            self.error = TimeoutError("no complete answer before the deadline")
+        self.abort()
+        self._wake()
 
 
 class _Head:
@@ -289,17 +307,37 @@ class Pool:
             connection.abort()
         return None
 
-    async def exchange(self, request: bytes, *, replayable: bool = True) -> tuple[int, bytes]:
+    async def _connect_by(self, deadline: float | None) -> _Connection:
+        if deadline is None:
+            return await self._connect()
+        async with asyncio.timeout_at(deadline):
+            return await self._connect()
+
+    async def exchange(
+        self, request: bytes, *, replayable: bool = True, deadline: float | None = None
+    ) -> tuple[int, bytes]:
         """Send ``request`` (a whole HTTP/1.1 request) and read its answer: the status
-        and the (decoded) body. ``replayable=False`` (a call with effects: the bind verb)
-        is never sent twice: a kept connection dropped under it is an error, as Go's
-        transport never replays a written POST."""
+        and the (decoded) body.
+
+        ``replayable=False`` (a call with effects: a bind) is never sent twice: a kept
+        connection dropped under it is an error, as Go's transport never replays a
+        written POST. ``deadline`` (loop time, seconds; None: none) bounds the whole
+        exchange, waiting for a free connection included: TimeoutError after it.
+        """
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._limit)
-        async with self._slots:
+        slots = self._slots
+        if deadline is not None and slots.locked():
+            async with asyncio.timeout_at(deadline):
+                await slots.acquire()
+        else:
+            await slots.acquire()
+        try:
             kept = self._kept()
-            connection = kept if kept is not None else await self._connect()
+            connection = kept if kept is not None else await self._connect_by(deadline)
+            loop = asyncio.get_running_loop()
             while True:
+                timer = None if deadline is None else loop.call_at(deadline, connection.expire)
                 try:
                     connection.received = 0
                     assert connection.transport is not None
@@ -310,16 +348,21 @@ class Pool:
                     if kept is None or connection.received or not replayable:
                         raise
                     kept = None  # dropped while idle: once more, on a new connection
-                    connection = await self._connect()
+                    connection = await self._connect_by(deadline)
                     continue
                 except BaseException:
                     connection.abort()
                     raise
+                finally:
+                    if timer is not None:
+                        timer.cancel()
                 if reusable and not self._closed:
                     self._idle.append(connection)
                 else:
                     connection.abort()
                 return status, body
+        finally:
+            slots.release()
 
     def close(self) -> None:
         """Close the idle connections; those in use close when their exchange ends."""
