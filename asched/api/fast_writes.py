@@ -37,6 +37,7 @@ them to :class:`~asched.errors.ApiUnavailable`.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 from collections.abc import Awaitable, Callable
 from typing import Final, Protocol
@@ -120,6 +121,15 @@ def pod_path(namespace: str, name: str, sub: str) -> str:
     return f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/{sub}"
 
 
+#: a path that may go on the request line as it is (RFC 3986 path characters, escapes)
+_PLAIN_PATH: Final = re.compile(r"/[A-Za-z0-9/._~:@!$&'()*+,;=%-]*")
+
+
+def plain_path(path: str) -> bool:
+    """Whether ``path`` needs no escaping to go on the request line."""
+    return _PLAIN_PATH.fullmatch(path) is not None
+
+
 class FastWrites:
     """Bindings and status patches over kept-alive connections to the API server.
 
@@ -186,21 +196,38 @@ class FastWrites:
             body,
         )
 
+    async def send(
+        self,
+        method: bytes,
+        path: str,
+        content_type: bytes,
+        body: bytes,
+        request_timeout: float,
+        *,
+        replayable: bool,
+    ) -> tuple[int, bytes]:
+        """One request with a body; ``path`` as it goes on the request line (see
+        :func:`plain_path`), ``request_timeout`` in seconds. ``replayable``: whether it may
+        go once more on a new connection when a kept one was dropped while idle."""
+        request = await self._render(method, path, content_type, body)
+        deadline = asyncio.get_running_loop().time() + request_timeout
+        return await self.pool.exchange(request, replayable=replayable, deadline=deadline)
+
     async def bind(
         self, path: str, namespace: str, name: str, uid: str, node: str, request_timeout: float
     ) -> tuple[int, bytes]:
         """POST the Binding to ``path``; never sent twice. ``request_timeout`` in seconds."""
-        request = await self._render(b"POST", path, _JSON, binding_body(namespace, name, uid, node))
-        deadline = asyncio.get_running_loop().time() + request_timeout
-        return await self.pool.exchange(request, replayable=False, deadline=deadline)
+        body = binding_body(namespace, name, uid, node)
+        return await self.send(b"POST", path, _JSON, body, request_timeout, replayable=False)
 
     async def patch_status(
         self, path: str, patch: PodStatusPatchJSON, request_timeout: float
     ) -> tuple[int, bytes]:
         """PATCH ``path`` with ``patch`` as a strategic merge; ``request_timeout`` in seconds."""
-        request = await self._render(b"PATCH", path, _STRATEGIC_PATCH, orjson.dumps(patch))
-        deadline = asyncio.get_running_loop().time() + request_timeout
-        return await self.pool.exchange(request, replayable=True, deadline=deadline)
+        body = orjson.dumps(patch)
+        return await self.send(
+            b"PATCH", path, _STRATEGIC_PATCH, body, request_timeout, replayable=True
+        )
 
     def close(self) -> None:
         """Close the idle connections (those in use close when their exchange ends)."""

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from asched.api.client import KubeClient
+from asched.api.fast_writes import plain_path
 from asched.errors import RETRYABLE, ApiUnavailable
 from asched.sim import kubeconfig as sim_kubeconfig, tls as sim_tls
 from asched.sim.server import SimConfig, SimServer
@@ -158,3 +159,48 @@ async def test_a_server_url_without_scheme_keeps_writes_on_the_aiohttp_path(
         assert not client.fast_writes
     finally:
         await client.close()
+
+
+async def test_events_are_created_and_patched_on_the_fast_path(
+    client: KubeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the scheduler's events (one per bound pod) go the way of the bindings: the aiohttp
+    # path is made to fail, so only the fast path can answer
+    async def no_aiohttp(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the aiohttp path was taken")
+
+    monkeypatch.setattr(client, "request", no_aiohttp)
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "web-1.scheduled", "namespace": NS},
+        "involvedObject": {"kind": "Pod", "name": "web-1", "namespace": NS},
+        "reason": "Scheduled",
+        "message": "Successfully assigned default/web-1 to node-a",
+        "count": 1,
+    }
+    path = f"/api/v1/namespaces/{NS}/events"
+    created = await client.create(path, event)
+    assert created.status == 201
+    assert created.body["metadata"]["name"] == "web-1.scheduled"
+    again = await client.create(path, event)
+    assert again.status == 409  # AlreadyExists: sent once, answered as the server says
+    patched = await client.patch(f"{path}/web-1.scheduled", {"count": 2})
+    assert patched.status == 200
+    assert patched.body["count"] == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "plain"),
+    [
+        pytest.param("/api/v1/namespaces/default/events", True, id="an API path"),
+        pytest.param("/api/v1/namespaces/default/events/a.b-c%20d", True, id="escaped"),
+        pytest.param("/api/v1/namespaces/default/events/a b", False, id="a space"),
+        pytest.param("/api/v1/namespaces/default/events/é", False, id="not ASCII"),
+        pytest.param("/api/v1/x?y=1", False, id="a query"),
+        pytest.param("api/v1", False, id="not absolute"),
+    ],
+)
+def test_plain_path(path: str, plain: bool) -> None:
+    # a path that is not plain keeps to the aiohttp path, which escapes it
+    assert plain_path(path) is plain
