@@ -67,6 +67,35 @@ def priority_sort_key(pod: PodInfo, timestamp: float) -> tuple[float, ...]:
     return (-pod.priority, timestamp)
 
 
+_Place = tuple[str, int, QueuedPod]
+
+
+class _Places(dict[PodKey, _Place]):
+    """key -> (place, heap token or -1, the queued pod), counting the pods in each place
+    as it changes (so the once-a-second pending gauge costs no scan of every pod)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: dict[str, int] = dict.fromkeys((ACTIVE, BACKOFF, UNSCHEDULABLE, GATED), 0)
+
+    def __setitem__(self, key: PodKey, value: _Place) -> None:
+        old = super().get(key)
+        if old is not None:
+            self.counts[old[0]] -= 1
+        self.counts[value[0]] += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: PodKey) -> None:
+        self.counts[self[key][0]] -= 1
+        super().__delitem__(key)
+
+    def pop(self, key: PodKey, default: None = None) -> _Place | None:  # type: ignore[override]
+        found = super().pop(key, None)
+        if found is not None:
+            self.counts[found[0]] -= 1
+        return found
+
+
 class SchedulingQueue:
     """Pending pods of all profiles; see the module docstring for the state machine."""
 
@@ -106,7 +135,7 @@ class SchedulingQueue:
         #: event -> the last scheduling cycle during which it happened
         self._event_cycle: dict[ClusterEvent, int] = {}
         #: key -> (place, heap token or -1, the queued pod)
-        self._where: dict[PodKey, tuple[str, int, QueuedPod]] = {}
+        self._where = _Places()
         self._in_flight: dict[PodKey, QueuedPod] = {}
         self._deleted_in_flight: set[PodKey] = set()
         #: a pod created again under the name of one deleted while in flight, queued once
@@ -401,10 +430,7 @@ class SchedulingQueue:
     # ------------------------------------------------------------------ views
     def pending(self) -> dict[str, int]:
         """Pending pods per queue (``active``, ``backoff``, ``unschedulable``, ``gated``)."""
-        counts = dict.fromkeys((ACTIVE, BACKOFF, UNSCHEDULABLE, GATED), 0)
-        for place, _, _ in self._where.values():
-            counts[place] += 1
-        return counts
+        return dict(self._where.counts)
 
     def deleted_in_flight(self, key: PodKey) -> bool:
         """Whether ``key`` was deleted while being scheduled or bound."""
