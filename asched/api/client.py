@@ -339,19 +339,30 @@ class KubeClient:
         Python's cyclic GC is paused while big pages are parsed (it dominates otherwise).
         """
         items: list[KubeObject] = []
+        resource_version = ""
+        with gc_paused():
+            async for page, version, _ in self.list_pages(path, page_size=page_size, params=params):
+                items.extend(page)
+                resource_version = version
+        return items, resource_version
+
+    async def list_pages(
+        self, path: str, *, page_size: int = 500, params: Mapping[str, str | int] | None = None
+    ) -> AsyncIterator[tuple[list[KubeObject], str, bool]]:
+        """A collection page by page: ``(items, list resourceVersion, last)``; the version
+        is the list's (every page of one list reads the same snapshot)."""
         query: dict[str, str | int] = dict(params or {})
         query["limit"] = page_size
         resource_version = ""
-        with gc_paused():
-            while True:
-                page = await self.get_json(path, query)
-                items.extend(page.get("items") or [])
-                meta = page.get("metadata") or {}
-                resource_version = meta.get("resourceVersion", resource_version)
-                token = meta.get("continue")
-                if not token:
-                    return items, resource_version
-                query["continue"] = token
+        while True:
+            page = await self.get_json(path, query)
+            meta = page.get("metadata") or {}
+            resource_version = meta.get("resourceVersion", resource_version)
+            token = meta.get("continue")
+            yield page.get("items") or [], resource_version, not token
+            if not token:
+                return
+            query["continue"] = token
 
     async def watch(
         self,

@@ -102,6 +102,8 @@ class Ingest:
         #: pending pods of ours that did not decode: key -> the error last reported
         self.undecodable: dict[PodKey, str] = {}
         self.objects: dict[str, dict[str, Mapping[str, Any]]] = {}
+        #: kind -> the keys the pages of its relist under way held so far
+        self._listed: dict[str, set[str]] = {}
         self.pending: dict[PodKey, PodInfo] = {}
         self.events_applied = 0
         self.decode_errors = 0
@@ -164,19 +166,10 @@ class Ingest:
             self._relisted(event)
 
     def _relisted(self, event: Relisted) -> None:
-        present = {_key(obj) for obj in event.objects}
-        if event.kind == "nodes":
-            for name in [n for n in self.table.index if n not in present]:
-                self._node_deleted(name)
-            for node in cast("list[NodeJSON]", event.objects):
-                self._contained(event.kind, node, self._node)
-        elif event.kind == "pods":
-            known = set(self.table.pods) | set(self.pending) | set(self.undecodable)
-            for key in known - present:
-                self._pod_deleted(PodKey(key))
-            for pod in cast("list[PodJSON]", event.objects):
-                self._contained(event.kind, pod, self._pod)
-        elif event.kind in STORAGE_EVENTS:
+        if event.kind in ("nodes", "pods"):
+            self._relisted_page(event)
+            return
+        if event.kind in STORAGE_EVENTS:
             self._storage_relist(event.kind, event.objects)
         else:
             self.objects[event.kind] = {_key(obj): obj for obj in event.objects}
@@ -200,6 +193,34 @@ class Ingest:
                     if self.on_gang_gone is not None:
                         self.on_gang_gone(key)
                 self.queue.move(ClusterEvent.GANG_CHANGE)
+
+    def _relisted_page(self, event: Relisted) -> None:
+        """Nodes or pods of a relist, whole or one page: each object is applied as it
+        comes; with the last page, what no page held is removed (a whole set removes
+        first, then applies, as a page of it cannot)."""
+        if event.first:
+            self._listed[event.kind] = set()
+        present = self._listed.setdefault(event.kind, set())
+        present.update(_key(obj) for obj in event.objects)
+        whole = event.first and event.last
+        if whole:
+            self._remove_unlisted(event.kind, present)
+        apply = self._node if event.kind == "nodes" else self._pod
+        for obj in event.objects:
+            self._contained(event.kind, obj, apply)  # type: ignore[arg-type]
+        if event.last:
+            if not whole:
+                self._remove_unlisted(event.kind, present)
+            del self._listed[event.kind]
+
+    def _remove_unlisted(self, kind: str, present: set[str]) -> None:
+        if kind == "nodes":
+            for name in [n for n in self.table.index if n not in present]:
+                self._node_deleted(name)
+            return
+        known = set(self.table.pods) | set(self.pending) | set(self.undecodable)
+        for key in known - present:
+            self._pod_deleted(PodKey(key))
 
     def _gang(
         self, resource: str, kind: ChangeType, obj: Mapping[str, Any], *, move: bool = True
