@@ -16,9 +16,9 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import aiohttp
 
@@ -35,6 +35,19 @@ RETRIES: Final = 6
 #: The PodGroup collection of a namespace (scheduler-plugins' CRD, see gang_objects).
 PODGROUPS_PATH: Final = "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{namespace}/podgroups"
 _RETRYABLE: Final = frozenset({429, 500, 502, 503, 504})
+
+
+class Writer(Protocol):
+    """What creating objects needs: a POST to a collection and a merge patch (a
+    :class:`~asched.backends.rest.RestClient`, or the leaner
+    :class:`~asched.benchmark.fast_create.FastCreator`). Both raise
+    :class:`~asched.backends.errors.StatusError` for a non-2xx answer."""
+
+    async def create(self, path: str, obj: Mapping[str, Any]) -> Any:
+        """POST ``obj`` to the collection ``path``."""
+
+    async def patch(self, path: str, patch: Any) -> Any:
+        """Merge-patch ``path`` with ``patch``."""
 
 
 @dataclass(slots=True)
@@ -164,21 +177,21 @@ _CLUSTER: Final = {
 }
 
 
-async def _post(rest: RestClient, raw: Raw) -> None:
+async def _post(rest: Writer, raw: Raw) -> None:
     body = raw
     if raw.get("kind") in _STATUS_AFTER_CREATE:
         body = {k: v for k, v in raw.items() if k != "status"}
     await rest.create(collection(raw), body)
 
 
-async def _write_status(rest: RestClient, raw: Raw) -> None:
+async def _write_status(rest: Writer, raw: Raw) -> None:
     """PATCH the object's ``status`` subresource with ``raw``'s status (a merge patch)."""
     await rest.patch(
         f"{collection(raw)}/{raw['metadata']['name']}/status", {"status": raw["status"]}
     )
 
 
-async def create_object(rest: RestClient, raw: Raw) -> None:
+async def create_object(rest: Writer, raw: Raw) -> None:
     """POST one object to its collection; a Node, PV or claim then gets its status
     PATCHed (a genuine API server resets ``status`` on create)."""
     await _post(rest, raw)
@@ -186,7 +199,7 @@ async def create_object(rest: RestClient, raw: Raw) -> None:
         await _write_status(rest, raw)
 
 
-async def create_retrying(rest: RestClient, raw: Raw, stats: CreateStats) -> None:
+async def create_retrying(rest: Writer, raw: Raw, stats: CreateStats) -> None:
     """:func:`create_object` with retries, the POST and the status write retried apart (a
     retried POST answered AlreadyExists still gets its status written)."""
     kind = str(raw.get("kind"))
@@ -255,7 +268,7 @@ async def delete_pods(
     return stats
 
 
-async def ensure(rest: RestClient, raws: Iterable[Raw]) -> None:
+async def ensure(rest: Writer, raws: Iterable[Raw]) -> None:
     """Create cluster-scoped helpers (namespaces, priority classes); existing ones are fine."""
     stats = CreateStats()
     for raw in raws:
@@ -268,7 +281,7 @@ Item = Raw | tuple[Raw, ...]
 
 
 async def create_many(
-    rest: RestClient,
+    rest: Writer,
     items: Iterable[Item],
     *,
     in_flight: int = 64,

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
+
 from asched.benchmark import templates, volume_objects
 
 if TYPE_CHECKING:
@@ -176,7 +178,7 @@ def _node_from_base(group: NodeGroup, name: str, index: int) -> Raw:
     defaults to ``status.capacity``, as the API server's defaulting does. Then the group's
     labels, spread labels, unique label and patch, in that order.
     """
-    raw: Raw = copy.deepcopy(dict(group.base or {}))
+    raw: Raw = json_copy(group.base or {})
     meta: Raw = raw.setdefault("metadata", {})
     meta.pop("generateName", None)
     meta["name"] = name
@@ -251,12 +253,29 @@ def pod(group: PodGroup, name: str, *, scheduler_name: str) -> Raw:
     return raw
 
 
+def json_copy(template: Mapping[str, Any]) -> Raw:
+    """A deep copy of ``template`` as plain dicts and lists.
+
+    Through orjson when the round trip gives back an equal document (a JSON template:
+    about 2 µs for scheduler_perf's default pod, where ``copy.deepcopy`` takes 30 µs, once
+    per created pod); ``copy.deepcopy`` otherwise (tuples, dates or non-string keys from a
+    YAML file, integers past 64 bits).
+    """
+    try:
+        copied = orjson.loads(orjson.dumps(template))
+    except orjson.JSONEncodeError:
+        copied = None
+    if isinstance(copied, dict) and copied == template:
+        return copied
+    return copy.deepcopy(dict(template))
+
+
 def _pod_from_base(group: PodGroup, name: str, *, scheduler_name: str) -> Raw:
     """A pod from a template file's object: named ``name`` in the group's namespace
     (``generateName`` dropped), for ``scheduler_name``; the group's priority becomes its
     PriorityClass (the template's bare ``spec.priority`` is removed), then the group's
     labels and patch."""
-    raw: Raw = copy.deepcopy(dict(group.base or {}))
+    raw: Raw = json_copy(group.base or {})
     meta: Raw = raw.setdefault("metadata", {})
     meta.pop("generateName", None)
     meta["name"] = name

@@ -51,6 +51,7 @@ from typing import Any, Literal
 
 import uvloop
 
+from asched.backends.kubeconfig import read_kubeconfig
 from asched.backends.process import Child
 from asched.backends.rest import RestClient
 from asched.benchmark import (
@@ -74,6 +75,7 @@ from asched.benchmark.extender_child import (
     call_figures,
     pods_on_rejected_nodes,
 )
+from asched.benchmark.fast_create import FastCreator
 from asched.benchmark.loadgen import CreateStats
 from asched.benchmark.observe import PHASE_LABEL, Observer
 from asched.benchmark.progress import Display
@@ -278,8 +280,15 @@ class _Run:
         rest = RestClient.from_kubeconfig(
             kubeconfig, connections=self.options.in_flight + 8, timeout=60
         )
-        async with watch_rest, rest, self.display:
+        writer = FastCreator(
+            rest,
+            read_kubeconfig(kubeconfig),
+            connections=self.options.in_flight + 8,
+            timeout=60,
+        )
+        async with watch_rest, rest, self.display, contextlib.aclosing(writer):
             self.rest = rest
+            self.writer = writer
             self.observer = Observer(watch_rest)
             await self.observer.sync()
             async with asyncio.TaskGroup() as group:
@@ -363,7 +372,7 @@ class _Run:
         setup = [*labelled, *(objects.namespace(ns) for ns in dict.fromkeys(namespaces))]
         setup += [objects.priority_class(p) for p in sorted(self.workload.priorities())]
         setup += [volume_objects.storage_class(c) for c in self.workload.storage_classes]
-        await loadgen.ensure(self.rest, setup)
+        await loadgen.ensure(self.writer, setup)
         if self.workload.measured_gangs:
             self.display.note("PodGroup CRD")
             try:
@@ -380,12 +389,12 @@ class _Run:
             "nodes", total, lambda: self.observer.ready_nodes() - expected + total
         )
         await loadgen.create_many(
-            self.rest, loadgen.node_objects(self.workload.nodes), in_flight=self.options.in_flight
+            self.writer, loadgen.node_objects(self.workload.nodes), in_flight=self.options.in_flight
         )
         # CSINodes and local PVs: present before any pod is scheduled, as upstream's node
         # preparer makes them
         await loadgen.create_many(
-            self.rest,
+            self.writer,
             loadgen.node_storage_objects(self.workload.nodes),
             in_flight=self.options.in_flight,
         )
@@ -421,7 +430,7 @@ class _Run:
         started = time.monotonic()
         creating = asyncio.create_task(
             loadgen.create_many(
-                self.rest,
+                self.writer,
                 loadgen.pod_chains(groups, "init", scheduler_name=SCHEDULER_NAME),
                 in_flight=self.options.in_flight,
             ),
@@ -540,7 +549,7 @@ class _Run:
                 keys.add(f"{meta['namespace']}/{meta['name']}")
                 yield chain
 
-        await loadgen.create_many(self.rest, chains(), in_flight=self.options.in_flight)
+        await loadgen.create_many(self.writer, chains(), in_flight=self.options.in_flight)
         if not step.wait:
             return
 
@@ -587,7 +596,7 @@ class _Run:
         )
         if workload.measured_gangs:
             await loadgen.create_many(
-                self.rest,
+                self.writer,
                 gang_objects.pod_groups(workload.measured_gangs),
                 in_flight=self.options.in_flight,
             )
@@ -610,7 +619,7 @@ class _Run:
         churning = asyncio.create_task(churner.run(), name="churn") if churner else None
         creating = asyncio.create_task(
             loadgen.create_many(
-                self.rest,
+                self.writer,
                 itertools.chain(
                     loadgen.pod_chains(
                         workload.measured_pods, "measured", scheduler_name=SCHEDULER_NAME
@@ -784,7 +793,7 @@ class _Run:
             task = self.display.add(
                 "ceiling pods (created)", total, lambda: observer.created["ceiling"]
             )
-            create = await loadgen.create_many(self.rest, pods, in_flight=self.options.in_flight)
+            create = await loadgen.create_many(self.writer, pods, in_flight=self.options.in_flight)
             await observer.wait_until(
                 lambda: observer.created["ceiling"] >= total,
                 lambda: observer.created["ceiling"],
@@ -806,7 +815,7 @@ class _Run:
             os.kill(binder.pid, signal.SIGUSR1)
             creating = (
                 asyncio.create_task(
-                    loadgen.create_many(self.rest, pods, in_flight=self.options.in_flight)
+                    loadgen.create_many(self.writer, pods, in_flight=self.options.in_flight)
                 )
                 if mode == "pipeline"
                 else None

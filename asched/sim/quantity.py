@@ -160,6 +160,9 @@ def is_negative(text: str) -> bool:
 
 def compare(left: str, right: str) -> int:
     """Three-way comparison of two valid quantities (-1, 0, 1)."""
+    if left == right:  # the common case (requests = limits), without Fraction arithmetic
+        parse(left)  # still a QuantityError when it is not a quantity
+        return 0
     a, _ = parse(left)
     b, _ = parse(right)
     return (a > b) - (a < b)

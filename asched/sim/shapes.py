@@ -503,6 +503,53 @@ def _check(value: Any, shape: Shape, path: str) -> None:
         _check(item, child, f"{path}.{key}" if path else key)
 
 
+def _conforms(value: Any, shape: Shape) -> bool:
+    """True when :func:`_check` would neither raise nor change ``value`` (no null to drop).
+
+    The quick pass for the common case, a well-formed body: it builds no paths and visits
+    only the keys present (in any order, since it reports nothing); anything else is left
+    to :func:`_check`, which reports the first failure in declared order.
+    """
+    kind = type(shape)
+    if kind is Scalar:
+        assert isinstance(shape, Scalar)
+        value_type = type(value)
+        if value_type is str:
+            return str in shape.types
+        if value_type is bool:
+            return bool in shape.types
+        if not isinstance(value, shape.types):
+            return False
+        low, high = shape.bounds
+        return not isinstance(value, int) or low <= value <= high
+    if kind is ListOf:
+        assert isinstance(shape, ListOf)
+        if type(value) is not list:
+            return False
+        item_shape = shape.item
+        return all(item is not None and _conforms(item, item_shape) for item in value)
+    if type(value) is not dict:
+        return False
+    if kind is MapOf:
+        assert isinstance(shape, MapOf)
+        value_shape = shape.value
+        return all(item is not None and _conforms(item, value_shape) for item in value.values())
+    assert isinstance(shape, Obj)
+    fields = shape.fields
+    for key, item in value.items():
+        child = fields.get(key)
+        if child is None:
+            continue
+        if item is None:
+            if not (type(child) is Scalar and child.keep_null):
+                return False
+        elif not _conforms(item, child):
+            return False
+    return True
+
+
 def check(storage: str, obj: JSON) -> None:
     """Check (and drop the nulls of) every declared field of ``obj``; raise DecodeFailure."""
-    _check(obj, KINDS.get(storage, Obj({"metadata": META})), "")
+    shape = KINDS.get(storage, Obj({"metadata": META}))
+    if not _conforms(obj, shape):
+        _check(obj, shape, "")

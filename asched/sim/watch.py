@@ -39,7 +39,12 @@ class Render(Protocol):
 
 
 class Watcher:
-    """One open watch on one table: filters, encodes (via the cache) and queues lines."""
+    """One open watch on one table: filters, encodes (via the cache) and queues lines.
+
+    The queue is a plain list the writer takes whole (:meth:`take`), with one future to
+    wake the writer: cheaper per event than an :class:`asyncio.Queue`, whose put and get
+    each cost more than the filtering.
+    """
 
     __slots__ = (
         "_fields",
@@ -48,8 +53,10 @@ class Watcher:
         "_namespace",
         "_plain",
         "_render",
+        "_waiter",
         "closed",
-        "queue",
+        "ended",
+        "pending",
         "sent_rv",
         "start_rv",
     )
@@ -70,10 +77,14 @@ class Watcher:
         self._fields = fields
         self._plain = labels.empty and fields.empty
         self._limit = queue_limit
-        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._waiter: asyncio.Future[None] | None = None
+        #: lines queued and not yet taken by the writer, oldest first
+        self.pending: list[bytes] = []
         self.start_rv = start_rv
         self.sent_rv = start_rv
         self.closed = False
+        #: closed: the stream ends once :attr:`pending` is written
+        self.ended = False
 
     def matches(self, entry: Entry) -> bool:
         """Whether ``entry`` is in this watch's namespace and selected."""
@@ -104,20 +115,47 @@ class Watcher:
             else:
                 return
         self.sent_rv = event.rv
-        self.queue.put_nowait(line)
-        if self.queue.qsize() > self._limit:
-            logger.warning("closing a watch that fell %d events behind", self.queue.qsize())
+        pending = self.pending
+        pending.append(line)
+        if len(pending) > self._limit:
+            logger.warning("closing a watch that fell %d events behind", len(pending))
             self.close()
+        else:
+            self.wake()
 
     def queue_line(self, line: bytes) -> None:
         """Queue a line that is not an event of the table (initial state, errors)."""
-        self.queue.put_nowait(line)
+        self.pending.append(line)
+        self.wake()
 
     def close(self) -> None:
         """End the stream after what is already queued."""
         if not self.closed:
             self.closed = True
-            self.queue.put_nowait(None)
+            self.ended = True
+            self.wake()
+
+    def take(self) -> list[bytes]:
+        """Every queued line, oldest first; the queue is then empty."""
+        lines, self.pending = self.pending, []
+        return lines
+
+    def wake(self) -> None:
+        """Wake the writer waiting in :meth:`wait` (if it is)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Return once a line is queued, the watch has ended or :meth:`wake` is called."""
+        if self.pending or self.ended:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiter = waiter
+        try:
+            await waiter
+        finally:
+            self._waiter = None
 
 
 @dataclass(slots=True)
@@ -137,16 +175,29 @@ async def stream(
     times: StreamTimes,
     headers: dict[str, str],
 ) -> web.StreamResponse:
-    """Write the watch until its deadline, a cut, a close or the client leaving."""
+    """Write the watch until its deadline, a cut, a close or the client leaving.
+
+    One timer wakes the writer at the next instant it must act on (deadline, cut,
+    bookmark); it is set again only when that instant changes, not at every wake-up.
+    """
     response = web.StreamResponse(status=200, headers=headers)
     response.enable_chunked_encoding()
     loop = asyncio.get_running_loop()
+    timer: asyncio.TimerHandle | None = None
+    timer_at: float | None = None
+
+    def on_timer() -> None:
+        nonlocal timer_at
+        timer_at = None  # fired (perhaps a clock resolution early): set it again if needed
+        watcher.wake()
+
     try:
         await response.prepare(request)
-        queue = watcher.queue
         next_bookmark = _first_bookmark(loop.time(), times)
         while True:
-            if queue.empty():
+            if not watcher.pending:
+                if watcher.ended:
+                    break
                 now = loop.time()
                 if times.cut_at is not None and now >= times.cut_at:
                     if request.transport is not None:
@@ -164,30 +215,20 @@ async def stream(
                 wake = min(
                     t for t in (times.deadline, times.cut_at, next_bookmark) if t is not None
                 )
-                try:
-                    async with asyncio.timeout_at(wake):
-                        first = await queue.get()
-                except TimeoutError:
-                    continue
-            else:
-                first = queue.get_nowait()
-            if first is None:
-                break
-            chunks = [first]
-            ended = False
-            while not queue.empty():
-                item = queue.get_nowait()
-                if item is None:
-                    ended = True
-                    break
-                chunks.append(item)
-            await response.write(b"".join(chunks) if len(chunks) > 1 else first)
-            if ended:
-                break
+                if timer_at != wake:
+                    if timer is not None:
+                        timer.cancel()
+                    timer, timer_at = loop.call_at(wake, on_timer), wake
+                await watcher.wait()
+                continue
+            lines = watcher.take()
+            await response.write(b"".join(lines) if len(lines) > 1 else lines[0])
         await response.write_eof()
     except (ConnectionResetError, RuntimeError) as exc:  # the client went away mid-write
         logger.debug("watch on %s ended: %s", spec.resource, exc)
     finally:
+        if timer is not None:
+            timer.cancel()
         watcher.closed = True
         table.subscribers.discard(watcher)
     return response

@@ -75,10 +75,20 @@ def test_not_a_quantity(text):
 
 @pytest.mark.parametrize(
     ("left", "right", "expected"),
-    [("500m", "1", -1), ("1Gi", "1024Mi", 0), ("2", "1500m", 1)],
+    [
+        pytest.param("500m", "1", -1, id="less"),
+        pytest.param("1Gi", "1024Mi", 0, id="equal values, different texts"),
+        pytest.param("2", "1500m", 1, id="greater"),
+        pytest.param("500Mi", "500Mi", 0, id="the same text"),
+    ],
 )
 def test_compare(left, right, expected):
     assert quantity.compare(left, right) == expected
+
+
+def test_comparing_a_text_with_itself_still_needs_a_quantity():
+    with pytest.raises(quantity.QuantityError):
+        quantity.compare("lots", "lots")
 
 
 QUANTITY_TEXT = st.one_of(

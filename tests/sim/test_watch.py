@@ -151,7 +151,7 @@ def test_fan_out_encodes_each_event_once():
     for watcher in [*watchers, selective]:
         table.subscribers.add(watcher)
     store.commit(table, {"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "a"}}})
-    lines = [watcher.queue.get_nowait() for watcher in [*watchers, selective]]
+    lines = [watcher.pending[0] for watcher in [*watchers, selective]]
     assert all(line is lines[0] for line in lines)  # the very same bytes object
     assert lines[0].startswith(
         b'{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":'
