@@ -5,7 +5,7 @@ server, so its CPU per created pod lowers the throughput it measures. A create i
 POST whose answer (the created object) is never read on success; aiohttp's client spends
 more CPU on its request and response objects, header multidicts and timers than on the
 bytes. :class:`FastCreator` writes each request as one prepared head plus the body over
-kept-alive connections (:class:`asched.api.extender_http.Pool`) and decodes an answer's
+kept-alive connections (:class:`asched.api.http1.Pool`) and decodes an answer's
 body only when it is a failure.
 
 What it keeps of :class:`~asched.backends.rest.RestClient`: the same server, CA, token and
@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from asched.api.extender_http import Pool
+from asched.api.http1 import Pool
 from asched.backends.kubeconfig import KubeconfigEntry
 from asched.backends.rest import RestClient, status_error
 
