@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from asched.benchmark import core, hash_extender, perf_command, run_command
+from asched.gcpause import tune_gc
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -74,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
     if args.bench_command == "core":
         return run_core(args)
     if args.bench_command == "run":
+        tune_gc()  # the harness: load generator and watch, as long-running as the rest
         return run_command.run(args)
     if args.bench_command == "suite":
+        tune_gc()
         return perf_command.run(args)
     if args.bench_command == "binder":
         return run_command.run_binder(args)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import signal
 from typing import Final
@@ -23,6 +22,7 @@ from asched.debug.recorder import DEFAULT_DECISIONS
 from asched.errors import LeadershipLost
 from asched.framework.extender import build_extenders
 from asched.framework.registry import configuration
+from asched.gcpause import tune_gc
 from asched.health import HealthState, leader_watchdog
 from asched.leader import LeaderElector
 from asched.scheduler.app import App, Options, unless_set
@@ -256,18 +256,8 @@ def _debug_tls(args: argparse.Namespace, tls: serving.ServerTLS | None) -> servi
     )
 
 
-#: The cyclic GC's generation thresholds for ``asched run`` (Python's default: 700, 10,
-#: 10). A scheduling cycle allocates thousands of short-lived objects that reference
-#: counting frees; with the default, the young generation was collected ~40 times a
-#: second at full speed. Measured on SchedulingBasic 5,000 nodes / 10,000 pods: 398
-#: collections and 0.86 s of the scheduler's CPU with the default, 16 and 0.21 s with
-#: these (about 13 ms each, so no pause of note). The objects that live on are frozen
-#: once synced (App.wait_synced) and never scanned again.
-GC_THRESHOLDS: Final = (10_000, 10, 10)
-
-
 def run(args: argparse.Namespace) -> int:
-    gc.set_threshold(*GC_THRESHOLDS)
+    tune_gc()  # the objects that live on are frozen once synced (App.wait_synced)
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is a dependency on Linux

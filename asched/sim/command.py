@@ -30,6 +30,7 @@ from pathlib import Path
 import uvloop
 
 from asched.errors import InputError
+from asched.gcpause import tune_gc
 from asched.sim import kubeconfig, nodes
 from asched.sim.server import SimConfig, SimServer
 
@@ -257,6 +258,7 @@ async def serve(config: SimConfig, kubeconfig_out: Path | None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``asched sim``."""
+    tune_gc()
     config = config_from(args)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(serve(config, args.kubeconfig_out))
