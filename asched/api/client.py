@@ -48,9 +48,9 @@ import orjson
 from kubernetes_asyncio import client as k8s_client, config as k8s_config
 
 from asched.api import kubeconfig as kubeconfig_check
-from asched.api.fast_writes import BadHeader, FastWrites, plain_path, pod_path
+from asched.api.fast_writes import BadHeader, FastWrites, binding, plain_path, pod_path
 from asched.api.http1 import HTTPProtocolError
-from asched.api.objects import BindingJSON, KubeObject, PodStatusPatchJSON, WatchEventJSON
+from asched.api.objects import KubeObject, PodStatusPatchJSON, WatchEventJSON
 from asched.errors import ApiError, ApiUnavailable, InputError, WatchExpired
 from asched.gcpause import gc_paused
 
@@ -436,16 +436,10 @@ class KubeClient:
             except _FAST_TRANSPORT as exc:
                 raise self._unavailable("POST", path, exc) from exc
             return self._response("POST", path, status, raw)
-        body: BindingJSON = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": name, "namespace": namespace, "uid": uid}
-            if uid
-            else {"name": name, "namespace": namespace},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-        }
         return await self.request(
-            "POST", f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/binding", body=body
+            "POST",
+            f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/binding",
+            body=binding(namespace, name, uid, node),
         )
 
     async def patch_pod_status(

@@ -22,6 +22,7 @@ import yaml
 from asched.api.client import KubeClient
 from asched.errors import ApiUnavailable
 from asched.sim import kubeconfig as sim_kubeconfig
+from tests.scripted_http import read_request
 
 TOKEN = "scripted-bearer-token-0123456789"
 BOUND = orjson.dumps({"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201})
@@ -53,19 +54,6 @@ class Script:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-async def _read_request(reader: asyncio.StreamReader) -> bytes | None:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    length = 0
-    for line in head.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    return head + await reader.readexactly(length)
-
-
 @asynccontextmanager
 async def serving(
     script: Script, tmp_path: Path, *, max_connections: int = 128
@@ -73,7 +61,7 @@ async def serving(
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         script.connections += 1
         try:
-            while (request := await _read_request(reader)) is not None:
+            while (request := await read_request(reader)) is not None:
                 script.requests.append(request)
                 script.received.set()
                 answer = script.answers.pop(0)

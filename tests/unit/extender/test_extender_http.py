@@ -21,6 +21,7 @@ import pytest
 from asched.api.extender import ExtenderClient
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
+from tests.scripted_http import read_request
 
 BODY = orjson.dumps({"NodeNames": ["n1"]})
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (
@@ -47,25 +48,12 @@ class Script:
     delay: float = 0.0
 
 
-async def _read_request(reader: asyncio.StreamReader) -> bytes | None:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    length = 0
-    for line in head.split(b"\r\n"):
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    return head + await reader.readexactly(length)
-
-
 @asynccontextmanager
 async def serving(script: Script) -> AsyncIterator[ExtenderClient]:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         script.connections += 1
         try:
-            while (request := await _read_request(reader)) is not None:
+            while (request := await read_request(reader)) is not None:
                 script.requests.append(request)
                 answer = script.answers.pop(0)
                 if answer == DROP:
