@@ -23,7 +23,7 @@ from asched.cluster.names import NodeName
 from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework import diagnosis, selection
+from asched.framework import diagnosis, row_recompute, selection
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.equivalence import ClassCache, ClassEntry
 from asched.framework.interface import PreFilterOutcome
@@ -443,7 +443,7 @@ class Algorithm:
             if changed is not None and len(changed) <= _INCREMENTAL_LIMIT * table.size:
                 if changed:
                     self.cache.hits += 1
-                    self._compute(state, pod, entry, _selection(changed))
+                    self._refresh(state, pod, entry, changed)
                 entry.mark = table.change_mark
                 return entry
         self.cache.misses += 1
@@ -453,6 +453,26 @@ class Algorithm:
         if key is not None:  # an unbatchable pod's rows are its own
             self.cache.put(key, entry)
         return entry
+
+    def _refresh(
+        self, state: CycleState, pod: PodInfo, entry: ClassEntry, changed: list[int]
+    ) -> None:
+        """Recompute ``entry`` on the ``changed`` rows: in Python when they are few and
+        every row-local plugin has a scalar form (:mod:`asched.framework.row_recompute`),
+        else vectorised."""
+        rows = set(changed)
+        if len(rows) <= row_recompute.SCALAR_ROWS:
+            forms = self.framework.row_forms(state, pod, self.table)
+            if forms is not None:
+                filters, scores = forms
+                started = time.perf_counter()
+                feasible = row_recompute.refilter(self.table, entry, sorted(rows), filters)
+                self._observe("Filter", Status.success(), started)
+                started = time.perf_counter()
+                row_recompute.rescore(entry, feasible, scores)
+                self._observe("Score", Status.success(), started)
+                return
+        self._compute(state, pod, entry, _selection(changed))
 
     def _compute(
         self, state: CycleState, pod: PodInfo, entry: ClassEntry, rows: Rows | None

@@ -25,7 +25,14 @@ from asched.config.types import NodeResourcesFitArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.interface import (
+    BoolMask,
+    Handle,
+    PreFilterResult,
+    RowFilter,
+    RowScore,
+    ScoreArray,
+)
 from asched.framework.resource_fit import Check, ResourceNeed, resource_checks
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
@@ -79,6 +86,15 @@ class NodeResourcesFit:
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         return self._need(state, pod, table).fits(table.free, size_of(rows), rows)
 
+    def row_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowFilter:
+        """:meth:`filter` for one row."""
+        need = self._need(state, pod, table)
+        if need.impossible:
+            return lambda row: False
+        free = table.free
+        wanted = tuple(zip(need.axes, need.requests, strict=True))
+        return lambda row: all(free[axis][row] >= amount for axis, amount in wanted)
+
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         reasons = self._need(state, pod, table).reasons(table.free, row)
         return Status.unschedulable(*reasons, plugin=NAME) if reasons else Status.success()
@@ -107,6 +123,19 @@ class NodeResourcesFit:
         if kind == "MostAllocated":
             return scoring.most_allocated(table, terms, rows, n)
         return scoring.requested_to_capacity_ratio(table, terms, rows, n, self._strategy.shape)
+
+    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore:
+        """:meth:`score` for one row."""
+        if state.get(_SCORE_KEY) is None:  # PreScore not enabled: compute it here, as upstream
+            self.pre_score(state, pod, table)
+        terms = state.read(_SCORE_KEY)
+        kind = self._strategy.type
+        if kind == "LeastAllocated":
+            return lambda row: scoring.least_allocated_row(table, terms, row)
+        if kind == "MostAllocated":
+            return lambda row: scoring.most_allocated_row(table, terms, row)
+        shape = self._strategy.shape
+        return lambda row: scoring.requested_to_capacity_ratio_row(table, terms, row, shape)
 
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
         return scores
