@@ -1,0 +1,78 @@
+"""The whole-table fast paths answer as the plain formulas they replace.
+
+* ``select_host`` skips the masked copy when the best total over all rows is a
+  candidate's: the top rows and the seeded choice must be the masked formula's;
+* ``default_normalize`` skips the masked maximum when no score is positive;
+* ``check_range`` settles the usual case with one pass over the scores viewed as
+  ``uint64``: it must raise exactly when a row taking part is out of ``[0, 100]``.
+
+Hypothesis draws the arrays: totals with many ties and negative values, candidate masks
+from empty to full.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from asched.errors import PluginContractError
+from asched.framework.normalize import default_normalize
+from asched.framework.plugins.taint_toleration import TaintToleration
+from asched.framework.runtime import check_range
+from asched.framework.selection import select_host
+
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True)
+
+
+@st.composite
+def totals_and_candidates(draw: st.DrawFn, low: int = -3, high: int = 8):
+    n = draw(st.integers(1, 40))
+    totals = np.array(draw(st.lists(st.integers(low, high), min_size=n, max_size=n)), np.int64)
+    candidates = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), np.bool_)
+    return totals, candidates
+
+
+def masked_select(totals, candidates, rng):
+    """The formula before the fast path."""
+    masked = np.where(candidates, totals, -1)
+    top_rows = np.flatnonzero(masked == masked.max())
+    chosen = top_rows[0] if len(top_rows) == 1 else top_rows[int(rng.integers(len(top_rows)))]
+    return int(chosen), top_rows
+
+
+@SETTINGS
+@given(totals_and_candidates(), st.integers(0, 2**16))
+def test_select_host_chooses_as_the_masked_formula(drawn, seed: int) -> None:
+    totals, candidates = drawn
+    got_row, got_top = select_host(totals, candidates, np.random.default_rng(seed))
+    want_row, want_top = masked_select(totals, candidates, np.random.default_rng(seed))
+    assert got_row == want_row
+    np.testing.assert_array_equal(got_top, want_top)
+
+
+@SETTINGS
+@given(totals_and_candidates(low=-2, high=3), st.booleans())
+def test_default_normalize_equals_the_masked_maximum_formula(drawn, reverse: bool) -> None:
+    scores, taking_part = drawn
+    mx = int(scores.max(where=taking_part, initial=0))
+    if mx == 0:
+        want = np.full_like(scores, 100) if reverse else scores
+    else:
+        want = scores * 100 // mx
+        want = 100 - want if reverse else want
+    np.testing.assert_array_equal(default_normalize(scores, taking_part, reverse=reverse), want)
+
+
+@SETTINGS
+@given(totals_and_candidates(low=-(2**62), high=2**62))
+def test_check_range_raises_exactly_when_a_taking_part_row_is_out_of_range(drawn) -> None:
+    scores, taking_part = drawn
+    scores = np.where(np.arange(len(scores)) % 2 == 0, scores % 101, scores)  # some in range
+    taking = scores[taking_part]
+    out = bool(taking.size) and (int(taking.min()) < 0 or int(taking.max()) > 100)
+    if out:
+        with pytest.raises(PluginContractError):
+            check_range(TaintToleration(), scores, taking_part)
+    else:
+        check_range(TaintToleration(), scores, taking_part)
