@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -71,6 +71,11 @@ from asched.framework.interface import (
 from asched.framework.registry import Registry, installed
 from asched.framework.selectors import name_in
 from asched.framework.status import Code, Status
+
+_Scores = list[tuple[ScorePlugin, int]]
+#: At most this many skip sets keep their split plugin lists (a skip set is a subset of
+#: the profile's plugins, so a handful occur; the bound only guards memory).
+_SKIP_SETS: Final = 256
 
 
 class Framework:
@@ -139,6 +144,11 @@ class Framework:
         self.resource_fit: ResourceFit | None = next(
             (p for p in self.filter if isinstance(p, ResourceFit)), None
         )
+        #: the plugin lists per skip set (:meth:`_filters_for`, :meth:`_scores_for`)
+        self._filter_lists: dict[
+            frozenset[str], tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]
+        ] = {}
+        self._score_lists: dict[frozenset[str], tuple[_Scores, _Scores, _Scores]] = {}
         #: ``observe(extension_point, status, seconds)`` for metrics; None = not timed.
         self.observe: Callable[[str, str, float], None] | None = None
 
@@ -214,8 +224,26 @@ class Framework:
         return name_in(table, tuple(outcome.allowed), table.rows)
 
     # ------------------------------------------------------------- Filter
+    def _filters_for(
+        self, state: CycleState
+    ) -> tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]:
+        """(active, row-local, cross-row) Filter plugins for the cycle's PreFilter skips:
+        a few skip sets recur, so each is split once (the public methods hand out copies)."""
+        key = frozenset(state.skip_filter)
+        found = self._filter_lists.get(key)
+        if found is None:
+            active = [p for p in self.filter if p.name not in key]
+            found = (
+                active,
+                [p for p in active if p.row_local],
+                [p for p in active if not p.row_local],
+            )
+            if len(self._filter_lists) < _SKIP_SETS:
+                self._filter_lists[key] = found
+        return found
+
     def active_filters(self, state: CycleState) -> list[FilterPlugin]:
-        return [p for p in self.filter if p.name not in state.skip_filter]
+        return list(self._filters_for(state)[0])
 
     def active_resource_fit(self, state: CycleState) -> ResourceFit | None:
         """:attr:`resource_fit`, unless its PreFilter skipped its Filter for this pod."""
@@ -224,11 +252,11 @@ class Framework:
 
     def local_filters(self, state: CycleState) -> list[FilterPlugin]:
         """Active filters whose answer for a row depends on that row only (cacheable)."""
-        return [p for p in self.active_filters(state) if p.row_local]
+        return list(self._filters_for(state)[1])
 
     def cycle_filters(self, state: CycleState) -> list[FilterPlugin]:
         """Active filters that look across rows (computed afresh every cycle)."""
-        return [p for p in self.active_filters(state) if not p.row_local]
+        return list(self._filters_for(state)[2])
 
     def run_filter(
         self,
@@ -361,14 +389,30 @@ class Framework:
                 return Status(Code.ERROR, status.reasons, plugin.name)
         return Status.success()
 
+    def _scores_for(self, state: CycleState) -> tuple[_Scores, _Scores, _Scores]:
+        """(active, row-local, cross-row) Score plugins with weights, as
+        :meth:`_filters_for` for the PreScore skips."""
+        key = frozenset(state.skip_score)
+        found = self._score_lists.get(key)
+        if found is None:
+            active = [(p, w) for p, w in self.score if p.name not in key]
+            found = (
+                active,
+                [(p, w) for p, w in active if p.row_local],
+                [(p, w) for p, w in active if not p.row_local],
+            )
+            if len(self._score_lists) < _SKIP_SETS:
+                self._score_lists[key] = found
+        return found
+
     def active_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
-        return [(p, w) for p, w in self.score if p.name not in state.skip_score]
+        return list(self._scores_for(state)[0])
 
     def local_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
-        return [(p, w) for p, w in self.active_scores(state) if p.row_local]
+        return list(self._scores_for(state)[1])
 
     def cycle_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
-        return [(p, w) for p, w in self.active_scores(state) if not p.row_local]
+        return list(self._scores_for(state)[2])
 
     def run_score(
         self, plugin: ScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows

@@ -26,6 +26,7 @@ from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
+    PRE_FILTER_SUCCESS,
     BoolMask,
     Handle,
     PreFilterResult,
@@ -75,7 +76,7 @@ class NodeResourcesFit:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         state.write(_CHECK_KEY, ResourceNeed.of(table, self.resource_checks(pod, table)))
-        return PreFilterResult(Status.success())
+        return PRE_FILTER_SUCCESS
 
     def _need(self, state: CycleState, pod: PodInfo, table: NodeTable) -> ResourceNeed:
         found: ResourceNeed | None = state.get(_CHECK_KEY)

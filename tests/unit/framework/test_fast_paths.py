@@ -76,3 +76,27 @@ def test_check_range_raises_exactly_when_a_taking_part_row_is_out_of_range(drawn
             check_range(TaintToleration(), scores, taking_part)
     else:
         check_range(TaintToleration(), scores, taking_part)
+
+
+def test_plugin_lists_follow_each_cycles_skips_and_are_the_callers_own() -> None:
+    """The split plugin lists are kept per skip set: each cycle gets its own skips' lists,
+    and a caller mutating one changes nothing for the next."""
+    from asched.framework.cycle_state import CycleState
+    from asched.framework.runtime import Framework
+    from tests.builders import default_profile
+
+    framework = Framework(default_profile())
+    plain, skipping = CycleState(), CycleState()
+    skipping.skip_filter.add("TaintToleration")
+    skipping.skip_score.add("ImageLocality")
+    every = [p.name for p in framework.filter]
+    for _ in range(2):  # the second round reads the kept lists
+        assert [p.name for p in framework.active_filters(plain)] == every
+        assert [p.name for p in framework.active_filters(skipping)] == [
+            name for name in every if name != "TaintToleration"
+        ]
+        assert "ImageLocality" in [p.name for p, _ in framework.local_scores(plain)]
+        assert "ImageLocality" not in [p.name for p, _ in framework.local_scores(skipping)]
+        framework.active_filters(plain).clear()
+        framework.local_filters(plain).clear()
+        framework.local_scores(plain).clear()
