@@ -41,6 +41,8 @@ from asched.framework.status import Status
 NAME: Final = "NodeResourcesFit"
 _CHECK_KEY: Final = f"{NAME}/prefilter"
 _SCORE_KEY: Final = f"{NAME}/prescore"
+#: At most this many pod classes keep their ResourceNeed (then the memo starts over).
+_NEEDS_KEPT: Final = 1024
 
 
 class NodeResourcesFit:
@@ -64,6 +66,8 @@ class NodeResourcesFit:
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         self._strategy = args.scoring_strategy
+        #: the need per pod class: (its requests, the table's axes) -> ResourceNeed
+        self._needs: dict[Hashable, ResourceNeed] = {}
 
     def _ignores(self, resource: str) -> bool:
         return is_extended(resource) and (
@@ -75,8 +79,19 @@ class NodeResourcesFit:
         return resource_checks(pod, table, self._ignores)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
-        state.write(_CHECK_KEY, ResourceNeed.of(table, self.resource_checks(pod, table)))
+        state.write(_CHECK_KEY, self._need_of(pod, table))
         return PRE_FILTER_SUCCESS
+
+    def _need_of(self, pod: PodInfo, table: NodeTable) -> ResourceNeed:
+        """The pod's :class:`ResourceNeed`, kept per pod class: it is a function of the
+        pod's requests and the table's axes (names in column order) alone, and immutable."""
+        key = (tuple(pod.requests.items()), tuple(table.axes))
+        need = self._needs.get(key)
+        if need is None:
+            if len(self._needs) >= _NEEDS_KEPT:
+                self._needs.clear()
+            need = self._needs[key] = ResourceNeed.of(table, self.resource_checks(pod, table))
+        return need
 
     def _need(self, state: CycleState, pod: PodInfo, table: NodeTable) -> ResourceNeed:
         found: ResourceNeed | None = state.get(_CHECK_KEY)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from asched.cluster.table import NodeTable
 from asched.errors import PluginContractError
 from asched.framework.normalize import default_normalize
 from asched.framework.plugins.taint_toleration import TaintToleration
@@ -100,3 +101,42 @@ def test_plugin_lists_follow_each_cycles_skips_and_are_the_callers_own() -> None
         framework.active_filters(plain).clear()
         framework.local_filters(plain).clear()
         framework.local_scores(plain).clear()
+
+
+def test_the_kept_resource_need_follows_the_tables_axes() -> None:
+    """NodeResourcesFit keeps a pod class's ResourceNeed; a table whose axes differ (an
+    extended resource added later, or in another order) gets its own, never a stale one."""
+    from asched.cluster.decode import decode_node
+    from asched.config.types import NodeResourcesFitArgs
+    from asched.framework.cycle_state import CycleState
+    from asched.framework.plugins.node_resources_fit import NodeResourcesFit
+    from asched.framework.resource_fit import ResourceNeed
+    from tests.builders import make_node, make_pod, pod_info
+
+    gpu, fpga = "example.com/gpu", "vendor.io/fpga"
+    pod = pod_info(make_pod(requests=[{"cpu": "1", gpu: "1", fpga: "1"}]))
+    plugin = NodeResourcesFit(NodeResourcesFitArgs())
+
+    def table_with(*extended: str) -> NodeTable:
+        table = NodeTable()
+        for index, name in enumerate(extended):
+            table.upsert_node(decode_node(make_node(f"n{index}", allocatable={name: "2"})))
+        return table
+
+    def need(table: NodeTable) -> ResourceNeed:
+        state = CycleState()
+        plugin.pre_filter(state, pod, table)
+        return state.read("NodeResourcesFit/prefilter")
+
+    def fresh(table: NodeTable) -> ResourceNeed:
+        return ResourceNeed.of(table, plugin.resource_checks(pod, table))
+
+    growing = table_with(gpu)
+    assert need(growing) == fresh(growing)
+    assert need(growing).impossible  # no node has the fpga yet
+    growing.upsert_node(decode_node(make_node("late", allocatable={fpga: "1"})))
+    assert need(growing) == fresh(growing)
+    assert not need(growing).impossible
+    swapped = table_with(fpga, gpu)  # the same axes in another column order
+    assert need(swapped) == fresh(swapped)
+    assert need(swapped) != need(growing)
