@@ -56,26 +56,25 @@ def rescore(
     """Bring ``entry.raw`` and ``entry.fixed_total`` up to date on the rows of ``feasible``
     (:func:`refilter`'s answer) from the row-local Scores' scalar forms (``(plugin,
     weight, form)`` in profile order)."""
-    fixed = dict.fromkeys(feasible, 0)
+    rows = list(feasible)
+    fixed = [0] * len(rows)
     for plugin, weight, score in scores:
         raw = entry.raw[plugin.name]
-        answers: dict[int, int] = {}
-        for row in feasible:
-            try:
-                answers[row] = int(score(row))
-            except Exception as exc:
-                raise PluginFailure("Score", plugin.name, exc) from exc
-            raw[row] = answers[row]
+        try:
+            values = [int(score(row)) for row in rows]
+        except Exception as exc:
+            raise PluginFailure("Score", plugin.name, exc) from exc
+        for row, value in zip(rows, values, strict=True):
+            raw[row] = value
         if plugin.normalizes:
             continue
         # final as it is: checked on the feasible rows, then summed (the runtime's rule)
-        taking = [value for row, value in answers.items() if feasible[row]]
-        if taking and not (min(taking) >= 0 and max(taking) <= MAX_SCORE):
+        taking = [value for row, value in zip(rows, values, strict=True) if feasible[row]]
+        if taking and (min(taking) < 0 or max(taking) > MAX_SCORE):
             low, high = min(taking), max(taking)
             raise PluginContractError(
                 plugin.name, f"returned scores in [{low}, {high}], expected [0, {MAX_SCORE}]"
             )
-        for row, value in answers.items():
-            fixed[row] += value * weight
-    for row, total in fixed.items():
+        fixed = [total + value * weight for total, value in zip(fixed, values, strict=True)]
+    for row, total in zip(rows, fixed, strict=True):
         entry.fixed_total[row] = total

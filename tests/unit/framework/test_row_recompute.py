@@ -192,3 +192,53 @@ def test_the_float_quotient_at_the_edges(alloc: int, left: int) -> None:
         np.array([left], dtype=np.int64), np.array([alloc], dtype=np.int64), np.empty(1)
     )
     assert int(got[0]) == left * MAX_SCORE // alloc
+
+
+# --- failures are the vectorised path's ----------------------------------------------
+
+
+class _Scorer:
+    """A row-local score plugin reduced to what rescore reads."""
+
+    name = "Odd"
+    row_local = True
+
+    def __init__(self, *, normalizes: bool) -> None:
+        self.normalizes = normalizes
+
+
+def _entry(size: int) -> ClassEntry:
+    entry = ClassEntry(0, 0, np.ones(size, dtype=np.bool_), {"Odd": np.zeros(size, np.int64)})
+    entry.fixed_total = np.zeros(size, dtype=np.int64)
+    return entry
+
+
+def test_a_final_score_out_of_range_on_a_feasible_row_breaks_the_contract() -> None:
+    from asched.errors import PluginContractError
+
+    scorer = _Scorer(normalizes=False)
+    with pytest.raises(PluginContractError, match=r"'Odd' returned scores in \[101, 101\]"):
+        row_recompute.rescore(_entry(3), {1: True, 2: False}, [(scorer, 1, lambda row: 100 + row)])
+    # out of range on an infeasible row only, or before normalization: not checked here
+    row_recompute.rescore(_entry(3), {1: True, 2: False}, [(scorer, 1, lambda row: row * 50)])
+    normalizing = _Scorer(normalizes=True)
+    row_recompute.rescore(_entry(3), {1: True}, [(normalizing, 1, lambda row: -5)])
+
+
+def test_a_raising_scalar_form_is_a_plugin_failure_at_its_point() -> None:
+    from asched.framework.contain import PluginFailure
+
+    def broken(row: int) -> int:
+        raise ValueError("no")
+
+    with pytest.raises(PluginFailure) as failure:
+        row_recompute.rescore(_entry(2), {0: True}, [(_Scorer(normalizes=False), 1, broken)])
+    assert (failure.value.point, failure.value.plugin) == ("Score", "Odd")
+    table = NodeTable()
+    from asched.cluster.decode import decode_node
+    from tests.builders import make_node
+
+    table.upsert_node(decode_node(make_node("n0")))
+    with pytest.raises(PluginFailure) as failure:
+        row_recompute.refilter(table, _entry(1), [0], [("Odd", broken)])
+    assert (failure.value.point, failure.value.plugin) == ("Filter", "Odd")
