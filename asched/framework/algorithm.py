@@ -461,7 +461,7 @@ class Algorithm:
         else vectorised."""
         rows = set(changed)
         if len(rows) <= row_recompute.SCALAR_ROWS:
-            forms = self.framework.row_forms(state, pod, self.table)
+            forms = row_recompute.forms(self.framework, state, pod, self.table)
             if forms is not None:
                 filters, scores = forms
                 started = time.perf_counter()

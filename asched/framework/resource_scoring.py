@@ -3,7 +3,10 @@
 Sections 6.3 and 7. For each configured resource ``r`` a :class:`ResourceTerm` holds the
 node-side columns and the pod's request; a node whose allocatable of ``r`` is 0 leaves
 ``r`` out of both the numerator and the weight sum. All arithmetic is upstream's: int64
-with truncating division, ``math.Round`` half away from zero, float64 fractions.
+with truncating division, ``math.Round`` half away from zero, float64 fractions (where
+a float64 path replaces an int64 one, its docstring proves the results equal). Each
+formula has a one-row twin in Python (``*_row``) for the scalar recompute of a cached
+class (:mod:`asched.framework.row_recompute`).
 
 Arrays are ``int64`` of shape ``(n_selected_rows,)``, resources in canonical units.
 """
@@ -83,8 +86,8 @@ def least_allocated(table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: 
 
     When every row of every term has ``0 < alloc < FLOAT_EXACT_BELOW`` (any real node:
     the bound is 64 TiB of memory, 70 billion cores), the quotients are taken in float64
-    by :func:`_exact_share`, proven equal to int64's (NumPy's int64 division is not
-    vectorised by the CPU: ~3x the float path at 50,000 rows); otherwise in int64.
+    by :func:`_exact_share`, proven equal to int64's (the CPU does not vectorise int64
+    division: over 50,000 rows the float path takes ~0.6x the time); otherwise in int64.
     """
     if n and terms and all(_float_exact(table, term, rows) for term in terms):
         return _least_allocated_float(table, terms, rows, n)
@@ -144,9 +147,11 @@ def _least_allocated_float(
 
     Per term ``left = max(alloc - req, 0)``: equal to ``alloc - req`` where
     ``req <= alloc`` and 0 (so a 0 share) where not, which is the int64 formula's
-    ``where``; ``left <= alloc`` since ``req >= 0``. The weighted sum holds integers
-    below ``100 * Σ w`` and its quotient by ``Σ w`` is exact the same way (float64 error
-    below ``2**-40``, any non-integer quotient at least ``1 / Σ w`` from an integer).
+    ``where``; ``left <= alloc`` since ``req >= 0`` (the table's bounds keep ``req`` in
+    int64). The weighted sum holds integers up to ``100 * Σ w < 2**53``, exactly, and its
+    quotient by ``Σ w`` floors exactly as in :func:`_exact_share`: the division's error is
+    below ``100 * 2**-53 < 2**-46`` and a non-integer quotient lies at least
+    ``1 / Σ w > 2**-46`` from an integer (weights are at most 100 per resource).
     """
     total = np.zeros(n, dtype=np.float64)
     left = np.empty(n, dtype=np.int64)

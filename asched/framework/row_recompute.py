@@ -18,15 +18,51 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.errors import PluginContractError
 from asched.framework.contain import PluginFailure
+from asched.framework.cycle_state import CycleState
 from asched.framework.equivalence import ClassEntry
 from asched.framework.interface import MAX_SCORE, RowFilter, RowScore, ScorePlugin
+from asched.framework.runtime import Framework
 
 #: Recompute in Python when at most this many rows changed (a row costs ~10 us in Python
 #: with the default plugins, a vectorised recompute of a few rows ~100 us).
 SCALAR_ROWS: Final = 3
+
+
+Forms = tuple[list[tuple[str, RowFilter]], list[tuple[ScorePlugin, int, RowScore]]]
+
+
+def forms(framework: Framework, state: CycleState, pod: PodInfo, table: NodeTable) -> Forms | None:
+    """The scalar forms of this cycle's row-local Filters (``(name, form)``) and Scores
+    (``(plugin, weight, form)``), in profile order; None when one of them has none."""
+    filters: list[tuple[str, RowFilter]] = []
+    for plugin in framework.local_filters(state):
+        owner = framework.row_filters.get(plugin.name)
+        if owner is None:
+            return None
+        try:
+            passes = owner.row_filter(state, pod, table)
+        except Exception as exc:
+            raise PluginFailure("Filter", plugin.name, exc) from exc
+        if passes is None:
+            return None
+        filters.append((plugin.name, passes))
+    scores: list[tuple[ScorePlugin, int, RowScore]] = []
+    for scorer, weight in framework.local_scores(state):
+        source = framework.row_scores.get(scorer.name)
+        if source is None:
+            return None
+        try:
+            score = source.row_score(state, pod, table)
+        except Exception as exc:
+            raise PluginFailure("Score", scorer.name, exc) from exc
+        if score is None:
+            return None
+        scores.append((scorer, weight, score))
+    return filters, scores
 
 
 def refilter(

@@ -61,8 +61,6 @@ from asched.framework.interface import (
     QueueSortPlugin,
     ReservePlugin,
     ResourceFit,
-    RowFilter,
-    RowScore,
     ScoreArray,
     ScorePlugin,
     ScoresRow,
@@ -134,10 +132,10 @@ class Framework:
             else None
         )
         #: the row-local plugins' scalar forms (:mod:`asched.framework.row_recompute`)
-        self._row_filters: dict[str, FiltersRow] = {
+        self.row_filters: dict[str, FiltersRow] = {
             p.name: p for p in self.filter if p.row_local and isinstance(p, FiltersRow)
         }
-        self._row_scores: dict[str, ScoresRow] = {
+        self.row_scores: dict[str, ScoresRow] = {
             p.name: p for p, _ in self.score if p.row_local and isinstance(p, ScoresRow)
         }
         #: the first Filter plugin declaring the resource-fit capability, if any
@@ -344,37 +342,6 @@ class Framework:
                 failures[index] = same
             live &= ~rejected
         return failures
-
-    def row_forms(
-        self, state: CycleState, pod: PodInfo, table: NodeTable
-    ) -> tuple[list[tuple[str, RowFilter]], list[tuple[ScorePlugin, int, RowScore]]] | None:
-        """The scalar forms of this cycle's row-local Filters (``(name, form)``) and Scores
-        (``(plugin, weight, form)``), in profile order; None when one of them has none."""
-        filters: list[tuple[str, RowFilter]] = []
-        for plugin in self.local_filters(state):
-            owner = self._row_filters.get(plugin.name)
-            if owner is None:
-                return None
-            try:
-                passes = owner.row_filter(state, pod, table)
-            except Exception as exc:
-                raise PluginFailure("Filter", plugin.name, exc) from exc
-            if passes is None:
-                return None
-            filters.append((plugin.name, passes))
-        scores: list[tuple[ScorePlugin, int, RowScore]] = []
-        for scorer, weight in self.local_scores(state):
-            source = self._row_scores.get(scorer.name)
-            if source is None:
-                return None
-            try:
-                score = source.row_score(state, pod, table)
-            except Exception as exc:
-                raise PluginFailure("Score", scorer.name, exc) from exc
-            if score is None:
-                return None
-            scores.append((scorer, weight, score))
-        return filters, scores
 
     # ------------------------------------------------------------- Score
     def run_pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:

@@ -81,7 +81,7 @@ def test_scalar_forms_answer_as_the_vectorised_plugins(cycle) -> None:
         event("rejected before Filter")
         return
     framework, state = found
-    forms = framework.row_forms(state, pod, table)
+    forms = row_recompute.forms(framework, state, pod, table)
     if forms is None:
         event("a row-local plugin without a scalar form")
         return
@@ -105,7 +105,7 @@ def test_an_entry_refreshed_in_python_equals_one_computed_in_full(cycle, data) -
     if found is None:
         return
     framework, state = found
-    forms = framework.row_forms(state, pod, table)
+    forms = row_recompute.forms(framework, state, pod, table)
     if forms is None:
         return
     algorithm = Algorithm(framework, table, percentage=100)
