@@ -23,7 +23,7 @@ from asched.cluster.names import NodeName
 from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework import diagnosis, selection
+from asched.framework import diagnosis, row_recompute, selection
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.equivalence import ClassCache, ClassEntry
 from asched.framework.interface import PreFilterOutcome
@@ -443,30 +443,53 @@ class Algorithm:
             if changed is not None and len(changed) <= _INCREMENTAL_LIMIT * table.size:
                 if changed:
                     self.cache.hits += 1
-                    self._compute(state, pod, entry, _selection(changed))
+                    self._refresh(state, pod, entry, changed)
                 entry.mark = table.change_mark
                 return entry
         self.cache.misses += 1
-        entry = ClassEntry(table.epoch, table.change_mark, np.zeros(table.size, dtype=np.bool_))
-        entry.fixed_total = np.zeros(table.size, dtype=np.int64)
-        self._compute(state, pod, entry, None)
+        entry = ClassEntry(table.epoch, table.change_mark, np.zeros(0, dtype=np.bool_))
+        self._compute(state, pod, entry, None)  # sets every array
         if key is not None:  # an unbatchable pod's rows are its own
             self.cache.put(key, entry)
         return entry
 
+    def _refresh(
+        self, state: CycleState, pod: PodInfo, entry: ClassEntry, changed: list[int]
+    ) -> None:
+        """Recompute ``entry`` on the ``changed`` rows: in Python when they are few and
+        every row-local plugin has a scalar form (:mod:`asched.framework.row_recompute`),
+        else vectorised."""
+        rows = set(changed)
+        if len(rows) <= row_recompute.SCALAR_ROWS:
+            forms = row_recompute.forms(self.framework, state, pod, self.table)
+            if forms is not None:
+                filters, scores = forms
+                started = time.perf_counter()
+                feasible = row_recompute.refilter(self.table, entry, sorted(rows), filters)
+                self._observe("Filter", Status.success(), started)
+                started = time.perf_counter()
+                row_recompute.rescore(entry, feasible, scores)
+                self._observe("Score", Status.success(), started)
+                return
+        self._compute(state, pod, entry, _selection(changed))
+
     def _compute(
         self, state: CycleState, pod: PodInfo, entry: ClassEntry, rows: Rows | None
     ) -> None:
-        """Fill ``entry`` for ``rows`` (None: every row) from the row-local plugins."""
+        """Fill ``entry`` for ``rows`` (None: every row, replacing its arrays) from the
+        row-local plugins."""
         fw, table = self.framework, self.table
         selected = table.rows if rows is None else rows
         started = time.perf_counter()
-        entry.feasible[selected] = fw.filter_mask(
-            state, pod, table, selected, fw.local_filters(state)
-        )
+        # a fresh array over the selection (filter_mask never returns a view)
+        feasible = fw.filter_mask(state, pod, table, selected, fw.local_filters(state))
+        if rows is None:
+            entry.feasible = feasible
+        else:
+            entry.feasible[rows] = feasible
         self._observe("Filter", Status.success(), started)
         started = time.perf_counter()
-        fixed = np.zeros(size_of(selected), dtype=np.int64)
+        fixed: npt.NDArray[np.int64] | None = None
         for plugin, weight in fw.local_scores(state):
             raw = fw.run_score(plugin, state, pod, table, selected)
             if rows is None:
@@ -474,9 +497,17 @@ class Algorithm:
             else:
                 entry.raw[plugin.name][rows] = raw
             if not plugin.normalizes:  # its raw score is final: checked once per fill
-                check_range(plugin, raw, entry.feasible[selected])
-                fixed += weighted(raw, weight)
-        entry.fixed_total[selected] = fixed
+                check_range(plugin, raw, feasible)
+                if fixed is None:
+                    fixed = raw * weight  # a copy even for weight 1: raw is kept above
+                else:
+                    fixed += weighted(raw, weight)
+        if fixed is None:
+            fixed = np.zeros(size_of(selected), dtype=np.int64)
+        if rows is None:
+            entry.fixed_total = fixed
+        else:
+            entry.fixed_total[rows] = fixed
         self._observe("Score", Status.success(), started)
 
     def _observe(self, point: str, status: Status, started: float) -> None:

@@ -13,7 +13,9 @@ same answer on a row until that row changes, so a class entry keeps, over all ta
 
 On reuse only the rows in the table's change log since the entry was last brought up to
 date are recomputed (an index-array call into the same vectorised plugins, so results
-are identical to a full pass); a structural change (``table.epoch``) rebuilds it.
+are identical to a full pass; for one to three rows, the plugins' scalar forms in
+Python when they all have one, held equal to the vectorised forms by property tests:
+:mod:`asched.framework.row_recompute`); a structural change (``table.epoch``) rebuilds it.
 """
 
 from __future__ import annotations

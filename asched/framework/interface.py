@@ -46,6 +46,12 @@ class PreFilterResult:
     node_names: Set[str] | None = None
 
 
+#: The two commonest PreFilter answers, shared (a result is immutable): one less object per
+#: plugin per decision.
+PRE_FILTER_SUCCESS: Final = PreFilterResult(Status.success())
+PRE_FILTER_SKIP: Final = PreFilterResult(Status.skip())
+
+
 class Plugin(Protocol):
     @property
     def name(self) -> str: ...
@@ -118,6 +124,36 @@ class FiltersCandidates(Protocol):
         rows: Rows,
         candidates: BoolMask,
     ) -> BoolMask: ...
+
+
+RowFilter: TypeAlias = "Callable[[int], bool]"
+"""``row -> passes``: a row-local Filter's answer for one row (its scalar form)."""
+RowScore: TypeAlias = "Callable[[int], int]"
+"""``row -> raw score``: a row-local Score's answer for one row (its scalar form)."""
+
+
+@runtime_checkable
+class FiltersRow(Protocol):
+    """A row-local Filter's optional scalar form, for the few rows a cached class
+    recomputes after a decision (one NumPy call costs more than a row's Python).
+
+    ``row_filter`` returns, for this cycle, a function answering exactly what ``filter``
+    answers on a live row, or None when it has none for this pod. It is asked only
+    about live rows.
+    """
+
+    def row_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowFilter | None:
+        """The per-row answer of this cycle, or None."""
+
+
+@runtime_checkable
+class ScoresRow(Protocol):
+    """A row-local Score's optional scalar form (see :class:`FiltersRow`): the function
+    ``row_score`` returns gives exactly the raw score ``score`` gives on any row, live or
+    not (Python ints, the same formulas), or None when it has none for this pod."""
+
+    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore | None:
+        """The per-row raw score of this cycle, or None."""
 
 
 @runtime_checkable

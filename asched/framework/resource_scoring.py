@@ -3,14 +3,20 @@
 Sections 6.3 and 7. For each configured resource ``r`` a :class:`ResourceTerm` holds the
 node-side columns and the pod's request; a node whose allocatable of ``r`` is 0 leaves
 ``r`` out of both the numerator and the weight sum. All arithmetic is upstream's: int64
-with truncating division, ``math.Round`` half away from zero, float64 fractions.
+with truncating division, ``math.Round`` half away from zero, float64 fractions (where
+a float64 path replaces an int64 one, its docstring proves the results equal). Each
+formula has a one-row twin in Python (``*_row``) for the scalar recompute of a cached
+class (:mod:`asched.framework.row_recompute`).
 
 Arrays are ``int64`` of shape ``(n_selected_rows,)``, resources in canonical units.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -76,7 +82,15 @@ def _weighted_mean(total: Int64Array, weights: Int64Array, everywhere: int = 0) 
 
 
 def least_allocated(table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: int) -> Int64Array:
-    """``Σ w·(alloc-req)·100//alloc // Σ w`` (0 for a resource with req > alloc)."""
+    """``Σ w·(alloc-req)·100//alloc // Σ w`` (0 for a resource with req > alloc).
+
+    When every row of every term has ``0 < alloc < FLOAT_EXACT_BELOW`` (any real node:
+    the bound is 64 TiB of memory, 70 billion cores), the quotients are taken in float64
+    by :func:`_exact_share`, proven equal to int64's (the CPU does not vectorise int64
+    division: over 50,000 rows the float path takes ~0.6x the time); otherwise in int64.
+    """
+    if n and terms and all(_float_exact(table, term, rows) for term in terms):
+        return _least_allocated_float(table, terms, rows, n)
     total = np.zeros(n, dtype=np.int64)
     weights = np.zeros(n, dtype=np.int64)
     everywhere = 0
@@ -92,6 +106,71 @@ def least_allocated(table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: 
         total += score * term.weight
         weights += has * term.weight
     return _weighted_mean(total, weights, everywhere)
+
+
+#: An allocatable below this keeps every LeastAllocated quotient exact in float64.
+FLOAT_EXACT_BELOW: Final = 2**46
+
+
+def _float_exact(table: NodeTable, term: ResourceTerm, rows: Rows) -> bool:
+    """Every row's allocatable of ``term`` is in ``[1, FLOAT_EXACT_BELOW)``."""
+    alloc = table.allocatable[term.axis][rows]
+    return bool(alloc.min() > 0) and bool(alloc.max() < FLOAT_EXACT_BELOW)
+
+
+def _exact_share(
+    left: Int64Array, alloc: Int64Array, out: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """``left * 100 // alloc`` into ``out`` (float64 holding integers 0..100), exactly.
+
+    Preconditions: ``0 <= left <= alloc`` and ``1 <= alloc < 2**46`` (int64).
+
+    Proof. ``left``, ``alloc`` and ``N = 100 * left < 100 * 2**46 < 2**53`` are integers
+    float64 holds exactly, so the one rounding is the division's: the result is
+    ``t * (1 + d)`` with ``t = N / alloc`` in ``[0, 100]`` and ``|d| <= 2**-53``, an error
+    below ``100 * 2**-53 < 2**-46``. If ``t`` is an integer it is representable and the
+    correctly rounded division returns it exactly. Otherwise ``t``'s distance to either
+    neighbouring integer is at least ``1 / alloc > 2**-46``, more than the error, so the
+    result lies strictly between the same two integers. Either way ``floor`` of the
+    result is ``floor(t)``, which is int64's ``N // alloc`` for non-negative operands.
+    """
+    np.multiply(left, float(MAX_SCORE), out=out)
+    np.divide(out, alloc, out=out)
+    np.floor(out, out=out)
+    return out
+
+
+def _least_allocated_float(
+    table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: int
+) -> Int64Array:
+    """:func:`least_allocated` when every allocatable is in ``[1, FLOAT_EXACT_BELOW)``.
+
+    Per term ``left = max(alloc - req, 0)``: equal to ``alloc - req`` where
+    ``req <= alloc`` and 0 (so a 0 share) where not, which is the int64 formula's
+    ``where``; ``left <= alloc`` since ``req >= 0`` (the table's bounds keep ``req`` in
+    int64). The weighted sum holds integers up to ``100 * Σ w < 2**53``, exactly, and its
+    quotient by ``Σ w`` floors exactly as in :func:`_exact_share`: the division's error is
+    below ``100 * 2**-53 < 2**-46`` and a non-integer quotient lies at least
+    ``1 / Σ w > 2**-46`` from an integer (weights are at most 100 per resource).
+    """
+    total = np.zeros(n, dtype=np.float64)
+    left = np.empty(n, dtype=np.int64)
+    share = np.empty(n, dtype=np.float64)
+    weights = 0
+    for term in terms:
+        alloc = table.allocatable[term.axis][rows]
+        np.add(term.node_requested[rows], term.pod_request, out=left)
+        np.subtract(alloc, left, out=left)
+        np.maximum(left, 0, out=left)
+        _exact_share(left, alloc, share)
+        if term.weight != 1:
+            share *= term.weight
+        total += share
+        weights += term.weight
+    if weights != 1:
+        total /= weights
+        np.floor(total, out=total)
+    return total.astype(np.int64)
 
 
 def most_allocated(table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: int) -> Int64Array:
@@ -161,11 +240,20 @@ def balanced_allocation(
     """
     columns = [_columns(table, term, rows) for term in terms]
     if len(columns) == 2 and n and min(alloc.min() for alloc, _ in columns) > 0:
-        # The common case (cpu and memory on every node): two fractions everywhere.
+        # The common case (cpu and memory on every node): two fractions everywhere,
+        # ``int((1 - |f0 - f1| / 2) * 100)`` step by step in two buffers (same operations,
+        # same order, so the same float64 results as the expression).
         (alloc0, req0), (alloc1, req1) = columns
-        f0 = np.minimum(req0 / alloc0, 1.0)
-        f1 = np.minimum(req1 / alloc1, 1.0)
-        common: Int64Array = ((1 - np.abs((f0 - f1) / 2)) * MAX_SCORE).astype(np.int64)
+        f0 = np.divide(req0, alloc0)
+        np.minimum(f0, 1.0, out=f0)
+        f1 = np.divide(req1, alloc1)
+        np.minimum(f1, 1.0, out=f1)
+        np.subtract(f0, f1, out=f0)
+        np.divide(f0, 2, out=f0)
+        np.abs(f0, out=f0)
+        np.subtract(1, f0, out=f0)
+        np.multiply(f0, MAX_SCORE, out=f0)
+        common: Int64Array = f0.astype(np.int64)
         return common
     fractions: list[npt.NDArray[np.float64]] = []
     included: list[npt.NDArray[np.bool_]] = []
@@ -195,3 +283,94 @@ def balanced_allocation(
         std = np.where(many, np.sqrt(squares / np.maximum(count, 1)), std)
     score: Int64Array = ((1 - std) * MAX_SCORE).astype(np.int64)
     return score
+
+
+# ---------------------------------------------------------------- one row (scalar forms)
+# The formulas above for one row, in Python ints and floats: what a cached class uses to
+# recompute the one to three rows a decision changed (tests/unit/framework hold them
+# equal to the vectorised forms). Python's ints do not wrap: the table's bounds keep
+# every sum and product here inside int64 (asched.cluster.bounds), where they agree.
+
+
+def _row_amounts(table: NodeTable, term: ResourceTerm, row: int) -> tuple[int, int]:
+    return int(table.allocatable[term.axis][row]), int(term.node_requested[row]) + term.pod_request
+
+
+def least_allocated_row(table: NodeTable, terms: list[ResourceTerm], row: int) -> int:
+    """:func:`least_allocated` for one row."""
+    total = weights = 0
+    for term in terms:
+        alloc, req = _row_amounts(table, term, row)
+        if alloc > 0:
+            if req <= alloc:
+                total += (alloc - req) * MAX_SCORE // alloc * term.weight
+            weights += term.weight
+    return total // weights if weights else 0
+
+
+def most_allocated_row(table: NodeTable, terms: list[ResourceTerm], row: int) -> int:
+    """:func:`most_allocated` for one row."""
+    total = weights = 0
+    for term in terms:
+        alloc, req = _row_amounts(table, term, row)
+        if alloc > 0:
+            total += min(req, alloc) * MAX_SCORE // alloc * term.weight
+            weights += term.weight
+    return total // weights if weights else 0
+
+
+def balanced_allocation_row(table: NodeTable, terms: list[ResourceTerm], row: int) -> int:
+    """:func:`balanced_allocation` for one row: float64 like NumPy's (``float(req) /
+    float(alloc)``, not Python's exact ``int / int``), summed in the same order."""
+    fractions = []
+    for term in terms:
+        alloc, req = _row_amounts(table, term, row)
+        if alloc > 0:
+            fractions.append(min(float(req) / float(alloc), 1.0))
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        count = len(fractions)
+        total = 0.0
+        for fraction in fractions:
+            total += fraction
+        mean = total / count
+        squares = 0.0
+        for fraction in fractions:
+            squares += (fraction - mean) * (fraction - mean)
+        std = math.sqrt(squares / count)  # IEEE's correctly rounded root, as np.sqrt
+    else:
+        std = 0.0
+    return int((1 - std) * MAX_SCORE)
+
+
+def broken_linear_row(shape: tuple[ShapePoint, ...], utilization: int) -> int:
+    """:func:`broken_linear` for one utilization."""
+    points_u = [p.utilization for p in shape]
+    points_s = [p.score * SHAPE_SCALE for p in shape]
+    index = bisect.bisect_left(points_u, utilization)  # searchsorted(side="left")
+    last = len(shape) - 1
+    if index == 0:
+        return points_s[0]
+    if index > last:
+        return points_s[last]
+    rise = points_s[index] - points_s[index - 1]
+    run = max(points_u[index] - points_u[index - 1], 1)
+    numerator = rise * (utilization - points_u[index - 1])
+    step = abs(numerator) // run
+    return points_s[index - 1] + (step if numerator >= 0 else -step)  # Go truncates
+
+
+def requested_to_capacity_ratio_row(
+    table: NodeTable, terms: list[ResourceTerm], row: int, shape: tuple[ShapePoint, ...]
+) -> int:
+    """:func:`requested_to_capacity_ratio` for one row."""
+    total = weights = 0
+    for term in terms:
+        alloc, req = _row_amounts(table, term, row)
+        utilization = req * 100 // alloc if alloc > 0 and req <= alloc else 100
+        score = broken_linear_row(shape, utilization)
+        if alloc > 0 and score > 0:
+            total += score * term.weight
+            weights += term.weight
+    return math.floor(float(total) / float(weights) + 0.5) if weights else 0

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,7 @@ from asched.framework.interface import (
     ExplainsRows,
     FilterPlugin,
     FiltersCandidates,
+    FiltersRow,
     Handle,
     PermitPlugin,
     PostBindPlugin,
@@ -62,11 +63,17 @@ from asched.framework.interface import (
     ResourceFit,
     ScoreArray,
     ScorePlugin,
+    ScoresRow,
     SignPlugin,
 )
 from asched.framework.registry import Registry, installed
 from asched.framework.selectors import name_in
 from asched.framework.status import Code, Status
+
+_Scores = list[tuple[ScorePlugin, int]]
+#: At most this many skip sets keep their split plugin lists (a skip set is a subset of
+#: the profile's plugins, so a handful occur; the bound only guards memory).
+_SKIP_SETS: Final = 256
 
 
 class Framework:
@@ -124,10 +131,22 @@ class Framework:
             if all(isinstance(p, SignPlugin) for p in local.values())
             else None
         )
+        #: the row-local plugins' scalar forms (:mod:`asched.framework.row_recompute`)
+        self.row_filters: dict[str, FiltersRow] = {
+            p.name: p for p in self.filter if p.row_local and isinstance(p, FiltersRow)
+        }
+        self.row_scores: dict[str, ScoresRow] = {
+            p.name: p for p, _ in self.score if p.row_local and isinstance(p, ScoresRow)
+        }
         #: the first Filter plugin declaring the resource-fit capability, if any
         self.resource_fit: ResourceFit | None = next(
             (p for p in self.filter if isinstance(p, ResourceFit)), None
         )
+        #: the plugin lists per skip set (:meth:`_filters_for`, :meth:`_scores_for`)
+        self._filter_lists: dict[
+            frozenset[str], tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]
+        ] = {}
+        self._score_lists: dict[frozenset[str], tuple[_Scores, _Scores, _Scores]] = {}
         #: ``observe(extension_point, status, seconds)`` for metrics; None = not timed.
         self.observe: Callable[[str, str, float], None] | None = None
 
@@ -203,8 +222,26 @@ class Framework:
         return name_in(table, tuple(outcome.allowed), table.rows)
 
     # ------------------------------------------------------------- Filter
+    def _filters_for(
+        self, state: CycleState
+    ) -> tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]:
+        """(active, row-local, cross-row) Filter plugins for the cycle's PreFilter skips:
+        a few skip sets recur, so each is split once (the public methods hand out copies)."""
+        key = frozenset(state.skip_filter)
+        found = self._filter_lists.get(key)
+        if found is None:
+            active = [p for p in self.filter if p.name not in key]
+            found = (
+                active,
+                [p for p in active if p.row_local],
+                [p for p in active if not p.row_local],
+            )
+            if len(self._filter_lists) < _SKIP_SETS:
+                self._filter_lists[key] = found
+        return found
+
     def active_filters(self, state: CycleState) -> list[FilterPlugin]:
-        return [p for p in self.filter if p.name not in state.skip_filter]
+        return list(self._filters_for(state)[0])
 
     def active_resource_fit(self, state: CycleState) -> ResourceFit | None:
         """:attr:`resource_fit`, unless its PreFilter skipped its Filter for this pod."""
@@ -213,11 +250,11 @@ class Framework:
 
     def local_filters(self, state: CycleState) -> list[FilterPlugin]:
         """Active filters whose answer for a row depends on that row only (cacheable)."""
-        return [p for p in self.active_filters(state) if p.row_local]
+        return list(self._filters_for(state)[1])
 
     def cycle_filters(self, state: CycleState) -> list[FilterPlugin]:
         """Active filters that look across rows (computed afresh every cycle)."""
-        return [p for p in self.active_filters(state) if not p.row_local]
+        return list(self._filters_for(state)[2])
 
     def run_filter(
         self,
@@ -319,14 +356,30 @@ class Framework:
                 return Status(Code.ERROR, status.reasons, plugin.name)
         return Status.success()
 
+    def _scores_for(self, state: CycleState) -> tuple[_Scores, _Scores, _Scores]:
+        """(active, row-local, cross-row) Score plugins with weights, as
+        :meth:`_filters_for` for the PreScore skips."""
+        key = frozenset(state.skip_score)
+        found = self._score_lists.get(key)
+        if found is None:
+            active = [(p, w) for p, w in self.score if p.name not in key]
+            found = (
+                active,
+                [(p, w) for p, w in active if p.row_local],
+                [(p, w) for p, w in active if not p.row_local],
+            )
+            if len(self._score_lists) < _SKIP_SETS:
+                self._score_lists[key] = found
+        return found
+
     def active_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
-        return [(p, w) for p, w in self.score if p.name not in state.skip_score]
+        return list(self._scores_for(state)[0])
 
     def local_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
-        return [(p, w) for p, w in self.active_scores(state) if p.row_local]
+        return list(self._scores_for(state)[1])
 
     def cycle_scores(self, state: CycleState) -> list[tuple[ScorePlugin, int]]:
-        return [(p, w) for p, w in self.active_scores(state) if not p.row_local]
+        return list(self._scores_for(state)[2])
 
     def run_score(
         self, plugin: ScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows
@@ -478,9 +531,15 @@ class Framework:
 def check_range(plugin: ScorePlugin, scores: ScoreArray, taking_part: BoolMask) -> None:
     """A plugin's final scores must lie in ``[0, MAX_SCORE]`` on the rows taking part.
 
-    The unmasked min/max (a few microseconds at 50,000 rows) settles the usual case; the
-    masked look runs only when some row, taking part or not, is out of range."""
-    if not scores.size or (int(scores.min()) >= 0 and int(scores.max()) <= MAX_SCORE):
+    One unmasked pass settles the usual case: viewed as ``uint64`` a negative score is
+    above ``2**63``, so ``max <= MAX_SCORE`` of the view is ``0 <= scores <= MAX_SCORE``.
+    The masked look runs only when some row, taking part or not, is out of range."""
+    if not scores.size:
+        return
+    if scores.dtype == np.int64:
+        if int(scores.view(np.uint64).max()) <= MAX_SCORE:
+            return
+    elif int(scores.min()) >= 0 and int(scores.max()) <= MAX_SCORE:
         return
     taking = scores[taking_part]
     if taking.size:

@@ -81,7 +81,13 @@ def select_host(
 
     Returns the chosen row and all rows sharing the top total (in row order).
     """
-    masked = np.where(candidates, totals, -1)
-    top_rows = np.flatnonzero(masked == masked.max())
+    best = int(totals.argmax()) if totals.size else 0
+    if totals.size and candidates[best] and totals[best] >= 0:
+        # the best total over all rows is a candidate's (the usual case: every feasible row
+        # is a candidate), so it is the candidates' best; the masked copy is not needed
+        top_rows = np.flatnonzero((totals == totals[best]) & candidates)
+    else:
+        masked = np.where(candidates, totals, -1)
+        top_rows = np.flatnonzero(masked == masked.max())
     chosen = top_rows[0] if len(top_rows) == 1 else top_rows[int(rng.integers(len(top_rows)))]
     return int(chosen), top_rows

@@ -60,7 +60,7 @@ from asched.config.args import IN_TREE_ARGS
 from asched.config.types import CoschedulingArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import Handle, PostFilterResult, PreFilterResult
+from asched.framework.interface import PRE_FILTER_SUCCESS, Handle, PostFilterResult, PreFilterResult
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -176,7 +176,7 @@ class Coscheduling:
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         host = self.host
         if host is None or not pod.gang:
-            return PreFilterResult(Status.success())
+            return PRE_FILTER_SUCCESS
         status = self._admissible(host, pod, table)
         return PreFilterResult(status)
 

@@ -16,7 +16,7 @@ from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
-from asched.framework.interface import MAX_SCORE, BoolMask, Handle, ScoreArray
+from asched.framework.interface import MAX_SCORE, BoolMask, Handle, RowScore, ScoreArray
 from asched.framework.spec import API_VERSION, declare
 
 NAME: Final = "ImageLocality"
@@ -57,6 +57,15 @@ class ImageLocality:
         clamped = np.clip(sums[rows], MIN_THRESHOLD, max_threshold)
         score: ScoreArray = MAX_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
         return score
+
+    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore:
+        """:meth:`score` for one row: the common case (no node holds the pod's images)
+        costs nothing; otherwise one :meth:`score` over all rows is read row by row."""
+        held_images = [table.images.holders(normalized_image_name(image)) for image in pod.images]
+        if all(held is None for held in held_images):
+            return lambda row: 0
+        everywhere = self.score(state, pod, table, table.rows)
+        return lambda row: int(everywhere[row])
 
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
         return scores

@@ -33,7 +33,15 @@ from asched.config.args import IN_TREE_ARGS
 from asched.config.types import InterPodAffinityArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import MAX_SCORE, BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.interface import (
+    MAX_SCORE,
+    PRE_FILTER_SKIP,
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+    ScoreArray,
+)
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -139,7 +147,7 @@ class InterPodAffinity:
         required = affinity.required if affinity is not None else ()
         required_anti = affinity.required_anti if affinity is not None else ()
         if not existing_counted and not required and not required_anti:
-            return PreFilterResult(Status.skip())
+            return PRE_FILTER_SKIP
         affinity_fails = np.zeros(size, dtype=np.bool_)
         if required:
             match_all = np.ones(table.pod_columns.size, dtype=np.bool_)
@@ -162,7 +170,7 @@ class InterPodAffinity:
             per_node, _ = _per_node(table, term.topology_key, _matching_pods(term, table))
             anti_fails |= per_node > 0
         state.write(_FILTER_KEY, _Checks(affinity_fails, anti_fails, existing_fails))
-        return PreFilterResult(Status.success())
+        return PRE_FILTER_SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         checks: _Checks = state.read(_FILTER_KEY)

@@ -21,7 +21,13 @@ from asched.config.types import NodeAffinityArgs
 from asched.framework import selectors
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.interface import (
+    PRE_FILTER_SKIP,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+    ScoreArray,
+)
 from asched.framework.normalize import default_normalize
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
@@ -78,7 +84,7 @@ class NodeAffinity:
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         required = pod.node_affinity.required if pod.node_affinity is not None else None
         if required is None and self._added is None and not pod.node_selector:
-            return PreFilterResult(Status.skip())
+            return PRE_FILTER_SKIP
         names = pinned_names(pod.node_affinity)
         if names is not None and not names:
             return PreFilterResult(Status.unresolvable(REASON_CONFLICT, plugin=NAME))

@@ -12,7 +12,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle
+from asched.framework.interface import BoolMask, Handle, RowFilter
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -40,6 +40,13 @@ class NodeName:
             return match
         same: BoolMask = rows == (-1 if wanted is None else wanted)
         return same
+
+    def row_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowFilter:
+        """:meth:`filter` for one row."""
+        if not pod.node_name:
+            return lambda row: True
+        wanted = table.row_of(pod.node_name)
+        return lambda row: row == wanted
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         return Status.unresolvable(REASON, plugin=NAME)

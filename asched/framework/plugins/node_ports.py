@@ -10,7 +10,13 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult
+from asched.framework.interface import (
+    PRE_FILTER_SKIP,
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+)
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -18,8 +24,8 @@ NAME: Final = "NodePorts"
 REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 
 
-_CHECK: Final = PreFilterResult(Status.success())
-_SKIP: Final = PreFilterResult(Status.skip())
+_CHECK: Final = PRE_FILTER_SUCCESS
+_SKIP: Final = PRE_FILTER_SKIP
 
 
 class NodePorts:

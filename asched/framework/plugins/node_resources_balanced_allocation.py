@@ -17,7 +17,7 @@ from asched.config.args import IN_TREE_ARGS
 from asched.config.types import NodeResourcesBalancedAllocationArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
-from asched.framework.interface import BoolMask, Handle, ScoreArray
+from asched.framework.interface import BoolMask, Handle, RowScore, ScoreArray
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -48,6 +48,14 @@ class NodeResourcesBalancedAllocation:
             terms = scoring.resource_terms(table, pod, self._resources, use_requested=True)
             state.write(_KEY, terms)
         return scoring.balanced_allocation(table, terms, rows, size_of(rows))
+
+    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore:
+        """:meth:`score` for one row."""
+        terms = state.get(_KEY)
+        if terms is None:  # PreScore not enabled, as in score
+            terms = scoring.resource_terms(table, pod, self._resources, use_requested=True)
+            state.write(_KEY, terms)
+        return lambda row: scoring.balanced_allocation_row(table, terms, row)
 
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
         return scores

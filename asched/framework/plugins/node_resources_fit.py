@@ -25,7 +25,15 @@ from asched.config.types import NodeResourcesFitArgs
 from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.interface import (
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+    RowFilter,
+    RowScore,
+    ScoreArray,
+)
 from asched.framework.resource_fit import Check, ResourceNeed, resource_checks
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
@@ -33,6 +41,8 @@ from asched.framework.status import Status
 NAME: Final = "NodeResourcesFit"
 _CHECK_KEY: Final = f"{NAME}/prefilter"
 _SCORE_KEY: Final = f"{NAME}/prescore"
+#: At most this many pod classes keep their ResourceNeed (then the memo starts over).
+_NEEDS_KEPT: Final = 1024
 
 
 class NodeResourcesFit:
@@ -56,6 +66,8 @@ class NodeResourcesFit:
         self._ignored = frozenset(args.ignored_resources)
         self._ignored_groups = frozenset(args.ignored_resource_groups)
         self._strategy = args.scoring_strategy
+        #: the need per pod class: (its requests, the table's axes) -> ResourceNeed
+        self._needs: dict[Hashable, ResourceNeed] = {}
 
     def _ignores(self, resource: str) -> bool:
         return is_extended(resource) and (
@@ -67,8 +79,19 @@ class NodeResourcesFit:
         return resource_checks(pod, table, self._ignores)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
-        state.write(_CHECK_KEY, ResourceNeed.of(table, self.resource_checks(pod, table)))
-        return PreFilterResult(Status.success())
+        state.write(_CHECK_KEY, self._need_of(pod, table))
+        return PRE_FILTER_SUCCESS
+
+    def _need_of(self, pod: PodInfo, table: NodeTable) -> ResourceNeed:
+        """The pod's :class:`ResourceNeed`, kept per pod class: it is a function of the
+        pod's requests and the table's axes (names in column order) alone, and immutable."""
+        key = (tuple(pod.requests.items()), tuple(table.axes))
+        need = self._needs.get(key)
+        if need is None:
+            if len(self._needs) >= _NEEDS_KEPT:
+                self._needs.clear()
+            need = self._needs[key] = ResourceNeed.of(table, self.resource_checks(pod, table))
+        return need
 
     def _need(self, state: CycleState, pod: PodInfo, table: NodeTable) -> ResourceNeed:
         found: ResourceNeed | None = state.get(_CHECK_KEY)
@@ -78,6 +101,15 @@ class NodeResourcesFit:
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         return self._need(state, pod, table).fits(table.free, size_of(rows), rows)
+
+    def row_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowFilter:
+        """:meth:`filter` for one row."""
+        need = self._need(state, pod, table)
+        if need.impossible:
+            return lambda row: False
+        free = table.free
+        wanted = tuple(zip(need.axes, need.requests, strict=True))
+        return lambda row: all(free[axis][row] >= amount for axis, amount in wanted)
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         reasons = self._need(state, pod, table).reasons(table.free, row)
@@ -107,6 +139,19 @@ class NodeResourcesFit:
         if kind == "MostAllocated":
             return scoring.most_allocated(table, terms, rows, n)
         return scoring.requested_to_capacity_ratio(table, terms, rows, n, self._strategy.shape)
+
+    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore:
+        """:meth:`score` for one row."""
+        if state.get(_SCORE_KEY) is None:  # PreScore not enabled: compute it here, as upstream
+            self.pre_score(state, pod, table)
+        terms = state.read(_SCORE_KEY)
+        kind = self._strategy.type
+        if kind == "LeastAllocated":
+            return lambda row: scoring.least_allocated_row(table, terms, row)
+        if kind == "MostAllocated":
+            return lambda row: scoring.most_allocated_row(table, terms, row)
+        shape = self._strategy.shape
+        return lambda row: scoring.requested_to_capacity_ratio_row(table, terms, row, shape)
 
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
         return scores

@@ -16,7 +16,7 @@ from asched.cluster.records import NO_SCHEDULE, NodeInfo, PodInfo, Taint, tolera
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle
+from asched.framework.interface import BoolMask, Handle, RowFilter
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -46,6 +46,13 @@ class NodeUnschedulable:
             return np.ones(size_of(rows), dtype=np.bool_)
         schedulable: BoolMask = ~table.unschedulable[rows]
         return schedulable
+
+    def row_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowFilter:
+        """:meth:`filter` for one row."""
+        if tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):
+            return lambda row: True
+        unschedulable = table.unschedulable
+        return lambda row: not unschedulable[row]
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         return Status.unresolvable(REASON, plugin=NAME)

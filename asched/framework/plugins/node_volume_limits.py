@@ -38,7 +38,13 @@ from asched.cluster.table import NodeTable
 from asched.cluster.volumes import PersistentVolumeClaim
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult
+from asched.framework.interface import (
+    PRE_FILTER_SKIP,
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+)
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -85,7 +91,7 @@ class NodeVolumeLimits:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         if not needs_count(pod):
-            return PreFilterResult(Status.skip())
+            return PRE_FILTER_SKIP
         catalog = table.volumes
         try:
             found = _PodVolumes(
@@ -97,7 +103,7 @@ class NodeVolumeLimits:
                 return PreFilterResult(Status.error(exc.message, plugin=NAME))
             found = _PodVolumes({}, {}, exc.message)
         state.write(_STATE, found)
-        return PreFilterResult(Status.success())
+        return PRE_FILTER_SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         found: _PodVolumes | None = state.get(_STATE)

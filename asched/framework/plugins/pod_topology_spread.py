@@ -58,7 +58,15 @@ from asched.errors import DecodeError
 from asched.framework import selectors
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import MAX_SCORE, BoolMask, Handle, PreFilterResult, ScoreArray
+from asched.framework.interface import (
+    MAX_SCORE,
+    PRE_FILTER_SKIP,
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+    ScoreArray,
+)
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -339,7 +347,7 @@ class PodTopologySpread:
         except DecodeError as exc:
             return PreFilterResult(Status.error(hard_constraints_error(pod, exc), plugin=NAME))
         if not constraints:
-            return PreFilterResult(Status.skip())
+            return PRE_FILTER_SKIP
         cluster = _Cluster(table, pod)
         has_all = cluster.has_all(constraints)
         domains = {
@@ -361,7 +369,7 @@ class PodTopologySpread:
             skewed = matching[ids.astype(np.intp) + 1] + self_match - minimum > c.max_skew
             code[undecided & (ids >= 0) & skewed] = _SKEW
         state.write(_FILTER_KEY, _FilterState(constraints, domains, code))
-        return PreFilterResult(Status.success())
+        return PRE_FILTER_SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         found: _FilterState = state.read(_FILTER_KEY)

@@ -13,6 +13,7 @@ from collections.abc import Hashable
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
 from asched.cluster.records import (
@@ -26,7 +27,7 @@ from asched.cluster.records import (
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, ScoreArray
+from asched.framework.interface import BoolMask, Handle, RowFilter, RowScore, ScoreArray
 from asched.framework.normalize import default_normalize
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
@@ -64,6 +65,14 @@ class TaintToleration:
         clean: BoolMask = ~table.taints.any_of(masks, rows)
         return clean
 
+    def row_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowFilter:
+        """:meth:`filter` for one row."""
+        masks = table.taints.untolerated(pod.tolerations, HARD_EFFECTS)
+        if not any(masks):
+            return lambda row: True
+        words = table.taints.words
+        return lambda row: _row_count(words, masks, row) == 0
+
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         for taint in table.taints.row_taints.get(row, ()):
             if taint.effect in HARD_EFFECTS and not tolerates(pod.tolerations, taint):
@@ -81,8 +90,26 @@ class TaintToleration:
             self.pre_score(state, pod, table)
         return table.taints.count_of(state.read(_PREFER_KEY), rows)
 
+    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore:
+        """:meth:`score` for one row."""
+        if state.get(_PREFER_KEY) is None:  # PreScore not enabled
+            self.pre_score(state, pod, table)
+        masks = state.read(_PREFER_KEY)
+        if not any(masks):
+            return lambda row: 0
+        words = table.taints.words
+        return lambda row: _row_count(words, masks, row)
+
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
         return default_normalize(scores, taking_part, reverse=True)
+
+
+def _row_count(words: list[npt.NDArray[np.uint64]], masks: tuple[int, ...], row: int) -> int:
+    """How many taints in ``masks`` row ``row`` carries (``TaintColumns.count_of`` for
+    one row; > 0 is ``any_of``)."""
+    return sum(
+        (int(word[row]) & mask).bit_count() for word, mask in zip(words, masks, strict=True) if mask
+    )
 
 
 def factory(args: object | None, handle: Handle | None) -> TaintToleration:

@@ -48,7 +48,13 @@ from asched.config.args import IN_TREE_ARGS
 from asched.config.types import VolumeBindingArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult
+from asched.framework.interface import (
+    PRE_FILTER_SKIP,
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+)
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 from asched.framework.volume_masks import MaskCache
@@ -180,7 +186,7 @@ class VolumeBinding:
     # ------------------------------------------------------------------ PreFilter
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         if not pod.pvc_names:
-            return PreFilterResult(Status.skip())
+            return PRE_FILTER_SKIP
         catalog = table.volumes
         found: list[PersistentVolumeClaim] = []
         for name in dict.fromkeys(pod.pvc_names):
@@ -201,7 +207,7 @@ class VolumeBinding:
                 return PreFilterResult(Status.unresolvable(REASON_IMMEDIATE, plugin=NAME))
         selected, to_match = split_unbound(delay)
         state.write(STATE_KEY, _State(table, PodClaims(tuple(bound), selected, to_match)))
-        return PreFilterResult(Status.success())
+        return PRE_FILTER_SUCCESS
 
     # ------------------------------------------------------------------ Filter
     def _index(self, table: NodeTable) -> PVIndex:

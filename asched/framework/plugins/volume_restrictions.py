@@ -32,7 +32,13 @@ from asched.cluster.table import NodeTable
 from asched.cluster.volumes import READ_WRITE_ONCE_POD, PersistentVolumeClaim, PodVolume
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult
+from asched.framework.interface import (
+    PRE_FILTER_SKIP,
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+)
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -109,9 +115,9 @@ class VolumeRestrictions:
             return PreFilterResult(found.with_plugin(NAME))
         in_use = sum(1 for key in found if table.attachments.claim_refs.get(key, 0) > 0)
         if not needs_check and in_use == 0:
-            return PreFilterResult(Status.skip())
+            return PRE_FILTER_SKIP
         state.write(_STATE, found)
-        return PreFilterResult(Status.success())
+        return PRE_FILTER_SUCCESS
 
     @staticmethod
     def _disk_conflicts(pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:

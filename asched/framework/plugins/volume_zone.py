@@ -33,7 +33,13 @@ from asched.cluster.volumes import (
 )
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import BoolMask, Handle, PreFilterResult
+from asched.framework.interface import (
+    PRE_FILTER_SKIP,
+    PRE_FILTER_SUCCESS,
+    BoolMask,
+    Handle,
+    PreFilterResult,
+)
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
@@ -159,9 +165,9 @@ class VolumeZone:
         if isinstance(found, Status):
             return PreFilterResult(found.with_plugin(NAME))
         if not found:
-            return PreFilterResult(Status.skip())
+            return PRE_FILTER_SKIP
         state.write(_STATE, found)
-        return PreFilterResult(Status.success())
+        return PRE_FILTER_SUCCESS
 
     @staticmethod
     def _matches(table: NodeTable, key: str, values: frozenset[str], rows: Rows) -> BoolMask:
