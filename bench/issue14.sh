@@ -10,7 +10,8 @@
 # PART selects what runs (space-separated; default all): core, https, http, queue,
 # genuine (kube-apiserver: asched new, asched base, kube-scheduler adaptive, the pipeline
 # ceiling), scale (SchedulingBasic 50,000 nodes / 50,000 pods), sync (50,000 nodes,
-# 500,000 pods). Every figure is printed as a markdown table into OUT/*.md.
+# 500,000 pods). Every figure is printed as a markdown table into OUT/*.md. REP=k suffixes
+# the genuine and scale files with -rk, for repeated runs.
 set -eu
 out=${1:?usage: sh bench/issue14.sh OUT [BASE_CHECKOUT]}
 base=${2:-}
@@ -50,8 +51,8 @@ for part in $parts; do
         [ "$who" = ks ] && { sched=kube-scheduler; pct=0; ceiling=pipeline; }
         (cd "$dir" && PYTHONPATH=$dir "$py" -m asched bench run scheduling-basic-5000n-10000p \
           --backend kube-apiserver --scheduler $sched --percentage $pct --ceiling $ceiling \
-          --no-quality --json "$out/genuine-$who.json" > "$out/genuine-$who.log" 2>&1)
-        tail -3 "$out/genuine-$who.log"
+          --no-quality --json "$out/genuine-$who${REP:+-r$REP}.json" > "$out/genuine-$who${REP:+-r$REP}.log" 2>&1)
+        tail -3 "$out/genuine-$who${REP:+-r$REP}.log"
       done ;;
     scale)
       echo "== scale $(date -u +%H:%M:%S)"
