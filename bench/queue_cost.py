@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from side_by_side import commit_of  # bench/ is this script's folder
+
 from asched.cluster.decode import decode_pod
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
@@ -118,16 +120,6 @@ def _run_here(args: argparse.Namespace) -> list[dict[str, Any]]:
     return results
 
 
-def _commit(checkout: Path) -> str:
-    found = subprocess.run(
-        ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return found.stdout.strip() or "unknown"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parked", default="0,1000,10000,50000")
@@ -142,7 +134,7 @@ def main() -> None:
     if args.raw:
         print(json.dumps(_run_here(args)))
         return
-    runs = {f"{_commit(here)} (this checkout)": _run_here(args)}
+    runs = {f"{commit_of(here)} (this checkout)": _run_here(args)}
     if args.against is not None:
         child = subprocess.run(
             [sys.executable, str(Path(__file__).resolve()), "--raw", "--parked",
@@ -150,7 +142,7 @@ def main() -> None:
             env={**os.environ, "PYTHONPATH": str(args.against.resolve())},
             capture_output=True, text=True, check=True,
         )  # fmt: skip
-        runs[_commit(args.against)] = json.loads(child.stdout)
+        runs[commit_of(args.against)] = json.loads(child.stdout)
     print("| checkout | parked pods | pop (µs) | unhelpful event (µs) |")
     print("|---|---|---|---|")
     for name, results in runs.items():

@@ -51,7 +51,8 @@ def _checkout(commit: str, given: Path | None) -> Path:
     return place
 
 
-def _commit(checkout: Path) -> str:
+def commit_of(checkout: Path) -> str:
+    """The short commit of ``checkout``, with ``+dirty`` when tracked files changed."""
     found = subprocess.run(
         ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
         capture_output=True,
@@ -118,7 +119,7 @@ def main() -> None:
         parser.error("give an `asched bench run ...` or `asched bench core ...` command after --")
     kind = bench_args[0]
     checkouts = {"base": _checkout(args.base, args.base_checkout), "new": HERE}
-    commits = {side: _commit(path) for side, path in checkouts.items()}
+    commits = {side: commit_of(path) for side, path in checkouts.items()}
     args.out.mkdir(parents=True, exist_ok=True)
     figures: dict[str, dict[str, list[float]]] = {
         "base": defaultdict(list),

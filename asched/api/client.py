@@ -41,7 +41,6 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
-from urllib.parse import quote
 
 import aiohttp
 import orjson
@@ -427,38 +426,20 @@ class KubeClient:
         Never sent twice (on the fast path too): a binding whose answer was lost raises
         ApiUnavailable, and the caller counts it as failed.
         """
+        path = pod_path(namespace, name, "binding")
+        body = binding(namespace, name, uid, node)
         if self._fast is not None:
-            path = pod_path(namespace, name, "binding")
-            try:
-                status, raw = await self._fast.bind(
-                    path, namespace, name, uid, node, DEFAULT_TIMEOUT
-                )
-            except _FAST_TRANSPORT as exc:
-                raise self._unavailable("POST", path, exc) from exc
-            return self._response("POST", path, status, raw)
-        return await self.request(
-            "POST",
-            f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/binding",
-            body=binding(namespace, name, uid, node),
-        )
+            return await self._fast_send("POST", path, JSON, body, replayable=False)
+        return await self.request("POST", path, body=body)
 
     async def patch_pod_status(
         self, namespace: str, name: str, patch: PodStatusPatchJSON
     ) -> Response:
         """Strategic-merge the pod's status (conditions merge by type)."""
-        if self._fast is not None:
-            path = pod_path(namespace, name, "status")
-            try:
-                status, raw = await self._fast.patch_status(path, patch, DEFAULT_TIMEOUT)
-            except _FAST_TRANSPORT as exc:
-                raise self._unavailable("PATCH", path, exc) from exc
-            return self._response("PATCH", path, status, raw)
-        return await self.request(
-            "PATCH",
-            f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/status",
-            body=patch,
-            content_type=STRATEGIC_PATCH,
-        )
+        path = pod_path(namespace, name, "status")
+        if self._fast is not None:  # idempotent: replayed once on a dropped idle connection
+            return await self._fast_send("PATCH", path, STRATEGIC_PATCH, patch, replayable=True)
+        return await self.request("PATCH", path, body=patch, content_type=STRATEGIC_PATCH)
 
     async def create(self, path: str, body: Mapping[str, Any]) -> Response:
         """POST ``body`` to ``path`` (an event, a lease): never sent twice on the fast path."""

@@ -1,4 +1,5 @@
-"""The scheduler's hot API writes (bindings, pod status patches) over :mod:`asched.api.http1`.
+"""The scheduler's hot API writes (bindings, pod status patches, events) over
+:mod:`asched.api.http1`.
 
 Why: through aiohttp a binding POST cost the scheduler about 15-20 % of its CPU per pod
 (request and response objects, header multidicts, a timer, several small TLS writes per
@@ -46,13 +47,11 @@ from urllib.parse import quote, urlsplit
 import orjson
 
 from asched.api.http1 import Pool
-from asched.api.objects import BindingJSON, ObjectMetaJSON, PodStatusPatchJSON
+from asched.api.objects import BindingJSON, ObjectMetaJSON
 
 #: the fixed headers of every request (Host, Authorization, Content-Type and
 #: Content-Length are rendered per request)
 _HEADERS: Final = b"Accept: application/json\r\nUser-Agent: asched\r\n"
-_JSON: Final = b"application/json"
-_STRATEGIC_PATCH: Final = b"application/strategic-merge-patch+json"
 
 
 class ApiTLS(Protocol):
@@ -134,7 +133,8 @@ def plain_path(path: str) -> bool:
 
 
 class FastWrites:
-    """Bindings and status patches over kept-alive connections to the API server.
+    """Requests with a body (bindings, status patches, events) over kept-alive connections
+    to the API server; :class:`~asched.api.client.KubeClient` decides which go here.
 
     Parameters
     ----------
@@ -215,22 +215,6 @@ class FastWrites:
         request = await self._render(method, path, content_type, body)
         deadline = asyncio.get_running_loop().time() + request_timeout
         return await self.pool.exchange(request, replayable=replayable, deadline=deadline)
-
-    async def bind(
-        self, path: str, namespace: str, name: str, uid: str, node: str, request_timeout: float
-    ) -> tuple[int, bytes]:
-        """POST the Binding to ``path``; never sent twice. ``request_timeout`` in seconds."""
-        body = binding_body(namespace, name, uid, node)
-        return await self.send(b"POST", path, _JSON, body, request_timeout, replayable=False)
-
-    async def patch_status(
-        self, path: str, patch: PodStatusPatchJSON, request_timeout: float
-    ) -> tuple[int, bytes]:
-        """PATCH ``path`` with ``patch`` as a strategic merge; ``request_timeout`` in seconds."""
-        body = orjson.dumps(patch)
-        return await self.send(
-            b"PATCH", path, _STRATEGIC_PATCH, body, request_timeout, replayable=True
-        )
 
     def close(self) -> None:
         """Close the idle connections (those in use close when their exchange ends)."""

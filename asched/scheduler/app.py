@@ -51,7 +51,6 @@ from asched.framework.extender import (
 from asched.framework.plugins.coscheduling import NAME as COSCHEDULING
 from asched.framework.runtime import Framework
 from asched.framework.waiting import WaitingPods
-from asched.gcpause import gc_paused
 from asched.health import HealthState
 from asched.leader import LeaderElector
 from asched.metrics import AttemptResult
@@ -391,15 +390,17 @@ class App:
     async def wait_synced(self) -> None:
         """Apply what the informers list as it arrives (a big cluster's pods come page by
         page, and a page applied is a page of JSON freed), until every one has synced.
-        The cyclic GC waits meanwhile: the records built are all alive, and collections
-        over them would rescan a growing heap again and again."""
-        with gc_paused():
-            while not all(r.synced.is_set() for r in self.reflectors):
-                self._work.clear()
-                if not self._events:
-                    await self._work.wait()
-                self.drain()
+        What each drain built is frozen at once: the records live on, and collections over
+        them would rescan a growing heap again and again (a quarter of the sync's CPU);
+        the GC itself stays on, so a start that keeps failing (an API server that cannot
+        be listed) still has its garbage collected."""
+        while not all(r.synced.is_set() for r in self.reflectors):
+            self._work.clear()
+            if not self._events:
+                await self._work.wait()
             self.drain()
+            gc.freeze()
+        self.drain()
         gc.collect()
         gc.freeze()  # the initial objects live on: keep the cyclic GC from rescanning them
         self.ready.set()

@@ -126,33 +126,34 @@ async def test_a_wrong_ca_fails_verification(tmp_path: Path) -> None:
             await client.close()
 
 
-async def test_a_proxy_keeps_writes_on_the_aiohttp_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ASCHED_API_TRUST_ENV", "1")
-    client = await KubeClient.connect(_kubeconfig(tmp_path, "http://127.0.0.1:1", None))
-    try:
-        assert not client.fast_writes
-    finally:
-        await client.close()
-    monkeypatch.delenv("ASCHED_API_TRUST_ENV")
-    document = sim_kubeconfig.render("http://127.0.0.1:1", TOKEN)
+def _proxied(document: dict[str, Any]) -> None:
     document["clusters"][0]["cluster"]["proxy-url"] = "http://proxy.example:3128"
-    path = tmp_path / "proxied"
-    path.write_text(yaml.safe_dump(document))
-    client = await KubeClient.connect(str(path))
-    try:
-        assert not client.fast_writes
-    finally:
-        await client.close()
 
 
-async def test_a_server_url_without_scheme_keeps_writes_on_the_aiohttp_path(
+@pytest.mark.parametrize(
+    ("server", "trust_env", "edit"),
+    [
+        pytest.param("http://127.0.0.1:1", "1", None, id="ASCHED_API_TRUST_ENV=1: proxies"),
+        pytest.param("http://127.0.0.1:1", None, _proxied, id="a proxy-url in the kubeconfig"),
+        # connect never raises for it: the first request reports the URL, as before
+        pytest.param("127.0.0.1:6443", None, None, id="a server URL without a scheme"),
+    ],
+)
+async def test_writes_stay_on_the_aiohttp_path(
     tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    server: str,
+    trust_env: str | None,
+    edit: Any,
 ) -> None:
-    # connect never raises for it: the first request reports the URL, as before
-    document = sim_kubeconfig.render("127.0.0.1:6443", TOKEN)
-    path = tmp_path / "schemeless"
+    if trust_env is None:
+        monkeypatch.delenv("ASCHED_API_TRUST_ENV", raising=False)
+    else:
+        monkeypatch.setenv("ASCHED_API_TRUST_ENV", trust_env)
+    document = sim_kubeconfig.render(server, TOKEN)
+    if edit is not None:
+        edit(document)
+    path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump(document))
     client = await KubeClient.connect(str(path))
     try:
