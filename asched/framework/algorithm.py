@@ -219,6 +219,8 @@ class Algorithm:
                 only[row] = True
                 feasible = only
                 nominated_only = True
+        if feasible is entry.feasible:  # the cache's own array, refreshed in place later:
+            feasible = feasible.copy()  # the decision (kept across awaits) gets its own
         if sample:
             found = self.sampler.sample(table, feasible, self._wanted())
             mask, count, examined = found.mask, found.count, found.examined

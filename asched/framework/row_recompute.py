@@ -16,7 +16,9 @@ pods, dead rows included. Failures are the vectorised path's too: a raising plug
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
+
+import numpy as np
 
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
@@ -97,9 +99,10 @@ def rescore(
     for plugin, weight, score in scores:
         raw = entry.raw[plugin.name]
         try:
-            values = [int(score(row)) for row in rows]
+            values = [score(row) for row in rows]
         except Exception as exc:
             raise PluginFailure("Score", plugin.name, exc) from exc
+        _check_int64(plugin.name, values)
         for row, value in zip(rows, values, strict=True):
             raw[row] = value
         if plugin.normalizes:
@@ -113,4 +116,23 @@ def rescore(
             )
         fixed = [total + value * weight for total, value in zip(fixed, values, strict=True)]
     for row, total in zip(rows, fixed, strict=True):
-        entry.fixed_total[row] = total
+        entry.fixed_total[row] = _wrapped(total)
+
+
+_INT64: Final = 2**63
+
+
+def _check_int64(plugin: str, values: list[Any]) -> None:
+    """The runtime's rule for a Score's answer (int64 scores), for a scalar form's ints: a
+    float, a bool or an amount beyond int64 breaks the contract here as it does there."""
+    for value in values:
+        if type(value) is bool or not isinstance(value, int | np.integer):
+            raise PluginContractError(plugin, f"returned a {type(value).__name__} score")
+        if not -_INT64 <= value < _INT64:
+            raise PluginContractError(plugin, f"returned {value}, beyond int64")
+
+
+def _wrapped(total: int) -> int:
+    """``total`` as the int64 sum of the vectorised path gives it (wrapping on overflow:
+    only rows no Filter passes can get there, and their totals are never read)."""
+    return (total + _INT64) % (2 * _INT64) - _INT64

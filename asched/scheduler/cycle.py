@@ -329,7 +329,15 @@ class Scheduler:
         accepted[rows] = True
         # the in-tree Filters again, on the accepted rows only (PreFilter over the table)
         algorithm = profile.algorithm
-        decision = algorithm.candidates(pod, nominated=False, sample=False, within=accepted)
+        decided = contain.guarded(
+            pod,
+            "decide",
+            partial(algorithm.candidates, pod, nominated=False, sample=False, within=accepted),
+        )
+        if isinstance(decided, Status):  # a plugin raised: the pod's attempt fails, contained
+            self._attempt(_result(decided), profile, start)
+            return self._failed(qp, profile, Decision(pod, decided))
+        decision = decided
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
             self._attempt(_result(decision.status), profile, start)
             return self._failed(qp, profile, decision)  # the cluster changed that much
@@ -337,7 +345,12 @@ class Scheduler:
             mask = decision.candidates
             if mask.any():
                 extra = consult.score_rows(table, consultation)
-                algorithm.choose(decision, mask, extra)
+                chose = contain.guarded(
+                    pod, "decide", partial(algorithm.choose, decision, mask, extra)
+                )
+                if isinstance(chose, Status):
+                    self._attempt(_result(chose), profile, start)
+                    return self._failed(qp, profile, Decision(pod, chose))
                 decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
                 if self.recorder is not None:
                     self.recorder.chosen(
@@ -356,7 +369,13 @@ class Scheduler:
                 nominated=not consultation.nominated_only,
             )
         # the failure is explained over every row, as an unrestricted conclusion would
-        decision = algorithm.candidates(pod, nominated=False, sample=False)
+        explained = contain.guarded(
+            pod, "decide", partial(algorithm.candidates, pod, nominated=False, sample=False)
+        )
+        if isinstance(explained, Status):
+            self._attempt(_result(explained), profile, start)
+            return self._failed(qp, profile, Decision(pod, explained))
+        decision = explained
         for name, status in outcome.statuses.items():
             row = table.row_of(name)
             if row is not None:

@@ -58,14 +58,14 @@ class ImageLocality:
         score: ScoreArray = MAX_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
         return score
 
-    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore:
-        """:meth:`score` for one row: the common case (no node holds the pod's images)
-        costs nothing; otherwise one :meth:`score` over all rows is read row by row."""
+    def row_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> RowScore | None:
+        """:meth:`score` for one row in the common case (no node holds the pod's images:
+        0 everywhere); otherwise None, and the vectorised :meth:`score` runs on the few
+        rows (a pass over every row here would cost more than it saves)."""
         held_images = [table.images.holders(normalized_image_name(image)) for image in pod.images]
         if all(held is None for held in held_images):
             return lambda row: 0
-        everywhere = self.score(state, pod, table, table.rows)
-        return lambda row: int(everywhere[row])
+        return None
 
     def normalize(self, state: CycleState, scores: ScoreArray, taking_part: BoolMask) -> ScoreArray:
         return scores

@@ -19,6 +19,8 @@ is held to int64's ``//`` over the edges of its range here too.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
@@ -242,3 +244,29 @@ def test_a_raising_scalar_form_is_a_plugin_failure_at_its_point() -> None:
     with pytest.raises(PluginFailure) as failure:
         row_recompute.refilter(table, _entry(1), [0], [("Odd", broken)])
     assert (failure.value.point, failure.value.plugin) == ("Filter", "Odd")
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        # the vectorised path refuses a score array that is not int64: so does this one
+        pytest.param(lambda row: 1.5, "returned a float score", id="a float"),
+        pytest.param(lambda row: True, "returned a bool score", id="a bool"),
+        # beyond int64 (a normalizing plugin's raw score is not range-checked otherwise)
+        pytest.param(lambda row: 2**63, "returned 9223372036854775808, beyond int64", id="2**63"),
+    ],
+)
+def test_a_scalar_score_that_is_not_int64_breaks_the_contract(answer: Any, message: str) -> None:
+    from asched.errors import PluginContractError
+
+    with pytest.raises(PluginContractError, match=message):
+        row_recompute.rescore(_entry(2), {0: True}, [(_Scorer(normalizes=True), 1, answer)])
+
+
+def test_totals_of_rows_no_filter_passes_wrap_as_int64() -> None:
+    # a raw score of 2**62 on an infeasible row, weight 4: 2**64 wraps to 0 in int64, as
+    # the vectorised sum does, instead of an OverflowError out of the refresh
+    entry = _entry(2)
+    row_recompute.rescore(entry, {1: False}, [(_Scorer(normalizes=False), 4, lambda row: 2**62)])
+    assert int(entry.fixed_total[1]) == 0
+    assert int(entry.raw["Odd"][1]) == 2**62

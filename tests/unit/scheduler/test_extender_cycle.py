@@ -427,3 +427,36 @@ async def test_extender_scores_land_on_the_rows_of_the_nodes_they_name() -> None
         moved = consult.score_rows(r.table, consultation)
         assert moved is not None
         assert moved.tolist() == [0, 35, 0, 70]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        pytest.param("candidates", id="the re-filter over the accepted rows raises"),
+        pytest.param("choose", id="the choice among them raises"),
+    ],
+)
+async def test_a_conclusion_that_raises_is_the_pods_error_not_the_loops(
+    monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
+    """A plugin raising while the conclusion runs (as a scalar form's broken contract
+    would) fails that pod's attempt as the cycle's own guard fails one: reported as an
+    error, requeued with backoff, nothing assumed; the conclusion itself returns."""
+    async with rig(spec(ExtenderRules())) as r:
+        pod = r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        algorithm = r.scheduler.profiles[PROFILE].algorithm
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise ValueError("a plugin bug")
+
+        monkeypatch.setattr(algorithm, step, broken)
+        attempts: list[str] = []  # what the App counts in asched_schedule_attempts_total
+        r.scheduler._on_attempt = lambda result, profile, seconds: attempts.append(result)
+        assert await r.consult(consultation) is None
+        assert attempts == ["error"]  # counted as the attempt's error, once
+        assert r.scheduler.queue.where(pod.key) == BACKOFF
+        assert pod.key in r.reporter.errors
+        assert "a plugin bug" in r.reporter.said[pod.key]
+        assert r.scheduler.ledger.node_of(pod.key) is None
