@@ -24,10 +24,6 @@ NAME: Final = "NodePorts"
 REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 
 
-_CHECK: Final = PRE_FILTER_SUCCESS
-_SKIP: Final = PRE_FILTER_SKIP
-
-
 class NodePorts:
     name: Final = NAME
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
@@ -38,7 +34,7 @@ class NodePorts:
         return pod.host_ports
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
-        return _CHECK if pod.host_ports else _SKIP
+        return PRE_FILTER_SUCCESS if pod.host_ports else PRE_FILTER_SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         free: BoolMask = ~table.ports.conflicts(pod.host_ports, rows)

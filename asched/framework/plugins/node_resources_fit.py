@@ -85,7 +85,7 @@ class NodeResourcesFit:
     def _need_of(self, pod: PodInfo, table: NodeTable) -> ResourceNeed:
         """The pod's :class:`ResourceNeed`, kept per pod class: it is a function of the
         pod's requests and the table's axes (names in column order) alone, and immutable."""
-        key = (tuple(pod.requests.items()), tuple(table.axes))
+        key = (tuple(sorted(pod.requests.items())), tuple(table.axes))
         need = self._needs.get(key)
         if need is None:
             if len(self._needs) >= _NEEDS_KEPT:
