@@ -24,6 +24,7 @@ from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, row_recompute, selection
+from asched.framework.class_run import Normalized, Run
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.equivalence import ClassCache, ClassEntry
 from asched.framework.interface import PreFilterOutcome
@@ -64,6 +65,10 @@ class Decision:
     entry: ClassEntry | None = None
     #: the candidates are the pod's nominated node alone (upstream's shortcut)
     nominated_only: bool = False
+    #: the candidates are the class entry's feasible rows as they are (no cross-row
+    #: filter, PreFilter node names, nomination or sampling took any away): a
+    #: :class:`~asched.framework.class_run.Run` of the class may choose among them
+    plain: bool = False
 
     @property
     def scheduled(self) -> bool:
@@ -139,8 +144,11 @@ class Algorithm:
         cache_entries: int = 8,
         extender_filters: bool = False,
         extender_scores: bool = False,
+        runs: bool = True,
     ) -> None:
         self.framework = framework
+        #: keep runs of a class between choices (False: a pass every time, the reference)
+        self.runs = runs
         #: some extender filters / prioritizes: upstream then samples as if scoring
         self.extender_filters = extender_filters
         self.extender_scores = extender_scores
@@ -149,6 +157,11 @@ class Algorithm:
         self.rng = np.random.default_rng(seed)
         self.sampler = selection.Sampler()
         self.cache = ClassCache(cache_entries)
+        #: the last plain choice's totals and best rows (:mod:`asched.framework.class_run`)
+        self._run: Run | None = None
+        #: choices made from a run without a pass over the table, and passes (counters)
+        self.run_steps = 0
+        self.run_passes = 0
 
     # ------------------------------------------------------------------ public
     def schedule(self, pod: PodInfo) -> Decision:
@@ -201,13 +214,16 @@ class Algorithm:
         entry = self._class_entry(state, pod)
         if within is None:
             feasible = self._with_cycle_filters(state, pod, entry.feasible)
+            plain = feasible is entry.feasible
         else:
             feasible = self._with_cycle_filters(
                 state, pod, entry.feasible & within, only_feasible=True
             )
+            plain = False
         allowed = self.framework.allowed_mask(table, outcome)
         if allowed is not None:
             feasible = feasible & allowed
+            plain = False
         nominated_failures: dict[int, Status] = {}
         nominated_only = False
         if len(table.nominations):
@@ -219,11 +235,13 @@ class Algorithm:
                 only[row] = True
                 feasible = only
                 nominated_only = True
+            plain = plain and feasible is entry.feasible
         if feasible is entry.feasible:  # the cache's own array, refreshed in place later:
             feasible = feasible.copy()  # the decision (kept across awaits) gets its own
         if sample:
             found = self.sampler.sample(table, feasible, self._wanted())
             mask, count, examined = found.mask, found.count, found.examined
+            plain = plain and mask is feasible  # every feasible row kept
         else:
             mask, count, examined = feasible, int(np.count_nonzero(feasible)), table.n_nodes
         decision = Decision(
@@ -238,6 +256,7 @@ class Algorithm:
             candidates=mask,
             entry=entry,
             nominated_only=nominated_only,
+            plain=plain,
         )
         if count == 0:
             decision.status = Status.unschedulable(plugin="")
@@ -258,6 +277,14 @@ class Algorithm:
         count = int(np.count_nonzero(mask))
         if count == 1:
             row = int(np.flatnonzero(mask)[0])
+        elif (
+            self.runs
+            and extra is None
+            and decision.plain
+            and mask is decision.candidates
+            and not self.framework.cycle_scores(decision.state)
+        ):
+            row = self._choose_in_run(decision, mask)
         else:
             totals = self.totals(decision.state, decision.pod, decision.entry, mask)
             if extra is not None:
@@ -276,16 +303,58 @@ class Algorithm:
     ) -> npt.NDArray[np.int64]:
         """Weighted score totals over all rows, normalizing over ``taking_part``."""
         fw = self.framework
-        state.write(SCORED_ROWS, taking_part)
-        total = entry.fixed_total.copy()
-        for plugin, weight in fw.local_scores(state):
-            if plugin.normalizes:
-                scores = fw.normalized(plugin, state, entry.raw[plugin.name], taking_part)
-                total += weighted(scores, weight)
+        total, _ = self._local_totals(state, entry, taking_part)
         for plugin, weight in fw.cycle_scores(state):
             raw = fw.run_score(plugin, state, pod, self.table, self.table.rows)
             total += weighted(fw.normalized(plugin, state, raw, taking_part), weight)
         return total
+
+    def _local_totals(
+        self, state: CycleState, entry: ClassEntry, taking_part: npt.NDArray[np.bool_]
+    ) -> tuple[npt.NDArray[np.int64], list[Normalized]]:
+        """The row-local part of :meth:`totals` (``SCORED_ROWS`` written), with each
+        normalizing plugin's part of it."""
+        fw = self.framework
+        state.write(SCORED_ROWS, taking_part)
+        total = entry.fixed_total.copy()
+        parts: list[Normalized] = []
+        for plugin, weight in fw.local_scores(state):
+            if plugin.normalizes:
+                raw = entry.raw[plugin.name]
+                scores = fw.normalized(plugin, state, raw, taking_part)
+                total += weighted(scores, weight)
+                parts.append(Normalized(plugin, weight, raw, scores))
+        return total, parts
+
+    def _choose_in_run(self, decision: Decision, mask: npt.NDArray[np.bool_]) -> int:
+        """:meth:`choose` for a plain decision with no cross-row score: from the class's
+        run when it can be brought up to date from the changed rows, else by the pass,
+        which starts a new run (:mod:`asched.framework.class_run`)."""
+        entry = decision.entry
+        assert entry is not None
+        table = self.table
+        run = self._run
+        if run is not None and run.entry is entry and run.epoch == table.epoch:
+            changed = table.changed_rows_since(run.mark)
+            if changed is not None and run.advance(mask, changed):
+                decision.state.write(SCORED_ROWS, mask)
+                run.mark = table.change_mark
+                self.run_steps += 1
+                return selection.pick(run.top, self.rng)
+        self._run = None
+        self.run_passes += 1
+        totals, parts = self._local_totals(decision.state, entry, mask)
+        row, top = selection.select_host(totals, mask, self.rng)
+        if int(totals[row]) >= 0:  # (select_host's masked fallback is not kept)
+            for part in parts:  # the run keeps its own copies: the entry's are refreshed
+                part.raw = part.raw.copy()  # in place, and a plugin may hand back its input
+                if np.may_share_memory(part.scores, entry.raw[part.plugin.name]):
+                    part.scores = part.scores.copy()
+            best = int(totals[row])
+            self._run = Run(
+                entry, table.epoch, table.change_mark, mask.copy(), totals, parts, best, top
+            )
+        return row
 
     def best_total(self, state: CycleState, pod: PodInfo) -> tuple[int, npt.NDArray[np.int64]]:
         """The best total over *all* feasible rows (for regret), and the totals array."""

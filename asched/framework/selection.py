@@ -81,13 +81,27 @@ def select_host(
 
     Returns the chosen row and all rows sharing the top total (in row order).
     """
+    top_rows = best_rows(totals, candidates)
+    return pick(top_rows, rng), top_rows
+
+
+def best_rows(
+    totals: npt.NDArray[np.int64], candidates: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.intp]:
+    """The candidate rows with the highest total, ascending."""
     best = int(totals.argmax()) if totals.size else 0
     if totals.size and candidates[best] and totals[best] >= 0:
         # the best total over all rows is a candidate's (the usual case: every feasible row
         # is a candidate), so it is the candidates' best; the masked copy is not needed
-        top_rows = np.flatnonzero((totals == totals[best]) & candidates)
-    else:
-        masked = np.where(candidates, totals, -1)
-        top_rows = np.flatnonzero(masked == masked.max())
-    chosen = top_rows[0] if len(top_rows) == 1 else top_rows[int(rng.integers(len(top_rows)))]
-    return int(chosen), top_rows
+        return np.flatnonzero((totals == totals[best]) & candidates)
+    masked = np.where(candidates, totals, -1)
+    return np.flatnonzero(masked == masked.max())
+
+
+def pick(top_rows: npt.NDArray[np.intp], rng: np.random.Generator) -> int:
+    """One of ``top_rows`` (ascending), uniformly; the generator draws only among two or
+    more, so runs that keep the best rows (:mod:`asched.framework.class_run`) draw as the
+    pass does."""
+    if len(top_rows) == 1:
+        return int(top_rows[0])
+    return int(top_rows[int(rng.integers(len(top_rows)))])
