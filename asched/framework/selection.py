@@ -98,7 +98,7 @@ def best_rows(
     return np.flatnonzero(masked == masked.max())
 
 
-def pick(top_rows: npt.NDArray[np.intp], rng: np.random.Generator) -> int:
+def pick(top_rows: npt.NDArray[np.intp] | list[int], rng: np.random.Generator) -> int:
     """One of ``top_rows`` (ascending), uniformly; the generator draws only among two or
     more, so runs that keep the best rows (:mod:`asched.framework.class_run`) draw as the
     pass does."""

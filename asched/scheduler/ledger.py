@@ -15,7 +15,6 @@ rollback and the watch may race freely: no double counting and no lost accountin
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from asched.cluster.names import NodeName, PodKey
@@ -53,7 +52,7 @@ class Ledger:
 
     def assume(self, pod: PodInfo, node: NodeName) -> None:
         """Count ``pod`` on ``node`` now (its requests enter the row; a nomination ends)."""
-        bound = dataclasses.replace(pod, node_name=node)
+        bound = pod.bound_to(node)
         self.table.nominations.clear(pod.key)
         self.table.add_pod(bound, node)
         self._assumed[pod.key] = Assumed(bound, node)

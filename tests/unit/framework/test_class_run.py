@@ -131,7 +131,7 @@ def _run(totals: list[int], mask: list[bool]) -> tuple[Run, ClassEntry]:
     entry = ClassEntry(0, 0, np.array(mask), fixed_total=np.array(totals, dtype=np.int64))
     chosen = np.array(totals)[np.array(mask)]
     best = int(chosen.max())
-    top = np.flatnonzero((np.array(totals) == best) & np.array(mask))
+    top = np.flatnonzero((np.array(totals) == best) & np.array(mask)).tolist()
     run = Run(entry, 0, 0, np.array(mask), np.array(totals, dtype=np.int64), [], best, top)
     return run, entry
 
@@ -169,7 +169,7 @@ def test_advance_keeps_the_best_rows(
         assert not advanced
     else:
         assert advanced
-        assert run.top.tolist() == expected
+        assert run.top == expected
         assert int(run.totals[row]) == new_total
 
 
