@@ -235,7 +235,21 @@ class ExtenderClient:
             On any transport failure, after ``httpTimeout``, on a status other than 200,
             or when the answer is not JSON; the message names the URL and the verb.
         """
-        data = orjson.dumps(body, default=_plain)
+        raw = await self.post_bytes(verb, orjson.dumps(body, default=_plain))
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            detail = f"the answer is not JSON ({exc})"
+            raise ExtenderError(self.url(verb), verb, detail) from None
+
+    async def post_bytes(self, verb: str, data: bytes) -> bytes:
+        """POST ``data`` (a JSON body, already encoded) to ``verb``: the answer's body.
+
+        Raises
+        ------
+        ExtenderError
+            As :meth:`post`, but the answer is returned as it came, not decoded.
+        """
         request = b"%s%d\r\n\r\n%s" % (self._request_head(verb), len(data), data)
         limit = self.timeout_seconds if self.timeout_seconds > 0 else None
         try:
@@ -260,11 +274,7 @@ class ExtenderClient:
             text = " ".join(raw[:_SNIPPET].decode("utf-8", "replace").split())
             detail = f"HTTP status {status}, expected 200" + (f": {text}" if text else "")
             raise ExtenderError(self.url(verb), verb, detail)
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            detail = f"the answer is not JSON ({exc})"
-            raise ExtenderError(self.url(verb), verb, detail) from None
+        return raw
 
     async def close(self) -> None:
         """Close the connections (idempotent); a later call opens new ones."""
