@@ -120,7 +120,7 @@ def fast_host_scores(raw: bytes, sent: Mapping[str, Any], factor: int) -> dict[s
     hosts = list(map(_HOST, items))
     try:
         # int64 or not at all (msgspec reads any integer; the general reader wants int64)
-        scores = np.array(list(map(_SCORE, items)), dtype=np.int64)
+        scores = np.fromiter(map(_SCORE, items), np.int64, len(items))
     except OverflowError:
         return None
     low, high = (int(scores.min()), int(scores.max())) if len(hosts) else (0, 0)
