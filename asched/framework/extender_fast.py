@@ -64,10 +64,12 @@ class EncodedPod:
 
 
 def _plain(value: Any) -> Any:
-    """orjson's fallback for a pod's JSON: read-only mappings as plain objects (as the
-    HTTP client encodes them)."""
+    """orjson's fallback for a pod's JSON, as the HTTP client's: read-only mappings as
+    plain objects, sets as sorted lists."""
     if isinstance(value, Mapping):
         return dict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value)
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
