@@ -251,12 +251,16 @@ class ExtenderClient:
             As :meth:`post`, but the answer is returned as it came, not decoded.
         """
         request = b"%s%d\r\n\r\n%s" % (self._request_head(verb), len(data), data)
-        limit = self.timeout_seconds if self.timeout_seconds > 0 else None
+        limit = self.timeout_seconds
+        # the pool's own deadline (one timer, no Timeout context per call) bounds the whole
+        # exchange: waiting for a connection, connecting, sending, reading the answer
+        deadline = asyncio.get_running_loop().time() + limit if limit > 0 else None
         try:
-            async with asyncio.timeout(limit):
-                # a bind has effects: never replayed on a fresh connection
-                replayable = verb != self._bind_verb
-                status, raw = await self._open().exchange(request, replayable=replayable)
+            # a bind has effects: never replayed on a fresh connection
+            replayable = verb != self._bind_verb
+            status, raw = await self._open().exchange(
+                request, replayable=replayable, deadline=deadline
+            )
         except TimeoutError:
             detail = f"no answer within httpTimeout ({self.timeout_seconds:g}s)"
             raise ExtenderError(self.url(verb), verb, detail) from None
