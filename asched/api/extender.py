@@ -235,14 +235,32 @@ class ExtenderClient:
             On any transport failure, after ``httpTimeout``, on a status other than 200,
             or when the answer is not JSON; the message names the URL and the verb.
         """
-        data = orjson.dumps(body, default=_plain)
-        request = b"%s%d\r\n\r\n%s" % (self._request_head(verb), len(data), data)
-        limit = self.timeout_seconds if self.timeout_seconds > 0 else None
+        raw = await self.post_bytes(verb, orjson.dumps(body, default=_plain))
         try:
-            async with asyncio.timeout(limit):
-                # a bind has effects: never replayed on a fresh connection
-                replayable = verb != self._bind_verb
-                status, raw = await self._open().exchange(request, replayable=replayable)
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            detail = f"the answer is not JSON ({exc})"
+            raise ExtenderError(self.url(verb), verb, detail) from None
+
+    async def post_bytes(self, verb: str, data: bytes) -> bytes:
+        """POST ``data`` (a JSON body, already encoded) to ``verb``: the answer's body.
+
+        Raises
+        ------
+        ExtenderError
+            As :meth:`post`, but the answer is returned as it came, not decoded.
+        """
+        request = b"%s%d\r\n\r\n%s" % (self._request_head(verb), len(data), data)
+        limit = self.timeout_seconds
+        # the pool's own deadline (one timer, no Timeout context per call) bounds the whole
+        # exchange: waiting for a connection, connecting, sending, reading the answer
+        deadline = asyncio.get_running_loop().time() + limit if limit > 0 else None
+        try:
+            # a bind has effects: never replayed on a fresh connection
+            replayable = verb != self._bind_verb
+            status, raw = await self._open().exchange(
+                request, replayable=replayable, deadline=deadline
+            )
         except TimeoutError:
             detail = f"no answer within httpTimeout ({self.timeout_seconds:g}s)"
             raise ExtenderError(self.url(verb), verb, detail) from None
@@ -260,11 +278,7 @@ class ExtenderClient:
             text = " ".join(raw[:_SNIPPET].decode("utf-8", "replace").split())
             detail = f"HTTP status {status}, expected 200" + (f": {text}" if text else "")
             raise ExtenderError(self.url(verb), verb, detail)
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            detail = f"the answer is not JSON ({exc})"
-            raise ExtenderError(self.url(verb), verb, detail) from None
+        return raw
 
     async def close(self) -> None:
         """Close the connections (idempotent); a later call opens new ones."""

@@ -4,7 +4,10 @@ Why not :mod:`asched.benchmark.extender_server`: that one is declarative and rec
 every call for tests to inspect, which a benchmark sending tens of thousands of calls
 cannot afford. This one answers from a fixed rule, keeps counters only, and costs one
 pass over the node names per call; it runs as its own process (as a real extender would),
-so its CPU is measured apart from the scheduler's and the harness's.
+so its CPU is measured apart from the scheduler's and the harness's. It stands in for an
+extender on other machines but shares the benchmark's cores, so it is kept lean: HTTP by
+:mod:`asched.benchmark.lean_http`, only ``NodeNames`` decoded from a call, each name's
+verdict and ``HostPriority`` JSON remembered, no Python loop per name.
 
 The rule (:class:`HashRule`), the same for every scheduler: with ``h = crc32(name)``
 (the UTF-8 bytes of the node's name), a node fails the filter when ``reject_every > 0``
@@ -35,14 +38,18 @@ import signal
 import sys
 import time
 import zlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import not_
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
+import msgspec
 import orjson
-from aiohttp import web
+
+from asched.benchmark.lean_http import Reply, start_server
 
 #: The reason of every node the rule rejects (``FailedNodes``).
 REASON: Final = "rejected by the benchmark extender"
@@ -56,6 +63,11 @@ _JSON: Final = "application/json"
 class HashRule:
     """The deterministic verdicts and priorities of the module docstring.
 
+    Each name is hashed once and remembered (its verdict, its priority, its
+    ``HostPriority`` as JSON, each in a dict of its own); a call then costs a few C-level
+    passes over its names (a dict lookup each, ``itertools.compress``, ``bytes.join``),
+    no Python loop per name.
+
     Parameters
     ----------
     reject_every : int
@@ -66,41 +78,54 @@ class HashRule:
         if reject_every < 0:
             raise ValueError(f"reject_every must be >= 0, got {reject_every}")
         self.reject_every = reject_every
-        # name -> (rejected, priority, its HostPriority as JSON); hashed on first sight.
-        self._memo: dict[str, tuple[bool, int, bytes]] = {}
+        self._rejected: dict[str, bool] = {}
+        self._priority: dict[str, int] = {}
+        self._fragment: dict[str, bytes] = {}
 
-    def _learn(self, name: str) -> tuple[bool, int, bytes]:
+    def _learn(self, name: str) -> bool:
+        """Hash ``name`` and remember what the rule says of it; whether it is rejected."""
         h = zlib.crc32(name.encode())
         priority = (h >> 8) % (MAX_PRIORITY + 1)
-        entry = (
-            self.reject_every > 0 and h % self.reject_every == 0,
-            priority,
-            orjson.dumps({"Host": name, "Score": priority}),
-        )
-        self._memo[name] = entry
-        return entry
+        rejected = self.reject_every > 0 and h % self.reject_every == 0
+        self._rejected[name] = rejected
+        self._priority[name] = priority
+        self._fragment[name] = orjson.dumps({"Host": name, "Score": priority})
+        return rejected
+
+    def _learnt(self, names: Sequence[str], found: list[Any]) -> None:
+        """Learn the names ``found`` has no entry for (None) in ``names``."""
+        for name, entry in zip(names, found, strict=True):
+            if entry is None:
+                self._learn(name)
 
     def rejects(self, name: str) -> bool:
         """True when the filter fails ``name``."""
-        return (self._memo.get(name) or self._learn(name))[0]
+        rejected = self._rejected.get(name)
+        return self._learn(name) if rejected is None else rejected
 
     def priority(self, name: str) -> int:
         """The prioritize score of ``name``, 0..10."""
-        return (self._memo.get(name) or self._learn(name))[1]
+        if name not in self._priority:
+            self._learn(name)
+        return self._priority[name]
 
     def split(self, names: Iterable[str]) -> tuple[list[str], list[str]]:
-        """The names that pass and those that fail, each in the order given (one pass)."""
-        memo, learn = self._memo, self._learn
-        passed: list[str] = []
-        failed: list[str] = []
-        for name in names:
-            (failed if (memo.get(name) or learn(name))[0] else passed).append(name)
-        return passed, failed
+        """The names that pass and those that fail, each in the order given."""
+        listed = names if isinstance(names, list | tuple) else list(names)
+        flags = list(map(self._rejected.get, listed))
+        if None in flags:
+            self._learnt(listed, flags)
+            flags = list(map(self._rejected.__getitem__, listed))
+        return list(compress(listed, map(not_, flags))), list(compress(listed, flags))
 
     def priorities(self, names: Iterable[str]) -> bytes:
-        """``HostPriorityList`` for ``names`` as JSON (one pass over remembered fragments)."""
-        memo, learn = self._memo, self._learn
-        return b"[" + b",".join([(memo.get(n) or learn(n))[2] for n in names]) + b"]"
+        """``HostPriorityList`` for ``names`` as JSON (remembered fragments, joined)."""
+        listed = names if isinstance(names, list | tuple) else list(names)
+        fragments = list(map(self._fragment.get, listed))
+        if None in fragments:
+            self._learnt(listed, fragments)
+            fragments = list(map(self._fragment.__getitem__, listed))
+        return b"[" + b",".join(cast("list[bytes]", fragments)) + b"]"
 
 
 @dataclass(slots=True)
@@ -124,6 +149,28 @@ class Stats:
         }
 
 
+class _NodeNames(msgspec.Struct):
+    """The one field of ``ExtenderArgs`` a nodeCacheCapable call needs (the pod and any
+    other key are skipped without being built)."""
+
+    NodeNames: list[str] | None = None
+
+
+_NODE_NAMES: Final = msgspec.json.Decoder(_NodeNames)
+
+
+def _read_args(body: bytes) -> tuple[list[str], list[Any] | None]:
+    """:func:`_names` of the body: ``NodeNames`` alone when it is a list of strings,
+    else the whole body decoded (its errors are :func:`_names`' and orjson's)."""
+    try:
+        names = _NODE_NAMES.decode(body).NodeNames
+    except (msgspec.MsgspecError, ValueError):
+        names = None
+    if names is not None:
+        return names, None
+    return _names(orjson.loads(body))
+
+
 def _names(args: Any) -> tuple[list[str], list[Any] | None]:
     """The node names of ``ExtenderArgs``, and its Node objects when it sent them."""
     if not isinstance(args, dict):
@@ -138,48 +185,49 @@ def _names(args: Any) -> tuple[list[str], list[Any] | None]:
 
 
 class _Handler:
-    """The one request handler (aiohttp's low-level server: no router, no middleware)."""
+    """The one request handler (:mod:`asched.benchmark.lean_http`: no router, no
+    middleware, no request object)."""
 
     def __init__(self, rule: HashRule, latency_ms: float) -> None:
         self.rule = rule
         self.delay = latency_ms / 1000.0
         self.stats = Stats()
 
-    async def __call__(self, request: web.BaseRequest) -> web.Response:
-        path, method = request.path, request.method
+    def __call__(self, method: str, path: str, body: bytes) -> Reply | Coroutine[Any, Any, Reply]:
         if path == "/stats" and method == "GET":
             return self.stats_page()
         verb = path.removeprefix("/")
         if verb not in (FILTER_VERB, PRIORITIZE_VERB):
-            return web.Response(status=404, text=f"unknown path {path!r}")
+            return _text(404, f"unknown path {path!r}")
         if method != "POST":
-            return web.Response(status=405, text=f"{path}: POST only, got {method}")
-        return await self.verb(verb, request)
+            return _text(405, f"{path}: POST only, got {method}")
+        stats = self.stats
+        try:
+            names, items = _read_args(body)
+            answer = (
+                orjson.dumps(self._filter(names, items))
+                if verb == FILTER_VERB
+                else self.rule.priorities(names)
+            )
+        except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            stats.bad_requests += 1
+            return _text(400, f"{verb}: bad ExtenderArgs: {exc}")
+        stats.calls[verb] += 1
+        stats.names[verb] += len(names)
+        if not self.delay:
+            return 200, _JSON, answer
+        return self._after_delay(answer)
 
-    async def verb(self, verb: str, request: web.BaseRequest) -> web.Response:
+    async def _after_delay(self, answer: bytes) -> Reply:
+        """The answer once the call's latency passed (an ``asyncio.sleep`` per call)."""
         stats = self.stats
         stats.in_flight += 1
         stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
         try:
-            # The stream, not request.read(): no size cap (full Node objects can be megabytes).
-            body = await request.content.read()
-            try:
-                names, items = _names(orjson.loads(body))
-                answer = (
-                    orjson.dumps(self._filter(names, items))
-                    if verb == FILTER_VERB
-                    else self.rule.priorities(names)
-                )
-            except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-                stats.bad_requests += 1
-                return web.Response(status=400, text=f"{verb}: bad ExtenderArgs: {exc}")
-            stats.calls[verb] += 1
-            stats.names[verb] += len(names)
-            if self.delay:
-                await asyncio.sleep(self.delay)
-            return web.Response(body=answer, content_type=_JSON)
+            await asyncio.sleep(self.delay)
         finally:
             stats.in_flight -= 1
+        return 200, _JSON, answer
 
     def _filter(self, names: list[str], items: list[Any] | None) -> dict[str, Any]:
         passed, failed = self.rule.split(names)
@@ -198,10 +246,14 @@ class _Handler:
             }
         return answer
 
-    def stats_page(self) -> web.Response:
+    def stats_page(self) -> Reply:
         page = self.stats.to_json()
         self.stats.max_in_flight = self.stats.in_flight
-        return web.Response(body=orjson.dumps(page), content_type=_JSON)
+        return 200, _JSON, orjson.dumps(page)
+
+
+def _text(status: int, text: str) -> Reply:
+    return status, "text/plain; charset=utf-8", text.encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,17 +294,12 @@ async def serve(
         serving = sim_tls.generate(host)
         context, ca_pem = serving.context, serving.ca_pem
     handler = _Handler(rule, latency_ms)
-    server = web.Server(handler, access_log=None)
-    runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
-    await runner.setup()
+    server = await start_server(handler, host, port, ssl_context=context)
     try:
-        site = web.TCPSite(runner, host, port, ssl_context=context, backlog=1024)
-        await site.start()
-        bound = runner.addresses[0][1]
         scheme = "https" if context is not None else "http"
-        yield Listening(f"{scheme}://{host}:{bound}", ca_pem, handler.stats)
+        yield Listening(f"{scheme}://{host}:{server.port}", ca_pem, handler.stats)
     finally:
-        await runner.cleanup()
+        await server.close()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

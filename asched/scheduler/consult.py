@@ -31,6 +31,7 @@ SelectCandidate. The pod is in flight, and holds its slot, until then.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, cast
@@ -49,6 +50,7 @@ from asched.framework.extender import (
     run_filters,
     run_prioritizers,
 )
+from asched.framework.extender_fast import EncodedPod
 from asched.framework.extender_preemption import narrow_candidates
 from asched.framework.extender_protocol import RawObject
 from asched.framework.preemption import Candidate, CandidateSelector
@@ -137,20 +139,43 @@ def still_valid(table: NodeTable, candidates: Sequence[Candidate] | None) -> lis
     return out
 
 
+class _OrderedNames:
+    """The table's node names in node order, as a NumPy object array: what
+    :func:`names_of` picks the candidates' names from, in C.
+
+    Valid while the table's ``order()`` is the same array (it is recomputed whenever a
+    row is added or removed or a node changes zone) and its ``epoch`` is unchanged (a
+    row's name changes only with the epoch: a node deleted and another taking its row).
+    """
+
+    __slots__ = ("epoch", "names", "order")
+
+    def __init__(self, table: NodeTable, order: npt.NDArray[np.intp]) -> None:
+        self.order = order  # held, so that its identity cannot be reused
+        self.epoch = table.epoch
+        found = [table.names[row] for row in order.tolist()]
+        if None in found:  # a free row in the order: cannot be, but the table says so
+            raise ValueError("a candidate row holds no node")
+        self.names: npt.NDArray[np.object_] = np.array(found, dtype=object)
+
+
+#: per table: its names in node order (weakly held: a table's cache goes with it)
+_ORDERED: Final[weakref.WeakKeyDictionary[NodeTable, _OrderedNames]] = weakref.WeakKeyDictionary()
+
+
 def names_of(
     table: NodeTable, candidates: npt.NDArray[np.bool_]
 ) -> tuple[tuple[str, ...], dict[str, int]]:
     """The names of the live rows of ``candidates`` (bool, ``(table.size,)``), in node
     order (upstream's node tree order): what the extenders are sent; and each name's
-    row."""
+    row (a mapping keyed by exactly those names)."""
     order = table.order()
-    rows = order[candidates[order]].tolist()
-    names = table.names
-    found = [names[row] for row in rows]
-    if None in found:  # a free row: cannot be a candidate, but the table says so
-        raise ValueError("a candidate row holds no node")
-    sent = cast("list[str]", found)
-    return tuple(sent), dict(zip(sent, rows, strict=True))
+    cached = _ORDERED.get(table)
+    if cached is None or cached.order is not order or cached.epoch != table.epoch:
+        cached = _ORDERED[table] = _OrderedNames(table, order)
+    picked = candidates[order]
+    names = cast("list[str]", cached.names[picked].tolist())
+    return tuple(names), dict(zip(names, order[picked].tolist(), strict=True))
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:
@@ -180,12 +205,19 @@ def score_rows(table: NodeTable, consultation: Consultation) -> npt.NDArray[np.i
     index = _index(table, consultation)
     for _, contributions in scores.by_extender:
         found = list(map(index.get, contributions))
-        values = list(contributions.values())
         if None in found:
-            kept = [(row, v) for row, v in zip(found, values, strict=True) if row is not None]
-            found, values = [row for row, _ in kept], [v for _, v in kept]
+            kept = [
+                (row, v)
+                for row, v in zip(found, contributions.values(), strict=True)
+                if row is not None
+            ]
+            rows = np.fromiter((row for row, _ in kept), np.intp, len(kept))
+            values = np.fromiter((v for _, v in kept), np.int64, len(kept))
+        else:
+            rows = np.fromiter(found, np.intp, len(found))
+            values = np.fromiter(contributions.values(), np.int64, len(found))
         # each mapping names a node once, so a plain fancy-index add is exact
-        extra[np.fromiter(found, np.intp, len(found))] += np.fromiter(values, np.int64, len(values))
+        extra[rows] += values
     return extra
 
 
@@ -203,9 +235,17 @@ async def ask(
     """Fill ``consultation`` with the extenders' answers (upstream's
     findNodesThatPassExtenders, then the extender half of prioritizeNodes)."""
     pod = consultation.qp.pod
+    encoded = EncodedPod(consultation.pod_json)  # one encoding for every call
+    names, sent = consultation.names, consultation.sent
     try:
         outcome = await run_filters(
-            extenders, pod, consultation.pod_json, consultation.names, node_objects
+            extenders,
+            pod,
+            consultation.pod_json,
+            names,
+            node_objects,
+            encoded=encoded,
+            sent=sent if len(sent) == len(names) else None,
         )
     except ExtenderError as exc:
         consultation.error = exc
@@ -213,5 +253,5 @@ async def ask(
     consultation.outcome = outcome
     if len(outcome.feasible) > 1:  # upstream scores only when there is a choice
         consultation.scores = await run_prioritizers(
-            extenders, pod, consultation.pod_json, outcome.feasible, node_objects
+            extenders, pod, consultation.pod_json, outcome.feasible, node_objects, encoded=encoded
         )

@@ -30,6 +30,7 @@ CORE = {
     "aiohttp",
     "cryptography",
     "kubernetes-asyncio",
+    "msgspec",
     "numpy",
     "orjson",
     "prometheus-client",

@@ -1,0 +1,295 @@
+"""The wire format's fast paths (asched.framework.extender_fast) against the general reader.
+
+A body rendered from bytes must be orjson's encoding of the dict form, byte for byte. An
+answer the fast path takes must come out as the general reader makes it; any other must
+be declined (None) and, through an Extender, fail with the general reader's very error.
+The names sent are picked from a per-table cache that must follow the table: a node
+deleted and another taking its row, a node moving to another zone.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+
+from asched.api.extender import _plain as client_plain
+from asched.cluster.decode import decode_node
+from asched.cluster.table import NodeTable
+from asched.config.types import ExtenderConfig
+from asched.errors import ExtenderError
+from asched.framework import extender_protocol as protocol
+from asched.framework.extender import Extender
+from asched.framework.extender_fast import (
+    EncodedPod,
+    fast_filter_result,
+    fast_host_scores,
+    render_names_args,
+)
+from asched.framework.extender_protocol import CallSite, FilterAnswer
+from asched.scheduler import consult
+from tests.builders import make_node
+
+SENT = dict.fromkeys(["node1", "node2", "node3"])
+PRIORITY_SITE = CallSite("http://canned/prioritize", "prioritize")
+FILTER_SITE = CallSite("http://canned/filter", "filter")
+
+ODD_NAMES = [
+    pytest.param([], id="no names"),
+    pytest.param(["node-1", "node-2"], id="plain"),
+    pytest.param(['a"quote', "back\\slash", "tab\there", "nl\nx"], id="quotes and escapes"),
+    pytest.param(["nœud-é", "節点", "emoji-🚀", "\u2028line-sep"], id="unicode"),
+    pytest.param(["\x00nul", "\x1fctl", "</script>"], id="control characters"),
+]
+
+
+@pytest.mark.parametrize("names", ODD_NAMES)
+def test_rendered_args_are_orjsons_bytes_of_the_dict_form(names: list[str]) -> None:
+    pod = {
+        "metadata": {"name": 'p"ö', "labels": MappingProxyType({"k": "v"})},
+        "spec": {"nodeName": "", "odd": frozenset({"b", "a"})},
+    }
+    # what the HTTP client sends for the dict form (read-only mappings and sets included)
+    expected = orjson.dumps(protocol.extender_args(pod, names, None), default=client_plain)
+    encoded = EncodedPod(pod)
+    assert render_names_args(encoded, names) == expected
+    assert render_names_args(encoded, tuple(names)) == expected  # a tuple too, pod reused
+
+
+# answers, as JSON text, that both readers take (the fast path must agree)
+GOOD_PRIORITIES = [
+    pytest.param(b"[]", {}, id="empty list"),
+    pytest.param(
+        b'[{"Host":"node1","Score":3},{"Host":"node2","Score":10}]',
+        {"node1": 60, "node2": 200},  # 3 * 2 * 10, 10 * 2 * 10
+        id="two hosts",
+    ),
+    pytest.param(
+        b'[{"Score":-1,"Host":"node2"},{"Host":"node9","Score":5}]',
+        {"node2": -20},  # -1 * 20; node9 was not sent: dropped
+        id="keys in another order, an unsent host dropped, negative score",
+    ),
+    pytest.param(
+        b'[{"Host":"node1","Score":9223372036854775807}]',
+        {"node1": 9223372036854775807 * 20},  # int64 max * 20: beyond int64, exact
+        id="int64 max scaled beyond int64",
+    ),
+    pytest.param(
+        b' [ {"Host":"node3", "Score":0} ] \n', {"node3": 0}, id="whitespace around tokens"
+    ),
+]
+
+# answers the fast path must decline: the general reader decides (a value or an error)
+OTHER_PRIORITIES = [
+    pytest.param(b"null", id="null"),
+    pytest.param(b'[{"host":"node1","score":4}]', id="keys in another case"),
+    pytest.param(b'[{"Host":"node1","Score":1,"Extra":2}]', id="an unknown key"),
+    pytest.param(b'[{"Host":"node1","Score":1,"score":7}]', id="a key twice in two cases"),
+    pytest.param(b'[{"Host":"node1","Score":2},{"Host":"node1","Score":3}]', id="host twice"),
+    pytest.param(b'[{"Host":"node1","Score":5.0}]', id="a float score"),
+    pytest.param(b'[{"Host":"node1","Score":true}]', id="a boolean score"),
+    pytest.param(b'[{"Host":"node1","Score":9223372036854775808}]', id="int64 max + 1"),
+    pytest.param(b'[{"Host":"node1","Score":18446744073709551616}]', id="beyond uint64"),
+    pytest.param(b'[{"Host":null,"Score":1}]', id="a null host"),
+    pytest.param(b'[{"Host":"node1"}]', id="a missing score"),
+    pytest.param(b'{"Host":"node1","Score":1}', id="an object, not a list"),
+    pytest.param(b'[{"Host":"node1","Score":1}', id="not JSON"),
+    pytest.param(b'[{"Host":"\xff","Score":1}]', id="not UTF-8"),
+    pytest.param(b'[{"Host":"\\ud800","Score":1}]', id="a lone surrogate"),
+]
+
+GOOD_FILTERS = [
+    pytest.param(
+        b'{"NodeNames":["node1"],"FailedNodes":{"node2":"busy"}}',
+        FilterAnswer(("node1",), {"node2": "busy"}, {}),
+        id="names and a failed node",
+    ),
+    pytest.param(
+        b'{"NodeNames":["node3","node1"],"FailedNodes":{"node9":"x"},'
+        b'"FailedAndUnresolvableNodes":{"node2":"zone"},"Error":"","Nodes":null}',
+        FilterAnswer(("node3", "node1"), {}, {"node2": "zone"}),
+        id="every key, an unsent failed node dropped, the extender's order kept",
+    ),
+    pytest.param(
+        b'{"NodeNames":[],"FailedNodes":null}', FilterAnswer((), {}, {}), id="nothing left"
+    ),
+]
+
+OTHER_FILTERS = [
+    pytest.param(b'{"nodenames":["node2"]}', id="keys in another case"),
+    pytest.param(b'{"NodeNames":["node1"],"Comment":"x"}', id="an unknown key"),
+    pytest.param(b'{"NodeNames":null}', id="NodeNames null"),
+    pytest.param(b"{}", id="no NodeNames"),
+    pytest.param(b'{"NodeNames":["node1","node1"]}', id="a name twice"),
+    pytest.param(b'{"NodeNames":["node9"]}', id="a name that was not sent"),
+    pytest.param(b'{"NodeNames":["node1"],"FailedNodes":{"node1":"no"}}', id="feasible and failed"),
+    pytest.param(b'{"Error":"out of stock"}', id="an Error"),
+    pytest.param(b'{"NodeNames":[1]}', id="a name that is a number"),
+    pytest.param(b'{"FailedNodes":{"node1":false}}', id="a reason that is a boolean"),
+    pytest.param(b'{"NodeNames":["node1"],"Nodes":{"items":[]}}', id="Nodes set"),
+    pytest.param(b"[]", id="a list"),
+    pytest.param(b"nonsense", id="not JSON"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), GOOD_PRIORITIES)
+def test_fast_host_scores_equal_the_general_readers(raw: bytes, expected: dict[str, int]) -> None:
+    general = protocol.host_scores(PRIORITY_SITE, orjson.loads(raw), SENT, 20)
+    assert general == expected
+    fast = fast_host_scores(raw, SENT, 20)
+    assert fast == expected
+    assert list(fast or {}) == list(general)  # the answer's order too
+
+
+@pytest.mark.parametrize("raw", OTHER_PRIORITIES)
+def test_fast_host_scores_decline_what_they_do_not_take(raw: bytes) -> None:
+    assert fast_host_scores(raw, SENT, 20) is None
+
+
+@pytest.mark.parametrize(("raw", "expected"), GOOD_FILTERS)
+def test_fast_filter_result_equals_the_general_readers(raw: bytes, expected: FilterAnswer) -> None:
+    general = protocol.parse_filter_result(
+        FILTER_SITE, orjson.loads(raw), SENT, node_cache_capable=True
+    )
+    assert general == expected
+    assert fast_filter_result(raw, SENT) == expected
+
+
+@pytest.mark.parametrize("raw", OTHER_FILTERS)
+def test_fast_filter_result_declines_what_it_does_not_take(raw: bytes) -> None:
+    assert fast_filter_result(raw, SENT) is None
+
+
+class Plain:
+    """A transport with ``post`` only: the general reader's path."""
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self.bodies: list[bytes] = []
+
+    def url(self, verb: str) -> str:
+        return f"http://canned/{verb}"
+
+    async def post(self, verb: str, body: Any) -> Any:
+        self.bodies.append(orjson.dumps(body))
+        try:
+            return orjson.loads(self.raw)
+        except orjson.JSONDecodeError as exc:  # as ExtenderClient.post words it
+            raise ExtenderError(self.url(verb), verb, f"the answer is not JSON ({exc})") from None
+
+    async def close(self) -> None:
+        pass
+
+
+class Raw(Plain):
+    """The same answers through ``post_bytes``: the fast path, and its fallback."""
+
+    async def post_bytes(self, verb: str, data: bytes) -> bytes:
+        self.bodies.append(data)
+        return self.raw
+
+
+def extender(transport: Plain) -> Extender:
+    config = ExtenderConfig(
+        url_prefix="http://canned",
+        filter_verb="filter",
+        prioritize_verb="prioritize",
+        weight=2,
+        node_cache_capable=True,
+    )
+    return Extender(config, transport)
+
+
+async def outcome(call: Any) -> Any:
+    try:
+        return ("answer", await call)
+    except ExtenderError as exc:
+        return ("error", exc.url, exc.verb, exc.detail)
+
+
+POD = {"metadata": {"name": "p", "namespace": "ns"}, "spec": {}}
+
+
+def _unused(name: str) -> Any:
+    raise AssertionError(f"node objects asked for {name} of a nodeCacheCapable extender")
+
+
+@pytest.mark.parametrize(
+    "raw", [p.values[0] for p in GOOD_PRIORITIES] + [p.values[0] for p in OTHER_PRIORITIES]
+)
+async def test_prioritize_gives_the_general_readers_answer_or_error(raw: bytes) -> None:
+    plain, fast = Plain(raw), Raw(raw)
+    names = list(SENT)
+    expected = await outcome(extender(plain).prioritize(POD, names, _unused))
+    assert await outcome(extender(fast).prioritize(POD, names, _unused)) == expected
+    assert fast.bodies == plain.bodies  # the same request, byte for byte
+
+
+@pytest.mark.parametrize(
+    "raw", [p.values[0] for p in GOOD_FILTERS] + [p.values[0] for p in OTHER_FILTERS]
+)
+async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes) -> None:
+    plain, fast = Plain(raw), Raw(raw)
+    names = list(SENT)
+    expected = await outcome(extender(plain).filter(POD, names, _unused))
+    assert await outcome(extender(fast).filter(POD, names, _unused, sent=SENT)) == expected
+    assert fast.bodies == plain.bodies
+
+
+async def test_a_non_json_answer_fails_with_the_clients_words() -> None:
+    """Through the fast path's fallback the detail is the HTTP client's own."""
+    got = await outcome(extender(Raw(b"<html>")).filter(POD, list(SENT), _unused))
+    assert got[:3] == ("error", "http://canned/filter", "filter")
+    assert got[3].startswith("the answer is not JSON (")
+
+
+# ------------------------------------------------------------------ names_of's cache
+def _table(*nodes: tuple[str, str]) -> NodeTable:
+    table = NodeTable()
+    for name, zone in nodes:
+        table.upsert_node(
+            decode_node(make_node(name, labels={"topology.kubernetes.io/zone": zone}))
+        )
+    return table
+
+
+def _expected(table: NodeTable, candidates: np.ndarray) -> tuple[str, ...]:
+    return tuple(str(table.names[row]) for row in table.order().tolist() if candidates[row])
+
+
+def test_names_are_not_reused_after_a_node_is_replaced_in_its_row() -> None:
+    table = _table(("a", "z1"), ("b", "z1"), ("c", "z1"))
+    every = np.ones(table.size, dtype=np.bool_)
+    assert consult.names_of(table, every) == (("a", "b", "c"), {"a": 0, "b": 1, "c": 2})
+    row = table.row_of("b")
+    table.remove_node("b")
+    table.upsert_node(decode_node(make_node("x", labels={"topology.kubernetes.io/zone": "z1"})))
+    assert table.row_of("x") == row  # the free row was taken again
+    names, sent = consult.names_of(table, np.ones(table.size, dtype=np.bool_))
+    assert names == _expected(table, np.ones(table.size, dtype=np.bool_))
+    assert "b" not in names
+    assert "x" in names
+    assert sent == {name: table.row_of(name) for name in names}
+
+
+def test_names_follow_a_node_that_moves_to_another_zone() -> None:
+    """A zone change reorders the nodes without a new epoch: the cache must follow."""
+    table = _table(("a", "z1"), ("b", "z1"), ("c", "z2"), ("d", "z2"))
+    every = np.ones(table.size, dtype=np.bool_)
+    before = consult.names_of(table, every)[0]
+    assert before == ("a", "c", "b", "d")  # zones interleaved: z1, z2, z1, z2
+    epoch = table.epoch
+    table.upsert_node(decode_node(make_node("a", labels={"topology.kubernetes.io/zone": "z2"})))
+    assert table.epoch == epoch  # no structural change, yet the order moved
+    after = consult.names_of(table, every)[0]
+    assert after == _expected(table, every)
+    assert after != before
+
+
+def test_only_the_candidates_are_named() -> None:
+    table = _table(("a", "z1"), ("b", "z2"), ("c", "z1"))
+    candidates = np.array([True, False, True])
+    assert consult.names_of(table, candidates) == (("a", "c"), {"a": 0, "c": 2})
