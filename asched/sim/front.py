@@ -10,7 +10,7 @@ with a :class:`LeanConnection`. It reads HTTP/1.1 requests itself (request line,
 a ``Content-Length`` body; several in one read are answered in order) and answers the hot
 ones inline through :meth:`asched.sim.handlers.Api.answer_plain`, which runs the same code
 as the aiohttp path. At the first request it does not answer (any other verb or path, a
-query string, ``Transfer-Encoding``, ``Expect``, ``Upgrade``, HTTP/1.0, a body over
+query string, no ``Host``, ``Transfer-Encoding``, ``Expect``, ``Upgrade``, HTTP/1.0, a body over
 :data:`~asched.sim.handlers.MAX_BODY_BYTES`, a head it cannot read) it hands the whole
 connection, from that request's first byte on, to aiohttp's protocol for good. A hand-over
 happens only at a request boundary: nothing of an answered request is left behind.
@@ -152,32 +152,31 @@ class LeanConnection(asyncio.Protocol):
             return 0, None, False
         if head_end - start > HEAD_LIMIT:
             return _AIOHTTP
-        lines = buffer[start:head_end].split(b"\r\n")
-        request_line = lines[0].split(b" ")
-        if len(request_line) != 3 or request_line[2] != b"HTTP/1.1":
+        lines = buffer[start:head_end].decode("latin-1").split("\r\n")
+        request_line = lines[0].split(" ")
+        if len(request_line) != 3 or request_line[2] != "HTTP/1.1":
             return _AIOHTTP
-        method = request_line[0].decode("latin-1")
-        target = request_line[1]
+        method, path, _ = request_line
         if (
             method not in _HOT_METHODS
-            or target[:1] != b"/"
-            or b"?" in target
-            or b"%" in target
-            or b"/." in target
-            or b"#" in target
+            or path[:1] != "/"
+            or "?" in path
+            or "%" in path
+            or "/." in path
+            or "#" in path
         ):
             return _AIOHTTP
         headers: dict[str, str] = {}
         for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon or not name or name != name.strip() or name[:1] in b" \t":
+            name, colon, value = line.partition(":")
+            if not colon or not name or name != name.strip():
                 return _AIOHTTP
-            key = name.decode("latin-1").lower()
+            key = name.lower()
             if key not in headers:
-                headers[key] = value.strip(b" \t").decode("latin-1")
+                headers[key] = value.strip(" \t")
             elif key == "content-length":  # repeated: aiohttp judges it
                 return _AIOHTTP
-        if not headers.keys().isdisjoint(_DELEGATED_HEADERS):
+        if "host" not in headers or not headers.keys().isdisjoint(_DELEGATED_HEADERS):
             return _AIOHTTP
         length_text = headers.get("content-length", "0")
         if not length_text.isdigit() or not length_text.isascii():
@@ -189,7 +188,6 @@ class LeanConnection(asyncio.Protocol):
         end = body_start + length
         if len(buffer) < end:
             return 0, None, False
-        path = target.decode("latin-1")
         answer = self.front.api.answer_plain(method, path, headers, buffer[body_start:end])
         if answer is None:
             return _AIOHTTP

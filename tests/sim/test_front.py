@@ -183,6 +183,32 @@ def _comparable(answer: Answer) -> tuple[int, Any]:
             id="create-query-delegated",
         ),
         pytest.param(request("GET", PODS + "/a"), 200, False, id="get-delegated"),
+        pytest.param(
+            request("POST", PODS, pod("c")).replace(b"HTTP/1.1", b"HTTP/1.0", 1),
+            201,
+            False,
+            id="http-1.0-delegated",
+        ),
+        pytest.param(
+            f"POST {PODS} HTTP/1.1\r\nHost: sim\r\n{AUTH}Content-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n".encode()
+            + b"%x\r\n%s\r\n0\r\n\r\n" % (len(orjson.dumps(pod("c"))), orjson.dumps(pod("c"))),
+            201,
+            False,
+            id="chunked-delegated",
+        ),
+        pytest.param(
+            request("POST", PODS, pod("c")).replace(b"POST ", b"POST /junk ", 1),
+            400,
+            False,
+            id="malformed-request-line-delegated",
+        ),
+        pytest.param(
+            request("POST", PODS, pod("c")).replace(b"Host: sim\r\n", b""),
+            400,  # HTTP/1.1 requires Host (Go's server answers 400 too)
+            False,
+            id="no-host-delegated",
+        ),
     ],
 )
 async def test_front_answers_as_aiohttp_does(sent: bytes, status: int, hot: bool) -> None:
