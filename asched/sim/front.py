@@ -169,7 +169,7 @@ class LeanConnection(asyncio.Protocol):
         headers: dict[str, str] = {}
         for line in lines[1:]:
             name, colon, value = line.partition(":")
-            if not colon or not name or name != name.strip():
+            if not colon or not name or name != name.strip() or " " in name:
                 return _AIOHTTP
             key = name.lower()
             if key not in headers:
