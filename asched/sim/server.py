@@ -5,9 +5,12 @@ Used by ``asched sim`` and, in-process, by tests and benchmarks::
     async with SimServer(SimConfig(nodes=100)) as server:
         ...  # server.url, server.token, server.kubeconfig()
 
-Ownership: the server owns its aiohttp runner, its timers (grace periods, hollow
-kubelet), the PV controller's task (:mod:`asched.sim.volume_controller`) and the one restart
-task it may have scheduled; :meth:`stop` ends all of them.
+Connections start with the lean front (:mod:`asched.sim.front`: creates and bindings
+answered without aiohttp, the rest handed to aiohttp's protocol) unless ``lean_front`` is
+off. Ownership: the server owns its aiohttp runner, its lean front's connections, its
+timers (grace periods, hollow kubelet), the PV controller's task
+(:mod:`asched.sim.volume_controller`) and the one restart task it may have scheduled;
+:meth:`stop` ends all of them.
 Simulated durations (grace periods, ``run_pods_after``) are multiplied by
 ``time_scale`` so tests can run a 30 s grace period in 30 ms.
 """

@@ -7,6 +7,7 @@ without; status and body must match.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import ssl
@@ -16,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
-from asched.sim import front
+from asched.sim import command, front
 from asched.sim.handlers import BOUND, MAX_BODY_BYTES, PlainAnswer
 from asched.sim.server import SimConfig, SimServer
 from tests.sim.conftest import TIME_SCALE, TOKEN, binding, pod
@@ -344,3 +345,13 @@ def test_render_sends_length_type_and_close() -> None:
         b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
         b"Cache-Control: no-cache, private\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
     )
+
+
+@pytest.mark.parametrize(
+    ("flags", "lean"),
+    [pytest.param((), True, id="default-on"), pytest.param(("--no-lean-front",), False, id="off")],
+)
+def test_the_sim_command_switches_the_front(flags: tuple[str, ...], lean: bool) -> None:
+    parser = argparse.ArgumentParser()
+    command.configure(parser)
+    assert command.config_from(parser.parse_args(list(flags))).lean_front is lean
