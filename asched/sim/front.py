@@ -1,19 +1,22 @@
 """A lean HTTP/1.1 front: the simulator's hot requests answered without aiohttp.
 
 Why: through aiohttp's low-level server a request cost the simulator 52-65 µs of CPU,
-where a bare asyncio protocol costs about 19 µs, and a benchmark pod makes two hot
-requests (the load generator's create, the scheduler's binding). See bench/RESULTS.md,
-issue 14.
+where a bare asyncio protocol costs about 19 µs, and a benchmark pod makes two or three
+hot requests (the load generator's create, the scheduler's binding and event). See
+bench/RESULTS.md, issue 14.
 
 Each accepted connection (plain or TLS: the transport hands over decrypted bytes) starts
 with a :class:`LeanConnection`. It reads HTTP/1.1 requests itself (request line, headers,
 a ``Content-Length`` body; several in one read are answered in order) and answers the hot
-ones inline through :meth:`asched.sim.handlers.Api.answer_plain`, which runs the same code
-as the aiohttp path. At the first request it does not answer (any other verb or path, a
-query string, no ``Host``, ``Transfer-Encoding``, ``Expect``, ``Upgrade``, HTTP/1.0, a body over
-:data:`~asched.sim.handlers.MAX_BODY_BYTES`, a head it cannot read) it hands the whole
-connection, from that request's first byte on, to aiohttp's protocol for good. A hand-over
-happens only at a request boundary: nothing of an answered request is left behind.
+ones (creates, bindings, patches: see :meth:`asched.sim.handlers.Api.answer_plain`, which
+runs the same code as the aiohttp path) inline. At the first request it does not answer
+(any other verb or path, a query string, no ``Host``, ``Transfer-Encoding``, ``Expect``,
+``Upgrade``, HTTP/1.0, a body over :data:`~asched.sim.handlers.MAX_BODY_BYTES`, a head it
+cannot read) it hands the whole connection, from that request's first byte on, to
+aiohttp's protocol for good. A hand-over happens only at a request boundary: nothing of an
+answered request is left behind. Patches are hot because the load generator's pool sends
+node status patches before its pod creates: one aiohttp-bound request would hand each of
+its connections to aiohttp for the rest of the run.
 
 Ownership: :class:`Front` keeps the set of lean connections so the server can cut them
 (restart, stop); handed-over connections are aiohttp's (``web.Server.connections``).
@@ -40,7 +43,7 @@ HEAD_LIMIT: Final = 16 * 1024
 #: headers that make a request aiohttp's (body framing, interim answers, protocol switches).
 _DELEGATED_HEADERS: Final = frozenset({"transfer-encoding", "expect", "upgrade"})
 #: methods answered here (the rest are aiohttp's without asking the handler).
-_HOT_METHODS: Final = frozenset({"POST"})
+_HOT_METHODS: Final = frozenset({"POST", "PATCH"})
 #: what :meth:`LeanConnection._one` says of a request left to aiohttp
 _AIOHTTP: Final = (1, None, False)
 

@@ -64,6 +64,8 @@ FUTURE_RV_WAIT: Final = 3.0
 #: the largest request body, in bytes (kube-apiserver's ``MaxRequestBodyBytes``: 3 MiB);
 #: one byte more is 413 RequestEntityTooLarge. The server's requests are built with it.
 MAX_BODY_BYTES: Final = 3 * 1024 * 1024
+#: the methods :meth:`Api.answer_plain` may answer
+_PLAIN_METHODS: Final = frozenset({"POST", "PATCH"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,20 +173,22 @@ class Api:
 
         For :mod:`asched.sim.front`. ``path`` has no query string; ``headers`` maps
         lower-case names to values (the first of repeated ones); ``body`` is the whole
-        request body. Hot: a POST to ``.../pods/<name>/binding`` or to a namespaced
-        collection (a create), with a JSON body and no latency fault (that one awaits).
-        The work is the same functions aiohttp's path calls (:meth:`_bind_body`,
-        :meth:`_binding`, :meth:`_create`), so both answer the same bytes and status.
+        request body. Hot, unless a latency fault is set (that one awaits): a POST with a
+        JSON body to ``.../pods/<name>/binding`` or to a collection (a create), and a PATCH
+        of a named object or its subresource (the harness's node status patches, the
+        scheduler's pod status patches). The work is the same functions aiohttp's path
+        calls (:meth:`_bind_body`, :meth:`_binding`, :meth:`_create`, :func:`_patch_media`,
+        :meth:`_patch`), so both answer the same bytes and status.
         Never raises: failures are the same ``kind: Status`` answers as :meth:`__call__`.
         """
-        if method != "POST" or self.faults.latency_ms:
+        if self.faults.latency_ms or method not in _PLAIN_METHODS:
             return None
         content_type = headers.get("content-type")
-        if content_type is None or content_type.split(";")[0].strip() != "application/json":
+        if content_type is None:
             return None
-        spec: ResourceSpec | None = None  # None: a binding
-        namespace = ""
-        if not path.endswith("/binding"):
+        media = content_type.split(";")[0].strip()
+        route: routing.Route | None = None  # None: a pod's binding
+        if method != "POST" or not path.endswith("/binding"):
             if path.startswith("/admin/") or path in HEALTH_PATHS:
                 return None
             served = self.registry.catalog
@@ -192,17 +196,29 @@ class Api:
                 route = routing.parse(path, served.by_gvr, served.group_versions)
             except StatusError:
                 return None
-            if route.spec is None or route.name or route.watch or route.namespace is None:
+            if route.spec is None or route.watch or route.subresource == "binding":
                 return None
-            spec, namespace = route.spec, route.namespace
+            if method == "POST" and (route.name or media != JSON_TYPE):
+                return None
+            if method == "PATCH" and not route.name:
+                return None
+        elif media != JSON_TYPE:
+            return None
         self.stats.requests += 1
         try:
             if headers.get("authorization") != self._bearer:
                 raise apierrors.unauthorized()
-            if spec is None:
+            if route is None:
                 namespace, found = self._bind_body(path, body, content_type)
                 self._binding(namespace, found)
                 return PlainAnswer(201, JSON_TYPE, BOUND)
+            spec, namespace = route.spec, route.namespace or ""
+            assert spec is not None  # checked above; mypy does not carry it
+            if method == "PATCH":
+                patched = self._patch(
+                    spec, namespace, route, _patch_media(spec, content_type), body
+                )
+                return PlainAnswer(200, JSON_TYPE, patched)
             self._verb(spec, "create")
             return PlainAnswer(201, JSON_TYPE, self._create(spec, namespace, body, content_type))
         except StatusError as error:
@@ -342,29 +358,11 @@ class Api:
             )
             return _json(views.object_bytes(spec, entry), 201 if created else 200)
         if method == "PATCH":
-            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
-            if spec.custom and content_type not in CUSTOM_PATCH_TYPES:
-                raise apierrors.StatusError(
-                    415,
-                    "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types "
-                    f"include: {', '.join(CUSTOM_PATCH_TYPES)}",
-                )
-            if content_type not in PATCH_TYPES:
-                raise apierrors.StatusError(
-                    415, "UnsupportedMediaType", "415: Unsupported Media Type", {}
-                )
+            media = _patch_media(spec, request.headers.get("Content-Type"))
             dry_run = options.dry_run(query, "PatchOptions")
-            entry = self.registry.patch(
-                spec,
-                namespace,
-                route.name,
-                content_type,
-                await request.read(),
-                subresource=route.subresource,
-                dry_run=dry_run,
-            )
-            return _json(views.object_bytes(spec, entry))
+            raw = await request.read()
+            patched = self._patch(spec, namespace, route, media, raw, dry_run=dry_run)
+            return _json(patched)
         if method == "DELETE" and not route.subresource:
             entry, gone = lifecycle.delete(
                 self.registry, spec, namespace, route.name, await _delete_options(request)
@@ -385,6 +383,29 @@ class Api:
                 return _json(orjson.dumps(body))
             return _json(views.object_bytes(spec, entry))
         raise apierrors.method_not_allowed()
+
+    def _patch(
+        self,
+        spec: ResourceSpec,
+        namespace: str,
+        route: routing.Route,
+        media: str,
+        raw: bytes,
+        *,
+        dry_run: bool = False,
+    ) -> bytes:
+        """``PATCH`` of a named object or its subresource (``media`` checked by
+        :func:`_patch_media`): the patched object's bytes, answered 200."""
+        entry = self.registry.patch(
+            spec,
+            namespace,
+            route.name,
+            media,
+            raw,
+            subresource=route.subresource,
+            dry_run=dry_run,
+        )
+        return views.object_bytes(spec, entry)
 
     def _verb(self, spec: ResourceSpec, verb: str) -> None:
         if verb not in spec.verbs:
@@ -467,6 +488,21 @@ class Api:
             cut_at=now + cut if cut is not None else None,
         )
         return await watch.stream(request, spec, table, watcher, times, HEADERS)
+
+
+def _patch_media(spec: ResourceSpec, content_type_header: str | None) -> str:
+    """A PATCH body's media type, or the real server's 415 for one it does not take."""
+    content_type = (content_type_header or "").split(";")[0].strip()
+    if spec.custom and content_type not in CUSTOM_PATCH_TYPES:
+        raise apierrors.StatusError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types "
+            f"include: {', '.join(CUSTOM_PATCH_TYPES)}",
+        )
+    if content_type not in PATCH_TYPES:
+        raise apierrors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+    return content_type
 
 
 async def _delete_options(request: web.BaseRequest) -> DeleteOptions:
