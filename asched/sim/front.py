@@ -44,6 +44,9 @@ HEAD_LIMIT: Final = 16 * 1024
 _DELEGATED_HEADERS: Final = frozenset({"transfer-encoding", "expect", "upgrade"})
 #: methods answered here (the rest are aiohttp's without asking the handler).
 _HOT_METHODS: Final = frozenset({"POST", "PATCH"})
+#: how long an idle connection is kept (seconds): aiohttp's default ``keepalive_timeout``,
+#: so a connection is closed alike whichever side holds it
+KEEPALIVE_SECONDS: Final = 75.0
 #: what :meth:`LeanConnection._one` says of a request left to aiohttp
 _AIOHTTP: Final = (1, None, False)
 
@@ -78,9 +81,13 @@ def render(answer: PlainAnswer, *, close: bool) -> bytes:
 class Front:
     """The protocol factory of a listening socket, and the lean connections it made."""
 
-    def __init__(self, api: Api, aiohttp_server: web.Server) -> None:
+    def __init__(
+        self, api: Api, aiohttp_server: web.Server, *, keepalive: float = KEEPALIVE_SECONDS
+    ) -> None:
         self.api = api
         self.aiohttp_server = aiohttp_server
+        #: seconds a connection may sit idle between requests before it is closed
+        self.keepalive = keepalive
         self.connections: set[LeanConnection] = set()
 
     def __call__(self) -> LeanConnection:
@@ -99,16 +106,41 @@ class LeanConnection(asyncio.Protocol):
         self.front = front
         self.transport: asyncio.Transport | None = None
         self.buffer = b""
+        self._loop = asyncio.get_running_loop()
+        #: loop time of the last bytes received; the idle timer compares against it
+        self._active = 0.0
+        self._idle: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's TLS transport is no asyncio.Transport subclass, though it is one in kind
         self.transport = cast(asyncio.Transport, transport)
         self.front.connections.add(self)
+        self._active = self._loop.time()
+        self._idle = self._loop.call_at(self._active + self.front.keepalive, self._idle_check)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._forget()
+
+    def _forget(self) -> None:
         self.front.connections.discard(self)
         self.transport = None
         self.buffer = b""
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _idle_check(self) -> None:
+        """Close the connection once idle for ``keepalive`` seconds (one timer per
+        connection, re-armed from the last activity, not per request)."""
+        self._idle = None
+        if self.transport is None:
+            return
+        due = self._active + self.front.keepalive
+        if self._loop.time() >= due:
+            logger.debug("closing a lean connection idle for %.0f s", self.front.keepalive)
+            self.transport.close()
+            return
+        self._idle = self._loop.call_at(due, self._idle_check)
 
     def close(self) -> None:
         """Close the connection (its unanswered bytes are dropped)."""
@@ -116,6 +148,7 @@ class LeanConnection(asyncio.Protocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
+        self._active = self._loop.time()
         buffer = self.buffer + data if self.buffer else data
         start = 0
         answers: list[bytes] = []
@@ -200,9 +233,7 @@ class LeanConnection(asyncio.Protocol):
     def _hand_over(self, unread: bytes) -> None:
         """Give the connection to aiohttp, ``unread`` being the start of its next request."""
         transport = self.transport
-        self.front.connections.discard(self)
-        self.transport = None
-        self.buffer = b""
+        self._forget()
         if transport is None or transport.is_closing():
             return
         handler = self.front.aiohttp_server()

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
+from aiohttp import web
 
 from asched.sim import command, front
 from asched.sim.handlers import BOUND, MAX_BODY_BYTES, PlainAnswer
@@ -425,3 +426,39 @@ async def test_the_load_generators_sequence_stays_on_the_front() -> None:
             (201, True),
         ]
         assert answers[1].json()["status"]["allocatable"]["cpu"] == "4"
+
+
+class _Transport(asyncio.Transport):
+    """A transport that records what the connection does to it (no socket)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = b""
+        self.closed = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += bytes(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+
+@pytest.mark.looptime
+async def test_an_idle_lean_connection_is_closed_after_the_keepalive(looptime: float) -> None:
+    async with SimServer(CONFIG) as server:
+        lean = front.Front(server.api, web.Server(server.api), keepalive=75.0)
+        connection = lean()
+        transport = _Transport()
+        connection.connection_made(transport)
+        await asyncio.sleep(60)
+        connection.data_received(request("POST", PODS, pod("a")))  # active at 60 s
+        assert transport.written.startswith(b"HTTP/1.1 201 Created\r\n")
+        await asyncio.sleep(74)  # 134 s: idle 74 s, kept
+        assert not transport.closed
+        await asyncio.sleep(2)  # 136 s: idle 76 s, closed (75 s after the request)
+        assert transport.closed
+        connection.connection_lost(None)
+        assert connection not in lean.connections
