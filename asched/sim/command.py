@@ -148,6 +148,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="BOOKMARK period for watches that allow them",
     )
     server.add_argument("--seed", type=int, help="seed for generated names and injected faults")
+    server.add_argument(
+        "--no-lean-front",
+        action="store_true",
+        help="answer every request through aiohttp (default: creates and bindings are "
+        "answered by a lean HTTP/1.1 front, the rest by aiohttp)",
+    )
     faults = parser.add_argument_group("faults (also settable at run time: POST /admin/faults)")
     faults.add_argument(
         "--watch-cut-after",
@@ -211,6 +217,7 @@ def config_from(args: argparse.Namespace) -> SimConfig:
         volume_binding_paused=args.volume_binding_paused,
         volume_binding_delay=args.volume_binding_delay,
         seed=args.seed,
+        lean_front=not args.no_lean_front,
     )
 
 

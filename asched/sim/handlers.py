@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 import orjson
 from aiohttp import web
@@ -50,7 +51,8 @@ logger = logging.getLogger(__name__)
 
 JSON = dict[str, Any]
 
-HEADERS: Final = {"Content-Type": "application/json", "Cache-Control": "no-cache, private"}
+JSON_TYPE: Final = "application/json"
+HEADERS: Final = {"Content-Type": JSON_TYPE, "Cache-Control": "no-cache, private"}
 BOUND: Final = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":201}'
 HEALTH_PATHS: Final = frozenset({"/healthz", "/livez", "/readyz"})
 PATCH_TYPES: Final = [patch.JSON_PATCH, patch.MERGE_PATCH, patch.STRATEGIC_PATCH]
@@ -62,6 +64,8 @@ FUTURE_RV_WAIT: Final = 3.0
 #: the largest request body, in bytes (kube-apiserver's ``MaxRequestBodyBytes``: 3 MiB);
 #: one byte more is 413 RequestEntityTooLarge. The server's requests are built with it.
 MAX_BODY_BYTES: Final = 3 * 1024 * 1024
+#: the methods :meth:`Api.answer_plain` may answer
+_PLAIN_METHODS: Final = frozenset({"POST", "PATCH"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,9 +86,24 @@ def _json(body: bytes, status: int = 200) -> web.Response:
     return web.Response(body=body, status=status, headers=HEADERS)
 
 
+def status_bytes(error: StatusError) -> bytes:
+    """The body of a failure's ``kind: Status`` answer."""
+    return orjson.dumps(error.body())
+
+
 def status_response(error: StatusError) -> web.Response:
     """The ``kind: Status`` answer of a failure."""
-    return _json(orjson.dumps(error.body()), error.code)
+    return _json(status_bytes(error), error.code)
+
+
+class PlainAnswer(NamedTuple):
+    """An answer made without aiohttp (:meth:`Api.answer_plain`): the HTTP status, the
+    ``Content-Type`` (sent with ``Cache-Control: no-cache, private``, as :data:`HEADERS`)
+    and the body."""
+
+    status: int
+    content_type: str
+    body: bytes
 
 
 def _wants_table(request: web.BaseRequest) -> bool:
@@ -145,36 +164,83 @@ class Api:
             return status_response(apierrors.internal("the simulated server failed; see its log"))
 
     async def _body(self, request: web.BaseRequest, kind: str = "") -> Any:
-        raw = await request.read()
-        content_type = request.headers.get("Content-Type", "application/json").split(";")[0].strip()
-        if content_type in ("application/yaml", "application/x-yaml"):
+        return decode_body(await request.read(), request.headers.get("Content-Type"), kind)
+
+    def answer_plain(
+        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+    ) -> PlainAnswer | None:
+        """Answer a hot request without aiohttp, or None: not hot, let aiohttp answer it.
+
+        For :mod:`asched.sim.front`. ``path`` has no query string; ``headers`` maps
+        lower-case names to values (the first of repeated ones); ``body`` is the whole
+        request body. Hot, unless a latency fault is set (that one awaits): a POST with a
+        JSON body to ``.../pods/<name>/binding`` or to a collection (a create), and a PATCH
+        of a named object or its subresource (the harness's node status patches, the
+        scheduler's pod status patches). The work is the same functions aiohttp's path
+        calls (:meth:`_bind_body`, :meth:`_binding`, :meth:`_create`, :func:`_patch_media`,
+        :meth:`_patch`), so both answer the same bytes and status.
+        Never raises: failures are the same ``kind: Status`` answers as :meth:`__call__`.
+        """
+        if self.faults.latency_ms or method not in _PLAIN_METHODS:
+            return None
+        content_type = headers.get("content-type")
+        if content_type is None:
+            return None
+        media = content_type.split(";")[0].strip()
+        route: routing.Route | None = None  # None: a pod's binding
+        if method != "POST" or not path.endswith("/binding"):
+            if path.startswith("/admin/") or path in HEALTH_PATHS:
+                return None
+            served = self.registry.catalog
             try:
-                return files.yaml_body(raw)
-            except ValueError as exc:
-                raise apierrors.bad_request(f"couldn't get version/kind; {exc}") from None
-        if content_type == protobuf.MEDIA_TYPE:
-            try:
-                return protobuf.decode(raw)
-            except (protobuf.ProtobufError, UnicodeDecodeError) as exc:
-                logger.debug("refusing a protobuf body: %s", exc)
-                raise apierrors.unsupported_media_type(
-                    content_type, ["application/json", "application/yaml"]
-                ) from None
-        if content_type not in ("application/json", "*/*", ""):
-            raise apierrors.unsupported_media_type(
-                content_type, ["application/json", "application/yaml"]
-            )
+                route = routing.parse(path, served.by_gvr, served.group_versions)
+            except StatusError:
+                return None
+            if route.spec is None or route.watch or route.subresource == "binding":
+                return None
+            if method == "POST" and (route.name or media != JSON_TYPE):
+                return None
+            if method == "PATCH" and not route.name:
+                return None
+        elif media != JSON_TYPE:
+            return None
+        self.stats.requests += 1
         try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise apierrors.bad_request(
-                f"the object provided is unrecognized (must be of type {kind or 'Binding'}): "
-                "couldn't get version/kind; json parse error: "
-                f"{options.json_syntax_error(raw, exc)} ({_summary(raw)})"
-            ) from None
+            if headers.get("authorization") != self._bearer:
+                raise apierrors.unauthorized()
+            if route is None:
+                namespace, found = self._bind_body(path, body, content_type)
+                self._binding(namespace, found)
+                return PlainAnswer(201, JSON_TYPE, BOUND)
+            spec, namespace = route.spec, route.namespace or ""
+            assert spec is not None  # checked above; mypy does not carry it
+            if method == "PATCH":
+                patched = self._patch(
+                    spec, namespace, route, _patch_media(spec, content_type), body
+                )
+                return PlainAnswer(200, JSON_TYPE, patched)
+            self._verb(spec, "create")
+            return PlainAnswer(201, JSON_TYPE, self._create(spec, namespace, body, content_type))
+        except StatusError as error:
+            return PlainAnswer(error.code, JSON_TYPE, status_bytes(error))
+        except Exception:
+            logger.exception("unexpected failure answering %s %s", method, path)
+            failure = apierrors.internal("the simulated server failed; see its log")
+            return PlainAnswer(failure.code, JSON_TYPE, status_bytes(failure))
 
     async def _bind(self, request: web.BaseRequest, path: str) -> web.Response:
         """``POST .../namespaces/<ns>/pods/<name>/binding`` (hot path)."""
+        # A scheduler's bind has no query: parse one only when there is one.
+        dry_run = bool(request.query_string) and options.dry_run(request.query, "CreateOptions")
+        raw = await request.read()
+        namespace, found = self._bind_body(path, raw, request.headers.get("Content-Type"))
+        self._binding(namespace, found, dry_run=dry_run)
+        return _json(BOUND, 201)
+
+    def _bind_body(
+        self, path: str, raw: bytes, content_type: str | None
+    ) -> tuple[str, binding.Binding]:
+        """The namespace and the decoded Binding of a ``.../pods/<name>/binding`` POST."""
         parts = path.split("/")
         # "", "api", "v1", "namespaces", ns, "pods", name, "binding"
         if (
@@ -185,21 +251,19 @@ class Api:
             or parts[5] != "pods"
         ):
             raise apierrors.path_not_found()
-        # A scheduler's bind has no query: parse one only when there is one.
-        dry_run = bool(request.query_string) and options.dry_run(request.query, "CreateOptions")
-        if request.content_type == "application/json":  # the common case, without _body's checks
-            raw = await request.read()
+        media = (content_type or "").split(";")[0].strip().lower()
+        body: Any
+        if media == "application/json":  # the common case, without decode_body's checks
             try:
                 body = orjson.loads(raw)
             except orjson.JSONDecodeError:
-                body = await self._body(request)  # for the real server's error message
+                body = decode_body(raw, content_type)  # for the real server's error message
         else:
-            body = await self._body(request)
-        return self._binding(parts[4], binding.decode(body, parts[6]), dry_run=dry_run)
+            body = decode_body(raw, content_type)
+        return parts[4], binding.decode(body, parts[6])
 
-    def _binding(
-        self, namespace: str, found: binding.Binding, *, dry_run: bool = False
-    ) -> web.Response:
+    def _binding(self, namespace: str, found: binding.Binding, *, dry_run: bool = False) -> None:
+        """Bind (or, with ``dry_run``, check); raises StatusError (faults included)."""
         self.stats.bindings += 1
         if self.faults.bind_fails():
             self.stats.bind_faults += 1
@@ -211,7 +275,22 @@ class Api:
         lifecycle.bind(
             self.registry, namespace, found.name, found.node, found.annotations, dry_run=dry_run
         )
-        return _json(BOUND, 201)
+
+    def _create(
+        self,
+        spec: ResourceSpec,
+        namespace: str,
+        raw: bytes,
+        content_type: str | None,
+        *,
+        dry_run: bool = False,
+    ) -> bytes:
+        """``POST`` to a collection (its verb checked already): the created object's bytes,
+        answered 201."""
+        entry = self.registry.create(
+            spec, namespace, decode_body(raw, content_type, spec.kind), dry_run=dry_run
+        )
+        return views.object_bytes(spec, entry)
 
     async def _resource(self, request: web.BaseRequest, route: routing.Route) -> web.StreamResponse:
         method = request.method
@@ -221,7 +300,8 @@ class Api:
                 raise apierrors.method_not_allowed()
             dry_run = options.dry_run(query, "CreateOptions")
             found = binding.decode(await self._body(request), None)
-            return self._binding(route.namespace or "", found, dry_run=dry_run)
+            self._binding(route.namespace or "", found, dry_run=dry_run)
+            return _json(BOUND, 201)
         spec = route.spec
         namespace = route.namespace or ""
         if not route.name:
@@ -235,10 +315,9 @@ class Api:
             if method == "POST":
                 self._verb(spec, "create")
                 dry_run = options.dry_run(query, "CreateOptions")
-                entry = self.registry.create(
-                    spec, namespace, await self._body(request, spec.kind), dry_run=dry_run
-                )
-                return _json(views.object_bytes(spec, entry), 201)
+                raw = await request.read()
+                content_type = request.headers.get("Content-Type")
+                return _json(self._create(spec, namespace, raw, content_type, dry_run=dry_run), 201)
             if method == "DELETE":
                 self._verb(spec, "deletecollection")
                 selected = options.list_options(spec, query)
@@ -279,29 +358,11 @@ class Api:
             )
             return _json(views.object_bytes(spec, entry), 201 if created else 200)
         if method == "PATCH":
-            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
-            if spec.custom and content_type not in CUSTOM_PATCH_TYPES:
-                raise apierrors.StatusError(
-                    415,
-                    "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types "
-                    f"include: {', '.join(CUSTOM_PATCH_TYPES)}",
-                )
-            if content_type not in PATCH_TYPES:
-                raise apierrors.StatusError(
-                    415, "UnsupportedMediaType", "415: Unsupported Media Type", {}
-                )
+            media = _patch_media(spec, request.headers.get("Content-Type"))
             dry_run = options.dry_run(query, "PatchOptions")
-            entry = self.registry.patch(
-                spec,
-                namespace,
-                route.name,
-                content_type,
-                await request.read(),
-                subresource=route.subresource,
-                dry_run=dry_run,
-            )
-            return _json(views.object_bytes(spec, entry))
+            raw = await request.read()
+            patched = self._patch(spec, namespace, route, media, raw, dry_run=dry_run)
+            return _json(patched)
         if method == "DELETE" and not route.subresource:
             entry, gone = lifecycle.delete(
                 self.registry, spec, namespace, route.name, await _delete_options(request)
@@ -322,6 +383,29 @@ class Api:
                 return _json(orjson.dumps(body))
             return _json(views.object_bytes(spec, entry))
         raise apierrors.method_not_allowed()
+
+    def _patch(
+        self,
+        spec: ResourceSpec,
+        namespace: str,
+        route: routing.Route,
+        media: str,
+        raw: bytes,
+        *,
+        dry_run: bool = False,
+    ) -> bytes:
+        """``PATCH`` of a named object or its subresource (``media`` checked by
+        :func:`_patch_media`): the patched object's bytes, answered 200."""
+        entry = self.registry.patch(
+            spec,
+            namespace,
+            route.name,
+            media,
+            raw,
+            subresource=route.subresource,
+            dry_run=dry_run,
+        )
+        return views.object_bytes(spec, entry)
 
     def _verb(self, spec: ResourceSpec, verb: str) -> None:
         if verb not in spec.verbs:
@@ -406,6 +490,21 @@ class Api:
         return await watch.stream(request, spec, table, watcher, times, HEADERS)
 
 
+def _patch_media(spec: ResourceSpec, content_type_header: str | None) -> str:
+    """A PATCH body's media type, or the real server's 415 for one it does not take."""
+    content_type = (content_type_header or "").split(";")[0].strip()
+    if spec.custom and content_type not in CUSTOM_PATCH_TYPES:
+        raise apierrors.StatusError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types "
+            f"include: {', '.join(CUSTOM_PATCH_TYPES)}",
+        )
+    if content_type not in PATCH_TYPES:
+        raise apierrors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+    return content_type
+
+
 async def _delete_options(request: web.BaseRequest) -> DeleteOptions:
     content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
     return options.delete_options(await request.read(), request.query, content_type)
@@ -444,3 +543,36 @@ async def _one_error(request: web.BaseRequest, error: StatusError) -> web.Stream
     await response.write(views.error_line(error.body()))
     await response.write_eof()
     return response
+
+
+def decode_body(raw: bytes, content_type_header: str | None, kind: str = "") -> Any:
+    """A request body by its ``Content-Type`` (JSON when absent): JSON, YAML or protobuf.
+
+    ``kind`` names the expected object in the 400 of unparsable JSON (``Binding`` if empty).
+    """
+    content_type = (content_type_header or "application/json").split(";")[0].strip()
+    if content_type in ("application/yaml", "application/x-yaml"):
+        try:
+            return files.yaml_body(raw)
+        except ValueError as exc:
+            raise apierrors.bad_request(f"couldn't get version/kind; {exc}") from None
+    if content_type == protobuf.MEDIA_TYPE:
+        try:
+            return protobuf.decode(raw)
+        except (protobuf.ProtobufError, UnicodeDecodeError) as exc:
+            logger.debug("refusing a protobuf body: %s", exc)
+            raise apierrors.unsupported_media_type(
+                content_type, ["application/json", "application/yaml"]
+            ) from None
+    if content_type not in ("application/json", "*/*", ""):
+        raise apierrors.unsupported_media_type(
+            content_type, ["application/json", "application/yaml"]
+        )
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise apierrors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind or 'Binding'}): "
+            "couldn't get version/kind; json parse error: "
+            f"{options.json_syntax_error(raw, exc)} ({_summary(raw)})"
+        ) from None

@@ -5,9 +5,12 @@ Used by ``asched sim`` and, in-process, by tests and benchmarks::
     async with SimServer(SimConfig(nodes=100)) as server:
         ...  # server.url, server.token, server.kubeconfig()
 
-Ownership: the server owns its aiohttp runner, its timers (grace periods, hollow
-kubelet), the PV controller's task (:mod:`asched.sim.volume_controller`) and the one restart
-task it may have scheduled; :meth:`stop` ends all of them.
+Connections start with the lean front (:mod:`asched.sim.front`: creates and bindings
+answered without aiohttp, the rest handed to aiohttp's protocol) unless ``lean_front`` is
+off. Ownership: the server owns its aiohttp runner, its lean front's connections, its
+timers (grace periods, hollow kubelet), the PV controller's task
+(:mod:`asched.sim.volume_controller`) and the one restart task it may have scheduled;
+:meth:`stop` ends all of them.
 Simulated durations (grace periods, ``run_pods_after``) are multiplied by
 ``time_scale`` so tests can run a 30 s grace period in 30 ms.
 """
@@ -29,7 +32,7 @@ from aiohttp.http_parser import RawRequestMessage
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestHandler
 
-from asched.sim import bootstrap, crds, kubeconfig, tls, volume_controller
+from asched.sim import bootstrap, crds, front, kubeconfig, tls, volume_controller
 from asched.sim.admin import Stats
 from asched.sim.faults import Faults
 from asched.sim.handlers import MAX_BODY_BYTES, Api, ApiSettings
@@ -69,6 +72,9 @@ class SimConfig:
     #: seconds the PV controller waits before each round of binding work.
     volume_binding_delay: float = 0.0
     seed: int | None = None
+    #: answer the hot requests (creates, bindings) with the lean front (asched.sim.front);
+    #: False: aiohttp answers every request.
+    lean_front: bool = True
 
 
 class LoopClock:
@@ -162,7 +168,8 @@ class SimServer:
         self.port = config.port
         self._tls: tls.ServingTLS | None = None
         self._runner: web.ServerRunner | None = None
-        self._site: web.TCPSite | None = None
+        self._site: web.BaseSite | None = None
+        self._front: front.Front | None = None
         self._restart: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> SimServer:
@@ -210,6 +217,8 @@ class SimServer:
             handler_cancellation=True,
             access_log=None,
         )
+        if self.config.lean_front:
+            self._front = front.Front(self.api, server)
         self._runner = web.ServerRunner(server, access_log=None)
         await self._runner.setup()
         await self._listen(self.config.port)
@@ -224,14 +233,27 @@ class SimServer:
 
     async def _listen(self, port: int) -> None:
         assert self._runner is not None
-        site = web.TCPSite(
-            self._runner,
-            self.config.host,
-            port,
-            ssl_context=self._tls.context if self._tls else None,
-            reuse_address=True,
-            backlog=1024,
-        )
+        context = self._tls.context if self._tls else None
+        site: web.BaseSite
+        if self._front is not None:
+            site = front.FrontSite(
+                self._runner,
+                self._front,
+                self.config.host,
+                port,
+                ssl_context=context,
+                reuse_address=True,
+                backlog=1024,
+            )
+        else:
+            site = web.TCPSite(
+                self._runner,
+                self.config.host,
+                port,
+                ssl_context=context,
+                reuse_address=True,
+                backlog=1024,
+            )
         await site.start()
         self._site = site
         self.port = self._runner.addresses[-1][1]
@@ -243,6 +265,8 @@ class SimServer:
                 watcher.close()
 
     def _cut_connections(self) -> None:
+        if self._front is not None:
+            self._front.cut()
         if self._runner is not None and self._runner.server is not None:
             for connection in self._runner.server.connections:
                 connection.force_close()
