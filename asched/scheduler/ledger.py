@@ -16,11 +16,28 @@ rollback and the watch may race freely: no double counting and no lost accountin
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass
+from typing import Final
 
 from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
+
+_POD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(PodInfo))
+_pod_values = operator.attrgetter(*_POD_FIELDS)
+
+
+def placed(pod: PodInfo, node: NodeName) -> PodInfo:
+    """``dataclasses.replace(pod, node_name=node)``, in half its time (it runs for every
+    assumed pod): PodInfo's ``__init__`` only stores its fields (frozen, no
+    ``__post_init__``), so the copy stores them the same way, without re-reading the
+    dataclass's fields on every call."""
+    new = object.__new__(PodInfo)
+    for name, value in zip(_POD_FIELDS, _pod_values(pod), strict=True):
+        object.__setattr__(new, name, value)
+    object.__setattr__(new, "node_name", node)
+    return new
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +70,7 @@ class Ledger:
 
     def assume(self, pod: PodInfo, node: NodeName) -> None:
         """Count ``pod`` on ``node`` now (its requests enter the row; a nomination ends)."""
-        bound = dataclasses.replace(pod, node_name=node)
+        bound = placed(pod, node)
         self.table.nominations.clear(pod.key)
         self.table.add_pod(bound, node)
         self._assumed[pod.key] = Assumed(bound, node)

@@ -4,15 +4,17 @@ count and confirm as each one's own full decode would."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from asched.api.watch import WatchEvent
 from asched.benchmark import templates
-from asched.cluster.decode import decode_node
+from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ingest import Ingest
-from asched.scheduler.ledger import Ledger
+from asched.scheduler.ledger import Ledger, placed
 
 Raw = dict[str, Any]
 
@@ -69,3 +71,16 @@ def test_our_binding_is_confirmed_and_a_later_update_counts_the_pod_where_it_is(
     ingest.apply(WatchEvent("pods", "MODIFIED", other))
     assert table.pods["default/b"].row == table.row_of("n2")
     assert "default/b" not in ingest.pending
+
+
+def test_an_assumed_copy_equals_the_replaced_pod() -> None:
+    """The ledger's copy (``placed``) is ``dataclasses.replace(pod, node_name=...)``."""
+    raw = _pod("a")
+    raw["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    raw["spec"]["priority"] = 7
+    pod = decode_pod(raw)
+    copy_ = placed(pod, "n2")
+    assert copy_ == dataclasses.replace(pod, node_name="n2")
+    assert copy_.node_name == "n2"
+    assert pod.node_name == ""  # the original is untouched
+    assert not hasattr(PodInfo, "__post_init__")  # what placed() relies on
