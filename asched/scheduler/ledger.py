@@ -26,6 +26,8 @@ from asched.cluster.table import NodeTable
 
 _POD_FIELDS: Final = tuple(f.name for f in dataclasses.fields(PodInfo))
 _pod_values = operator.attrgetter(*_POD_FIELDS)
+_new = object.__new__
+_store = object.__setattr__
 
 
 def placed(pod: PodInfo, node: NodeName) -> PodInfo:
@@ -33,10 +35,11 @@ def placed(pod: PodInfo, node: NodeName) -> PodInfo:
     assumed pod): PodInfo's ``__init__`` only stores its fields (frozen, no
     ``__post_init__``), so the copy stores them the same way, without re-reading the
     dataclass's fields on every call."""
-    new = object.__new__(PodInfo)
-    for name, value in zip(_POD_FIELDS, _pod_values(pod), strict=True):
-        object.__setattr__(new, name, value)
-    object.__setattr__(new, "node_name", node)
+    new = _new(PodInfo)
+    # (not strict: both sides come from _POD_FIELDS; strict=True costs 40 % more here)
+    for name, value in zip(_POD_FIELDS, _pod_values(pod), strict=False):
+        _store(new, name, value)
+    _store(new, "node_name", node)
     return new
 
 
