@@ -21,7 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final, Literal, get_args
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -172,10 +172,25 @@ def observe_attempt(result: AttemptResult, profile: str, seconds: float) -> None
     seconds : float
         Attempt latency in seconds, measured on loop time.
     """
-    if result not in RESULTS:
-        raise ValueError(f"result must be one of {sorted(RESULTS)}, got {result!r}")
-    SCHEDULE_ATTEMPTS.labels(result=result, profile=profile).inc()
-    SCHEDULING_ATTEMPT_DURATION.labels(result=result, profile=profile).observe(seconds)
+    children = _attempt_children.get((result, profile))
+    if children is None:
+        if result not in RESULTS:
+            raise ValueError(f"result must be one of {sorted(RESULTS)}, got {result!r}")
+        children = _attempt_children[(result, profile)] = (
+            SCHEDULE_ATTEMPTS.labels(result=result, profile=profile).inc,
+            SCHEDULING_ATTEMPT_DURATION.labels(result=result, profile=profile).observe,
+        )
+    count, observe = children
+    count()
+    observe(seconds)
+
+
+#: attempts (16 and more as 16) -> the SLI histogram's child for its label (see :data:`_attempt_children`)
+_sli_children: dict[int, Callable[[float], None]] = {}
+
+#: (result, profile) -> the attempt counter's and histogram's children: ``labels()``
+#: costs a lock and a few dict lookups, and this runs for every attempt
+_attempt_children: dict[tuple[str, str], tuple[Callable[[], None], Callable[[float], None]]] = {}
 
 
 def observe_scheduled(profile: str, attempts: int, seconds_since_first_attempt: float) -> None:
@@ -187,9 +202,12 @@ def observe_scheduled(profile: str, attempts: int, seconds_since_first_attempt: 
     itself is counted by :func:`observe_attempt`.
     """
     del profile  # not a label of these two metrics upstream (see docstring)
-    POD_SCHEDULING_SLI_DURATION.labels(attempts=attempts_label(attempts)).observe(
-        seconds_since_first_attempt
-    )
+    key = min(attempts, MAX_ATTEMPTS_LABEL + 1)  # 16 and more: one label, one child
+    observe = _sli_children.get(key)
+    if observe is None:
+        label = attempts_label(attempts)
+        observe = _sli_children[key] = POD_SCHEDULING_SLI_DURATION.labels(attempts=label).observe
+    observe(seconds_since_first_attempt)
     POD_SCHEDULING_ATTEMPTS.observe(attempts)
 
 

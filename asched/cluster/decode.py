@@ -370,20 +370,7 @@ def decode_pod(raw: PodJSON | Raw) -> PodInfo:
         )
 
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
-    pvcs = []
-    for index, volume in enumerate(ctx.items(spec.get("volumes"), "spec.volumes")):
-        volume = ctx.mapping(volume, f"spec.volumes[{index}]")
-        claim = volume.get("persistentVolumeClaim")
-        if claim is not None:
-            claim = ctx.mapping(claim, f"spec.volumes[{index}].persistentVolumeClaim")
-            pvcs.append(
-                ctx.string(
-                    claim.get("claimName"), f"spec.volumes[{index}].persistentVolumeClaim.claimName"
-                )
-            )
-        elif volume.get("ephemeral") is not None:
-            pvcs.append(f"{name}-{ctx.string(volume.get('name'), f'spec.volumes[{index}].name')}")
-
+    pvcs = _claim_names(ctx, spec, name)
     namespace = ctx.string(meta.get("namespace"), "metadata.namespace") or "default"
     pod_affinity, error = decode_pod_affinity(
         ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None,
@@ -423,7 +410,7 @@ def decode_pod(raw: PodJSON | Raw) -> PodInfo:
             ctx, affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity"
         ),
         images=tuple(images),
-        pvc_names=tuple(pvcs),
+        pvc_names=pvcs,
         volumes=decode_pod_volumes(ctx, spec.get("volumes"), name),
         has_restartable_init=any(c.restartable for c in inits),
         pod_affinity=ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None,
@@ -443,6 +430,82 @@ def decode_pod(raw: PodJSON | Raw) -> PodInfo:
         affinity=pod_affinity,
         preempted=meta.get("deletionTimestamp") is not None and _preempted(status),
         out_of_range=ctx.out_of_range,
+        scheduled_condition=_scheduled_condition(status),
+        gang=gang_key_of(raw) or "",
+    )
+
+
+def _claim_names(ctx: _Ctx, spec: Raw, name: str) -> tuple[str, ...]:
+    """The claims of the pod's ``persistentVolumeClaim`` and generic ephemeral volumes
+    (an ephemeral volume's claim is ``<pod>-<volume>``)."""
+    pvcs = []
+    for index, volume in enumerate(ctx.items(spec.get("volumes"), "spec.volumes")):
+        volume = ctx.mapping(volume, f"spec.volumes[{index}]")
+        claim = volume.get("persistentVolumeClaim")
+        if claim is not None:
+            claim = ctx.mapping(claim, f"spec.volumes[{index}].persistentVolumeClaim")
+            pvcs.append(
+                ctx.string(
+                    claim.get("claimName"), f"spec.volumes[{index}].persistentVolumeClaim.claimName"
+                )
+            )
+        elif volume.get("ephemeral") is not None:
+            pvcs.append(f"{name}-{ctx.string(volume.get('name'), f'spec.volumes[{index}].name')}")
+    return tuple(pvcs)
+
+
+def decode_pod_like(raw: PodJSON | Raw, shape: PodInfo) -> PodInfo:
+    """Decode a Pod whose spec-derived part is ``shape``'s: only what differs per pod is
+    read from ``raw`` (metadata, status, ``spec.nodeName``, ``spec.volumes``, the gang).
+
+    The caller guarantees that ``raw`` and the pod ``shape`` was decoded from agree on
+    everything else :func:`decode_pod` reads (:mod:`asched.cluster.pod_shapes` keys on
+    exactly that). The result then equals ``decode_pod(raw)``, and a malformed per-pod
+    field raises the same error: the fields are checked in :func:`decode_pod`'s order, and
+    the shared part cannot fail (it decoded for ``shape``).
+    """
+    ctx = _Ctx("Pod", raw)
+    if not isinstance(raw, Mapping):
+        raise ctx.fail("", "a Pod must be an object")
+    meta = ctx.mapping(raw.get("metadata"), "metadata")
+    name = ctx.string(meta.get("name"), "metadata.name")
+    if not name:
+        raise ctx.fail("metadata.name", "Required value: name or generateName is required")
+    spec = ctx.mapping(raw.get("spec"), "spec")
+    status = ctx.mapping(raw.get("status"), "status")
+    pvcs = _claim_names(ctx, spec, name)
+    deleting = meta.get("deletionTimestamp") is not None
+    return PodInfo(
+        namespace=shape.namespace,
+        name=name,
+        uid=ctx.string(meta.get("uid"), "metadata.uid"),
+        labels=ctx.labels(meta.get("labels"), "metadata.labels"),
+        scheduler_name=shape.scheduler_name,
+        node_name=ctx.string(spec.get("nodeName"), "spec.nodeName"),
+        priority=shape.priority,
+        preemption_policy=shape.preemption_policy,
+        deleting=deleting,
+        nominated_node_name=ctx.string(status.get("nominatedNodeName"), "status.nominatedNodeName"),
+        phase=ctx.string(status.get("phase"), "status.phase"),
+        requests=shape.requests,
+        nonzero_cpu=shape.nonzero_cpu,
+        nonzero_memory=shape.nonzero_memory,
+        host_ports=shape.host_ports,
+        tolerations=shape.tolerations,
+        node_selector=shape.node_selector,
+        node_affinity=shape.node_affinity,
+        images=shape.images,
+        pvc_names=pvcs,
+        volumes=decode_pod_volumes(ctx, spec.get("volumes"), name),
+        has_restartable_init=shape.has_restartable_init,
+        pod_affinity=shape.pod_affinity,
+        pod_anti_affinity=shape.pod_anti_affinity,
+        topology_spread_constraints=shape.topology_spread_constraints,
+        scheduling_gates=shape.scheduling_gates,
+        creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        affinity=shape.affinity,
+        preempted=deleting and _preempted(status),
+        out_of_range=shape.out_of_range,
         scheduled_condition=_scheduled_condition(status),
         gang=gang_key_of(raw) or "",
     )

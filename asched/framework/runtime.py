@@ -505,7 +505,6 @@ class Framework:
     async def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """Bind plugins in order until one does not Skip; an error if all skip."""
         started = time.perf_counter()
-        status = Status.error("no bind plugin bound the pod")
         for plugin in self.bind:
             try:
                 answer = await plugin.bind(state, pod, node)
@@ -514,6 +513,8 @@ class Framework:
             if answer.code != Code.SKIP:
                 status = tagged(answer, plugin.name)
                 break
+        else:  # (built only then: this runs for every bound pod)
+            status = Status.error("no bind plugin bound the pod")
         self.timed("Bind", status, started)
         return status
 

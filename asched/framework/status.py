@@ -33,13 +33,22 @@ class Code(enum.IntEnum):
 
     @property
     def upstream_name(self) -> str:
-        """The CamelCase spelling kube-scheduler prints (``UnschedulableAndUnresolvable``)."""
-        return "".join(part.capitalize() for part in self.name.split("_"))
+        """The CamelCase spelling kube-scheduler prints (``UnschedulableAndUnresolvable``).
+
+        Spelled once per code (:data:`_UPSTREAM_NAMES`): every extension point's metric
+        reads it."""
+        return _UPSTREAM_NAMES[self]
 
     @property
     def rejected(self) -> bool:
         """Unschedulable, UnschedulableAndUnresolvable or Pending."""
         return self in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+
+#: ``Code.upstream_name`` by code
+_UPSTREAM_NAMES: dict[Code, str] = {
+    code: "".join(part.capitalize() for part in code.name.split("_")) for code in Code
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,9 +27,10 @@ from asched.api.objects import ChangeType, KubeObject, NodeJSON, PodJSON
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster import storage
 from asched.cluster.budgets import decode_budget
-from asched.cluster.decode import decode_node, decode_pod, object_context
+from asched.cluster.decode import decode_node, object_context
 from asched.cluster.gangs import GangIndex, Source
 from asched.cluster.names import PodKey
+from asched.cluster.pod_shapes import PodShapes
 from asched.cluster.records import TERMINAL_PHASES, NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.cluster.workloads import KIND_OF_RESOURCE
@@ -105,6 +106,8 @@ class Ingest:
         #: kind -> the keys the pages of its relist under way held so far
         self._listed: dict[str, set[str]] = {}
         self.pending: dict[PodKey, PodInfo] = {}
+        #: pods of one shape decode their spec once (equal to a full decode)
+        self.shapes = PodShapes()
         self.events_applied = 0
         self.decode_errors = 0
 
@@ -348,7 +351,7 @@ class Ingest:
         if self._confirms_assumption(obj):
             return
         try:
-            pod = decode_pod(obj)
+            pod = self.shapes.decode(obj)
         except Exception as exc:
             self._bad_pod(obj, _as_decode_error("Pod", obj, exc))
             return

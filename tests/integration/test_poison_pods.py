@@ -21,8 +21,8 @@ from scheduler_harness import (
 )
 
 from asched import metrics
+from asched.cluster.pod_shapes import PodShapes
 from asched.errors import DecodeError
-from asched.scheduler import ingest as ingest_module
 
 
 def _pod(name: str, scheduler: str, *requests: dict[str, str]) -> dict[str, Any]:
@@ -152,14 +152,14 @@ async def test_a_pod_asched_cannot_decode_is_reported_on_the_pod(
     """A decoder gap (simulated for one labelled pod: the API server accepts everything the
     decoder refuses today) must not leave the pod Pending with nothing said: PodScheduled
     False and one FailedScheduling event naming the field, once; the rest schedules."""
-    real_decode = ingest_module.decode_pod
+    real_decode = PodShapes.decode  # what the ingest decodes pods with
 
-    def decode_with_a_gap(raw: Any) -> Any:
+    def decode_with_a_gap(self: PodShapes, raw: Any) -> Any:
         if (raw.get("metadata", {}).get("labels") or {}).get("gap") == "yes":
             raise DecodeError(f"Pod {cluster.namespace}/odd", "spec.odd", "not understood")
-        return real_decode(raw)
+        return real_decode(self, raw)
 
-    monkeypatch.setattr(ingest_module, "decode_pod", decode_with_a_gap)
+    monkeypatch.setattr(PodShapes, "decode", decode_with_a_gap)
     name = cluster.unique_name("sched")
     await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
     pods = f"/api/v1/namespaces/{cluster.namespace}/pods"

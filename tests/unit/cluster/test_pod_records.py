@@ -31,6 +31,7 @@ def _pod(**spec: object) -> PodInfo:
 def test_bound_to_is_replace(pod: PodInfo) -> None:
     bound = pod.bound_to("node-9")
     assert bound == dataclasses.replace(pod, node_name="node-9")
+    assert not hasattr(PodInfo, "__post_init__")  # what bound_to relies on
     assert bound.node_name == "node-9"
     assert pod.node_name != "node-9"  # the original is untouched
     for field in dataclasses.fields(PodInfo):  # every other field is the same object

@@ -143,3 +143,21 @@ def test_extension_point_cache_events_preemption_leader() -> None:
     assert value("asched_leader") == 1
     metrics.set_leader(leading=False)
     assert value("asched_leader") == 0
+
+
+def test_cached_label_children_still_count_each_call_and_check_their_labels() -> None:
+    """The helpers keep their label children (no ``labels()`` per call): the same
+    figures, and a bad label still raises after good ones were cached."""
+    labels = {"result": "scheduled", "profile": "p-cached"}
+    for _ in range(3):
+        metrics.observe_attempt("scheduled", "p-cached", 0.001)
+    assert value("asched_schedule_attempts_total", **labels) == 3
+    assert value("asched_scheduling_attempt_duration_seconds_count", **labels) == 3
+    with pytest.raises(ValueError, match="result must be one of"):
+        metrics.observe_attempt("bound", "p-cached", 0.1)  # type: ignore[arg-type]
+    cap = value("asched_pod_scheduling_sli_duration_seconds_count", attempts="15+")
+    metrics.observe_scheduled("p", 16, 1.0)
+    metrics.observe_scheduled("p", 99, 1.0)  # one child for every count past 15
+    assert value("asched_pod_scheduling_sli_duration_seconds_count", attempts="15+") == cap + 2
+    with pytest.raises(ValueError, match="attempts must be >= 1"):
+        metrics.observe_scheduled("p", 0, 1.0)

@@ -18,11 +18,11 @@ from builders import make_node, make_pod
 
 from asched import metrics
 from asched.api.watch import Relisted, WatchEvent
+from asched.cluster import pod_shapes
 from asched.cluster.table import NodeTable
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
-from asched.scheduler import ingest as ingest_module
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
 from tests.configs import default_config
@@ -147,7 +147,7 @@ def test_a_decoder_bug_becomes_a_report_naming_the_pod(monkeypatch: pytest.Monke
     def decoder_bug(raw: Any) -> Any:
         raise ZeroDivisionError("decoder bug")
 
-    monkeypatch.setattr(ingest_module, "decode_pod", decoder_bug)
+    monkeypatch.setattr(pod_shapes, "decode_pod", decoder_bug)  # what the ingest calls
     ingest.apply(WatchEvent("pods", "ADDED", pod("p")))
     [(name, message)] = bad
     assert name == "p"
