@@ -305,17 +305,26 @@ def _host_ports(ctx: _Ctx, raw: Raw, path: str, *, host_network: bool) -> list[H
     return out
 
 
-def decode_pod(raw: PodJSON | Raw) -> PodInfo:
-    """Decode a Pod into a :class:`PodInfo`, computing its effective requests."""
-    ctx = _Ctx("Pod", raw)
+def _pod_parts(ctx: _Ctx, raw: object) -> tuple[Raw, str, Raw, Raw]:
+    """A Pod's metadata, name, spec and status, checked in this order."""
     if not isinstance(raw, Mapping):
         raise ctx.fail("", "a Pod must be an object")
     meta = ctx.mapping(raw.get("metadata"), "metadata")
     name = ctx.string(meta.get("name"), "metadata.name")
     if not name:
         raise ctx.fail("metadata.name", "Required value: name or generateName is required")
-    spec = ctx.mapping(raw.get("spec"), "spec")
-    status = ctx.mapping(raw.get("status"), "status")
+    return (
+        meta,
+        name,
+        ctx.mapping(raw.get("spec"), "spec"),
+        ctx.mapping(raw.get("status"), "status"),
+    )
+
+
+def decode_pod(raw: PodJSON | Raw) -> PodInfo:
+    """Decode a Pod into a :class:`PodInfo`, computing its effective requests."""
+    ctx = _Ctx("Pod", raw)
+    meta, name, spec, status = _pod_parts(ctx, raw)
     host_network = bool(spec.get("hostNetwork", False))
 
     containers: list[ContainerRequests] = []
@@ -465,14 +474,7 @@ def decode_pod_like(raw: PodJSON | Raw, shape: PodInfo) -> PodInfo:
     the shared part cannot fail (it decoded for ``shape``).
     """
     ctx = _Ctx("Pod", raw)
-    if not isinstance(raw, Mapping):
-        raise ctx.fail("", "a Pod must be an object")
-    meta = ctx.mapping(raw.get("metadata"), "metadata")
-    name = ctx.string(meta.get("name"), "metadata.name")
-    if not name:
-        raise ctx.fail("metadata.name", "Required value: name or generateName is required")
-    spec = ctx.mapping(raw.get("spec"), "spec")
-    status = ctx.mapping(raw.get("status"), "status")
+    meta, name, spec, status = _pod_parts(ctx, raw)
     pvcs = _claim_names(ctx, spec, name)
     deleting = meta.get("deletionTimestamp") is not None
     return PodInfo(
