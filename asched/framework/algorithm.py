@@ -159,6 +159,10 @@ class Algorithm:
         self.cache = ClassCache(cache_entries)
         #: the last plain choice's totals and best rows (:mod:`asched.framework.class_run`)
         self._run: Run | None = None
+        #: the class entry of the last pass: a run starts at a class's second pass in a
+        #: row (keeping one costs copies and a list of the best rows: a stream of pods
+        #: that all differ would pay them for nothing)
+        self._passed: ClassEntry | None = None
         #: choices made from a run without a pass over the table, and passes (counters)
         self.run_steps = 0
         self.run_passes = 0
@@ -329,7 +333,8 @@ class Algorithm:
     def _choose_in_run(self, decision: Decision, mask: npt.NDArray[np.bool_]) -> int:
         """:meth:`choose` for a plain decision with no cross-row score: from the class's
         run when it can be brought up to date from the changed rows, else by the pass,
-        which starts a new run (:mod:`asched.framework.class_run`)."""
+        which starts a new run when the class's last choice was a pass too
+        (:mod:`asched.framework.class_run`)."""
         entry = decision.entry
         assert entry is not None
         table = self.table
@@ -345,7 +350,8 @@ class Algorithm:
         self.run_passes += 1
         totals, parts = self._local_totals(decision.state, entry, mask)
         row, top = selection.select_host(totals, mask, self.rng)
-        if int(totals[row]) >= 0:  # (select_host's masked fallback is not kept)
+        repeated, self._passed = self._passed is entry, entry
+        if repeated and int(totals[row]) >= 0:  # (select_host's masked fallback is not kept)
             for part in parts:  # the run keeps its own copies: the entry's are refreshed
                 part.raw = part.raw.copy()  # in place, and a plugin may hand back its input
                 if np.may_share_memory(part.scores, entry.raw[part.plugin.name]):
