@@ -233,17 +233,22 @@ def part_wire(n_nodes: int, repeat: int) -> None:
     _figures("Extender.prioritize: encode, decode, check", timings["prioritize"], "call")
 
 
-async def _round_trips(url: str, calls: int, concurrency: int) -> dict[str, float]:
-    extender = _extenders(url)[0]
-    client = extender.transport
-    rule = HashRule(REJECT_EVERY)
+def _call_bodies() -> dict[str, Any]:
+    """The filter and prioritize arguments the client parts send: 500 names, and the
+    ones the rule passes."""
     names = [f"node-{i}" for i in range(0, 5000, 10)]
-    passed, _ = rule.split(names)
+    passed, _ = HashRule(REJECT_EVERY).split(names)
     pod_json = templates.pod("pod-0", scheduler_name=SCHEDULER)
-    bodies = {
+    return {
         "filter": protocol.extender_args(pod_json, names, None),
         "prioritize": protocol.extender_args(pod_json, passed, None),
     }
+
+
+async def _round_trips(url: str, calls: int, concurrency: int) -> dict[str, float]:
+    extender = _extenders(url)[0]
+    client = extender.transport
+    bodies = _call_bodies()
     out: dict[str, float] = {}
     try:
         for verb, body in bodies.items():
@@ -293,14 +298,7 @@ async def _extender_calls(url: str, calls: int, concurrency: int) -> dict[str, f
     """The benchmark extender's own CPU seconds per call (its ``/stats``), per verb."""
     extender = _extenders(url)[0]
     client = extender.transport
-    rule = HashRule(REJECT_EVERY)
-    names = [f"node-{i}" for i in range(0, 5000, 10)]
-    passed, _ = rule.split(names)
-    pod_json = templates.pod("pod-0", scheduler_name=SCHEDULER)
-    bodies = {
-        "filter": protocol.extender_args(pod_json, names, None),
-        "prioritize": protocol.extender_args(pod_json, passed, None),
-    }
+    bodies = _call_bodies()
 
     def cpu() -> float:
         with urllib.request.urlopen(f"{url}/stats", timeout=10) as answer:
