@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from asched.cluster.names import NodeName, PodKey
-from asched.cluster.records import PodInfo
+from asched.cluster.records import PodInfo, bound_to
 from asched.cluster.table import NodeTable
 
 
@@ -52,7 +52,7 @@ class Ledger:
 
     def assume(self, pod: PodInfo, node: NodeName) -> None:
         """Count ``pod`` on ``node`` now (its requests enter the row; a nomination ends)."""
-        bound = pod.bound_to(node)
+        bound = bound_to(pod, node)
         self.table.nominations.clear(pod.key)
         self.table.add_pod(bound, node)
         self._assumed[pod.key] = Assumed(bound, node)

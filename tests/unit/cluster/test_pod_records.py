@@ -1,4 +1,4 @@
-"""PodInfo.bound_to is dataclasses.replace(pod, node_name=...) exactly."""
+"""records.bound_to is dataclasses.replace(pod, node_name=...) exactly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
-from asched.cluster.records import PodInfo
+from asched.cluster.records import PodInfo, bound_to
 
 
 def _pod(**spec: object) -> PodInfo:
@@ -29,7 +29,7 @@ def _pod(**spec: object) -> PodInfo:
     ],
 )
 def test_bound_to_is_replace(pod: PodInfo) -> None:
-    bound = pod.bound_to("node-9")
+    bound = bound_to(pod, "node-9")
     assert bound == dataclasses.replace(pod, node_name="node-9")
     assert not hasattr(PodInfo, "__post_init__")  # what bound_to relies on
     assert bound.node_name == "node-9"
