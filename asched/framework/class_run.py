@@ -31,13 +31,19 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from asched.framework.equivalence import ClassEntry
 from asched.framework.interface import ScorePlugin
+from asched.framework.row_recompute import wrapped_int64
 from asched.framework.selection import best_rows
+
+#: A run brings at most this many changed rows up to date, one by one in Python (about
+#: 1.5 µs a row); beyond, the vectorised pass is cheaper and rebuilds it.
+RUN_ROWS: Final = 32
 
 Int64Array = npt.NDArray[np.int64]
 BoolMask = npt.NDArray[np.bool_]
@@ -82,6 +88,8 @@ class Run:
             return True
         entry = self.entry
         rows = sorted(set(changed))
+        if len(rows) > RUN_ROWS:  # the vectorised pass is cheaper than a Python loop
+            return False
         for row in rows:
             if mask[row] != self.mask[row]:
                 if self.parts:  # the normalization's rows taking part moved
@@ -95,9 +103,11 @@ class Run:
         again = False  # the best rows must be found again among the totals
         for row in rows:
             total = int(entry.fixed_total[row])
-            for part in self.parts:  # (bounded: every score is in 0..100, checked)
+            for part in self.parts:
                 total += int(part.scores[row]) * part.weight
-            totals[row] = total
+            # int64 as the pass's NumPy sum gives it (a score off the rows taking part is
+            # unchecked and may be anything: the pass wraps, so does this)
+            totals[row] = total = wrapped_int64(total)
             if again:
                 continue
             at = bisect.bisect_left(top, row)

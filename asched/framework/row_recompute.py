@@ -116,7 +116,7 @@ def rescore(
             )
         fixed = [total + value * weight for total, value in zip(fixed, values, strict=True)]
     for row, total in zip(rows, fixed, strict=True):
-        entry.fixed_total[row] = _wrapped(total)
+        entry.fixed_total[row] = wrapped_int64(total)
 
 
 _INT64: Final = 2**63
@@ -132,7 +132,7 @@ def _check_int64(plugin: str, values: list[Any]) -> None:
             raise PluginContractError(plugin, f"returned {value}, beyond int64")
 
 
-def _wrapped(total: int) -> int:
+def wrapped_int64(total: int) -> int:
     """``total`` as the int64 sum of the vectorised path gives it (wrapping on overflow:
     only rows no Filter passes can get there, and their totals are never read)."""
     return (total + _INT64) % (2 * _INT64) - _INT64

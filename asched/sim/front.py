@@ -251,10 +251,10 @@ class FrontSite(web.BaseSite):
     def __init__(
         self,
         runner: web.BaseRunner,
-        front: Callable[[], asyncio.Protocol],
         host: str,
         port: int,
         *,
+        front: Callable[[], asyncio.Protocol],
         ssl_context: SSLContext | None = None,
         backlog: int = 128,
         reuse_address: bool = True,

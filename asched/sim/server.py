@@ -23,6 +23,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -234,26 +235,15 @@ class SimServer:
     async def _listen(self, port: int) -> None:
         assert self._runner is not None
         context = self._tls.context if self._tls else None
-        site: web.BaseSite
-        if self._front is not None:
-            site = front.FrontSite(
-                self._runner,
-                self._front,
-                self.config.host,
-                port,
-                ssl_context=context,
-                reuse_address=True,
-                backlog=1024,
-            )
-        else:
-            site = web.TCPSite(
-                self._runner,
-                self.config.host,
-                port,
-                ssl_context=context,
-                reuse_address=True,
-                backlog=1024,
-            )
+        kind = web.TCPSite if self._front is None else partial(front.FrontSite, front=self._front)
+        site = kind(
+            self._runner,
+            self.config.host,
+            port,
+            ssl_context=context,
+            reuse_address=True,
+            backlog=1024,
+        )
         await site.start()
         self._site = site
         self.port = self._runner.addresses[-1][1]

@@ -11,7 +11,8 @@ and leave their random generators in the same state (the same tie-break draws).
 from __future__ import annotations
 
 import copy
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -20,8 +21,9 @@ from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.framework.algorithm import Algorithm
-from asched.framework.class_run import Run
+from asched.framework.class_run import RUN_ROWS, Normalized, Run
 from asched.framework.equivalence import ClassEntry
+from asched.framework.interface import ScorePlugin
 from asched.framework.runtime import Framework
 from asched.framework.selection import pick
 from tests.configs import default_config
@@ -191,6 +193,33 @@ def test_advance_keeps_the_best_rows(
         assert advanced
         assert run.top == expected
         assert int(run.totals[row]) == new_total
+
+
+def test_many_changed_rows_go_back_to_the_pass() -> None:
+    """More changed rows than RUN_ROWS: the vectorised pass rebuilds the run (no Python
+    loop over a large part of the table)."""
+    size = RUN_ROWS + 2
+    run, entry = _run([50] * size, [True] * size)
+    # RUN_ROWS + 1 distinct rows changed (one of them logged twice)
+    assert not run.advance(entry.feasible.copy(), [*range(RUN_ROWS + 1), 0])
+    run, entry = _run([50] * size, [True] * size)
+    assert run.advance(entry.feasible.copy(), list(range(RUN_ROWS)))  # the limit itself
+
+
+def test_a_total_wraps_as_the_pass_sums_it() -> None:
+    """A normalized score off the rows taking part is unchecked: the pass's int64 sum
+    wraps, and so does the run's (a Python int would not fit the totals array)."""
+    top_of_int64 = np.iinfo(np.int64).max
+    run, entry = _run([50, 70, 10], [True, True, False])
+    plugin = cast("ScorePlugin", SimpleNamespace(name="Odd"))
+    entry.raw["Odd"] = np.zeros(3, dtype=np.int64)
+    scores = np.array([0, 0, 7], dtype=np.int64)  # 7 on the row that does not fit
+    run.parts = [Normalized(plugin, 1, entry.raw["Odd"].copy(), scores)]
+    entry.fixed_total[2] = top_of_int64
+    assert run.advance(entry.feasible.copy(), [2])
+    expected = (entry.fixed_total + scores)[2]  # NumPy's wrapped sum
+    assert int(run.totals[2]) == int(expected) < 0
+    assert run.top == [1]
 
 
 @pytest.mark.parametrize(
