@@ -39,6 +39,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
     MAX_SCORE,
+    READS_PODS,
     BindPlugin,
     BoolMask,
     EnqueueExtensions,
@@ -53,6 +54,7 @@ from asched.framework.interface import (
     PostFilterResult,
     PreBindPlugin,
     PreEnqueuePlugin,
+    PreFilterExtensions,
     PreFilterOutcome,
     PreFilterPlugin,
     PreScorePlugin,
@@ -142,6 +144,15 @@ class Framework:
         self.resource_fit: ResourceFit | None = next(
             (p for p in self.filter if isinstance(p, ResourceFit)), None
         )
+        #: the PreFilter plugins with hooks (:class:`PreFilterExtensions`), or None when a
+        #: PreFilter that may read the pods on the nodes has none (:meth:`pre_filter_extensible`)
+        self._pre_filter_hooks: list[PreFilterExtensions] | None = []
+        for plugin in self.pre_filter:
+            if isinstance(plugin, PreFilterExtensions):
+                self._pre_filter_hooks.append(plugin)
+            elif getattr(plugin, READS_PODS, True) is not False:
+                self._pre_filter_hooks = None
+                break
         #: the plugin lists per skip set (:meth:`_filters_for`, :meth:`_scores_for`)
         self._filter_lists: dict[
             frozenset[str], tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]
@@ -214,6 +225,50 @@ class Framework:
         if remembered is not None:
             return PreFilterOutcome(remembered)
         return PreFilterOutcome(Status.success(), allowed, tuple(restricted_by))
+
+    def pre_filter_extensible(self) -> bool:
+        """Whether every PreFilter plugin either has hooks (:class:`PreFilterExtensions`)
+        or declares that it never reads the pods on the nodes (:data:`READS_PODS`)."""
+        return self._pre_filter_hooks is not None
+
+    def run_pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        """Upstream's RunPreFilterExtensionAddPod, every hooked plugin (skipped ones too:
+        a pod added may end their Skip), keeping the skip set; the first answer neither
+        Success nor Skip (an exception: Error) stops it and is returned."""
+        for plugin in self._pre_filter_hooks or ():
+            try:
+                status = plugin.pre_filter_add_pod(state, pod, table, added, row)
+            except Exception as exc:
+                return failed(pod, "PreFilterExtensions", exc, plugin.name)
+            if not self._skip_as(state, plugin.name, status):
+                return status.with_plugin(plugin.name)
+        return Status.success()
+
+    def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        """Upstream's RunPreFilterExtensionRemovePod; as :meth:`run_pre_filter_add_pod`."""
+        for plugin in self._pre_filter_hooks or ():
+            try:
+                status = plugin.pre_filter_remove_pod(state, pod, table, removed, row)
+            except Exception as exc:
+                return failed(pod, "PreFilterExtensions", exc, plugin.name)
+            if not self._skip_as(state, plugin.name, status):
+                return status.with_plugin(plugin.name)
+        return Status.success()
+
+    @staticmethod
+    def _skip_as(state: CycleState, name: str, status: Status) -> bool:
+        """Record a hook's Success or Skip in the skip set; False for any other answer."""
+        if status.code == Code.SKIP:
+            state.skip_filter.add(name)
+        elif status.ok:
+            state.skip_filter.discard(name)
+        else:
+            return False
+        return True
 
     def allowed_mask(self, table: NodeTable, outcome: PreFilterOutcome) -> BoolMask | None:
         """Rows a PreFilter node-name result leaves in play, or None for all."""
