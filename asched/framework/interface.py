@@ -87,7 +87,7 @@ class PreFilterPlugin(Plugin, Protocol):
 
 
 @runtime_checkable
-class PreFilterExtensions(Protocol):
+class PreFilterExtensions(Plugin, Protocol):
     """A PreFilter whose state follows one pod added to or removed from one row (upstream's
     PreFilterExtensions ``AddPod``/``RemovePod``), so that preemption's exact search runs
     PreFilter once per preemptor instead of once per what-if.

@@ -239,16 +239,13 @@ class _State:
                 if not term.matches(pod.labels, pod.namespace, own_ns):
                     continue
                 label = table.labels.keys.get(term.topology_key)
-                slot = 0 if label is None else int(label.column[row]) + 1
-                if not slot:
+                if label is None or label.column[row] < 0:
                     continue
-                assert label is not None
-                counts = self.existing.get(term.topology_key)
-                if counts is None:
-                    counts = self.existing[term.topology_key] = np.zeros(
+                if term.topology_key not in self.existing:
+                    self.existing[term.topology_key] = np.zeros(
                         len(label.values) + 1, dtype=np.int64
                     )
-                counts[slot] += sign
+                self.existing[term.topology_key][int(label.column[row]) + 1] += sign
                 self.existing_counted += sign
                 self.full = None
 
