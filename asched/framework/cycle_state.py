@@ -45,8 +45,9 @@ def copy_state(state: CycleState) -> CycleState:
     """A copy of ``state`` whose changes leave ``state`` as it was (its skip sets copied,
     its :class:`StateData` values cloned, the others shared)."""
     out = CycleState()
+    # what ``isinstance(value, StateData)`` checks, without the protocol's slow path
     out._data = {
-        key: value.clone() if isinstance(value, StateData) else value
+        key: value.clone() if callable(getattr(type(value), "clone", None)) else value
         for key, value in state._data.items()
     }
     out.skip_filter = set(state.skip_filter)
