@@ -241,7 +241,7 @@ class Framework:
             try:
                 status = plugin.pre_filter_add_pod(state, pod, table, added, row)
             except Exception as exc:
-                return failed(pod, "PreFilterExtensions", exc, plugin.name)
+                return failed(pod, "PreFilterExtensionAddPod", exc, plugin.name)
             if not self._skip_as(state, plugin.name, status):
                 return status.with_plugin(plugin.name)
         return Status.success()
@@ -254,7 +254,7 @@ class Framework:
             try:
                 status = plugin.pre_filter_remove_pod(state, pod, table, removed, row)
             except Exception as exc:
-                return failed(pod, "PreFilterExtensions", exc, plugin.name)
+                return failed(pod, "PreFilterExtensionRemovePod", exc, plugin.name)
             if not self._skip_as(state, plugin.name, status):
                 return status.with_plugin(plugin.name)
         return Status.success()

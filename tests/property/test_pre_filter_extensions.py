@@ -3,7 +3,8 @@ removed from a row, answers as PreFilter afresh on the table as it then is.
 
 Hypothesis builds small tables (a few nodes in two or three zones, some lacking the zone
 label, some tainted; pods of two namespaces with random labels, some terminating, some
-carrying required affinity or anti-affinity terms), an incoming pod (required affinity
+carrying required affinity or anti-affinity terms, of their namespace, of both, or of
+those a namespace selector picks), an incoming pod (required affinity
 and anti-affinity terms, hard spread constraints with the inclusion policies, a node
 selector and tolerations) and a sequence of changes: a counted pod removed, a removed
 one put back, or a new pod (possibly with its own anti-affinity terms) added to a row.
@@ -56,7 +57,14 @@ def selectors() -> st.SearchStrategy[Any]:
 
 @st.composite
 def terms(draw: st.DrawFn) -> Any:
-    namespaces = draw(st.sampled_from([None, None, None, ["default", "other"]]))
+    """A required term; its namespaces the owner's, both, or those labelled team=x."""
+    namespaces = draw(st.sampled_from([None, None, None, ["default", "other"], []]))
+    if namespaces == []:
+        return affinity_term(
+            draw(selectors()),
+            draw(st.sampled_from(KEYS)),
+            namespace_selector=label_selector({"team": "x"}),
+        )
     return affinity_term(draw(selectors()), draw(st.sampled_from(KEYS)), namespaces=namespaces)
 
 
@@ -143,7 +151,7 @@ def cases(draw: st.DrawFn) -> dict[str, Any]:
 
 def _table(case: dict[str, Any]) -> NodeTable:
     infos, _, _, extras = cluster_inputs(case["nodes"])
-    table = engine_table(infos, {}, extras)
+    table = engine_table(infos, {}, extras, namespace_labels={"other": {"team": "x"}})
     for pod, node in case["placed"]:
         table.add_pod(pod, node)
     return table

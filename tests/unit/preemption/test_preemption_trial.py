@@ -210,7 +210,7 @@ def test_a_failing_hook_sends_the_row_back_to_pre_filter_afresh(
         assert trial == ("incremental" if incremental else "fresh")
     assert answers[0] == answers[1]
     assert sorted(name for name, _ in answers[0][0]) == ["n0", "n1"]
-    assert "internal error in PreFilterExtensions of plugin InterPodAffinity" in caplog.text
+    assert "internal error in PreFilterExtensionRemovePod of plugin InterPodAffinity" in caplog.text
 
 
 # An InterPodAffinity PreFilter skips when the pod has no required terms and no existing
