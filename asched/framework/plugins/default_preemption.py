@@ -5,7 +5,9 @@ nominated to a node where one of its victims is still terminating waits); the po
 nodes (Filter status exactly Unschedulable, in the table's zone-interleaved order); the
 dry run from a random offset over ``max(n * minCandidateNodesPercentage / 100,
 minCandidateNodesAbsolute)`` candidates (:mod:`asched.framework.preemption`, vectorised
-when only the resources of a node depend on its pods); pickOneNodeForPreemption; and the
+when only the resources of a node depend on its pods, else node by node with PreFilter
+run once and followed by the plugins' hooks where they allow it,
+:mod:`asched.framework.preemption_trial`); pickOneNodeForPreemption; and the
 lower-priority nominations to the chosen node, which end.
 
 The plugin decides; the scheduler acts (patches the victims' DisruptionTarget condition,

@@ -9,6 +9,11 @@ Not row-local: a pod placed anywhere in a domain changes every node of that doma
 the runtime computes this plugin afresh each cycle (PreFilter/PreScore do the counting;
 Filter/Score gather per node).
 
+PreFilter keeps its counts per domain (:class:`_State`), not only the masks, so that its
+PreFilterExtensions hooks follow one pod added to or removed from a row (preemption's
+exact search runs PreFilter once per preemptor): the pod changes the counts of its own
+row's domains only, and the masks follow from the counts.
+
 Filter, in order: the pod's required affinity (UnschedulableAndUnresolvable), its
 required anti-affinity (Unschedulable), existing pods' required anti-affinity matching
 it (Unschedulable). Score: preferred terms of the pod and of existing pods, existing

@@ -9,7 +9,9 @@ number per domain one weighted ``bincount`` of those nodes' label ids. Loops run
 constraints only.
 
 Not row-local: a pod placed anywhere in a domain changes every node of the domain, so
-the runtime computes this plugin afresh each cycle.
+the runtime computes this plugin afresh each cycle. PreFilter keeps the counts per domain
+(:class:`_FilterState`), which its PreFilterExtensions hooks update for one pod added to
+or removed from a row (preemption's exact search); the codes and the minimum follow.
 
 Filter. Counted nodes carry every constraint's key and pass the constraint's inclusion
 policies (nodeAffinityPolicy Honor: the pod's nodeSelector and required node affinity;
