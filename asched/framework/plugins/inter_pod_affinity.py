@@ -350,6 +350,8 @@ class InterPodAffinity:
         existing pod's anti-affinity matched it, so the counts start empty)."""
         found: _State | None = state.get(_FILTER_KEY)
         if found is None:
+            if other.affinity is None or not other.affinity.required_anti:
+                return Status.skip()  # only an existing pod's anti-affinity ends the Skip
             found = _State(
                 required=(),
                 required_anti=(),
