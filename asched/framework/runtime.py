@@ -73,6 +73,7 @@ from asched.framework.selectors import name_in
 from asched.framework.status import Code, Status
 
 _Scores = list[tuple[ScorePlugin, int]]
+_Hook = Callable[[CycleState, PodInfo, NodeTable, PodInfo, int], Status]
 #: At most this many skip sets keep their split plugin lists (a skip set is a subset of
 #: the profile's plugins, so a handful occur; the bound only guards memory).
 _SKIP_SETS: Final = 256
@@ -153,6 +154,12 @@ class Framework:
             elif getattr(plugin, READS_PODS, True) is not False:
                 self._pre_filter_hooks = None
                 break
+        #: ``(name, hook)`` per hooked plugin, bound once (a search calls them per change)
+        hooked = self._pre_filter_hooks or []
+        self._add_hooks: list[tuple[str, _Hook]] = [(p.name, p.pre_filter_add_pod) for p in hooked]
+        self._remove_hooks: list[tuple[str, _Hook]] = [
+            (p.name, p.pre_filter_remove_pod) for p in hooked
+        ]
         #: the plugin lists per skip set (:meth:`_filters_for`, :meth:`_scores_for`)
         self._filter_lists: dict[
             frozenset[str], tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]
@@ -237,38 +244,42 @@ class Framework:
         """Upstream's RunPreFilterExtensionAddPod, every hooked plugin (skipped ones too:
         a pod added may end their Skip), keeping the skip set; the first answer neither
         Success nor Skip (an exception: Error) stops it and is returned."""
-        for plugin in self._pre_filter_hooks or ():
-            try:
-                status = plugin.pre_filter_add_pod(state, pod, table, added, row)
-            except Exception as exc:
-                return failed(pod, "PreFilterExtensionAddPod", exc, plugin.name)
-            if not self._skip_as(state, plugin.name, status):
-                return status.with_plugin(plugin.name)
-        return Status.success()
+        return self._run_hooks(
+            self._add_hooks, "PreFilterExtensionAddPod", state, pod, table, added, row
+        )
 
     def run_pre_filter_remove_pod(
         self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
     ) -> Status:
         """Upstream's RunPreFilterExtensionRemovePod; as :meth:`run_pre_filter_add_pod`."""
-        for plugin in self._pre_filter_hooks or ():
-            try:
-                status = plugin.pre_filter_remove_pod(state, pod, table, removed, row)
-            except Exception as exc:
-                return failed(pod, "PreFilterExtensionRemovePod", exc, plugin.name)
-            if not self._skip_as(state, plugin.name, status):
-                return status.with_plugin(plugin.name)
-        return Status.success()
+        return self._run_hooks(
+            self._remove_hooks, "PreFilterExtensionRemovePod", state, pod, table, removed, row
+        )
 
     @staticmethod
-    def _skip_as(state: CycleState, name: str, status: Status) -> bool:
-        """Record a hook's Success or Skip in the skip set; False for any other answer."""
-        if status.code == Code.SKIP:
-            state.skip_filter.add(name)
-        elif status.ok:
-            state.skip_filter.discard(name)
-        else:
-            return False
-        return True
+    def _run_hooks(
+        hooks: list[tuple[str, _Hook]],
+        point: str,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        changed: PodInfo,
+        row: int,
+    ) -> Status:
+        skipped = state.skip_filter
+        for name, hook in hooks:
+            try:
+                status = hook(state, pod, table, changed, row)
+            except Exception as exc:
+                return failed(pod, point, exc, name)
+            code = status.code
+            if code == Code.SKIP:
+                skipped.add(name)
+            elif code == Code.SUCCESS:
+                skipped.discard(name)
+            else:
+                return status.with_plugin(name)
+        return Status.success()
 
     def allowed_mask(self, table: NodeTable, outcome: PreFilterOutcome) -> BoolMask | None:
         """Rows a PreFilter node-name result leaves in play, or None for all."""

@@ -19,6 +19,7 @@ from asched.config.types import DefaultPreemptionArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import PreFilterResult
 from asched.framework.plugins.default_preemption import DefaultPreemption
+from asched.framework.plugins.inter_pod_affinity import InterPodAffinity
 from asched.framework.preemption import Search
 from asched.framework.registry import installed
 from asched.framework.runtime import Framework
@@ -142,6 +143,26 @@ CASES = [
         [],
         id="spread-follows-the-victims-removed-and-re-added",
     ),
+    pytest.param(
+        # the nominated pod asks for a resource no node has: counting it adds a resource
+        # axis to the table (its epoch moves), so the search runs PreFilter afresh from
+        # then on; the answers are those of the anti-affinity case without labels
+        ANTI,
+        [_low("low0", "n0"), _low("low1", "n1")],
+        [
+            pod_info(
+                with_pod_fields(
+                    make_pod(
+                        "nom", priority=100, requests=[{"cpu": "100m", "example.com/gpu": "1"}]
+                    ),
+                    nominated_node="n0",
+                )
+            )
+        ],
+        [("n0", ["default/low0"]), ("n1", ["default/low1"])],
+        [],
+        id="a-new-resource-axis-sends-the-search-back-to-pre-filter-afresh",
+    ),
 ]
 
 
@@ -187,25 +208,25 @@ def test_a_pre_filter_without_hooks_keeps_pre_filter_afresh() -> None:
 
 
 def test_a_failing_hook_sends_the_row_back_to_pre_filter_afresh(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the hooks of InterPodAffinity raise: each row's state is dropped at its first change
     # and every check of the row runs PreFilter afresh, with the same answers
+    def broken(*args: Any) -> Status:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(InterPodAffinity, "pre_filter_add_pod", broken)
+    monkeypatch.setattr(InterPodAffinity, "pre_filter_remove_pod", broken)
     nodes = [_node(0, "z0"), _node(1, "z1")]
     placed = [_low("low0", "n0", labels={"app": "a"}), _low("low1", "n1")]
     infos, by_node, _, extras = cluster_inputs(nodes, placed)
     me = pod_info(make_pod("me", priority=10, cpu="500m", **ANTI))
     answers = []
     for incremental in (True, False):
-        framework = Framework(profile_with(filter=FILTERS))
-        plugin = framework.plugins["InterPodAffinity"]
-
-        def broken(*args: Any) -> Status:
-            raise RuntimeError("boom")
-
-        plugin.pre_filter_add_pod = plugin.pre_filter_remove_pod = broken
         table = engine_table(infos, by_node, extras)
-        found, trial = _search(framework, table, me, incremental=incremental)
+        found, trial = _search(
+            Framework(profile_with(filter=FILTERS)), table, me, incremental=incremental
+        )
         answers.append(_shown(table, found))
         assert trial == ("incremental" if incremental else "fresh")
     assert answers[0] == answers[1]
