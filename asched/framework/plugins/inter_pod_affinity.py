@@ -93,14 +93,6 @@ def _per_node(
     return table.pod_columns.per_node_counts(pod_rows, column, n_values, table.size)
 
 
-def _has_key(table: NodeTable, key: str) -> BoolMask:
-    column = table.labels.column(key)
-    if column is None:
-        return np.zeros(table.size, dtype=np.bool_)
-    present: BoolMask = column[: table.size] >= 0
-    return present
-
-
 def _label_ids(table: NodeTable, key: str, rows: Rows) -> npt.NDArray[np.intp]:
     """Per selected row, its label id of ``key`` plus one (0: the node lacks the key), the
     index into a :func:`_domain_counts` array."""
@@ -136,7 +128,8 @@ def _slot(table: NodeTable, key: str, row: int) -> int:
 
 @dataclass(slots=True)
 class _Checks:
-    """Per selected row, which of the three filter checks fails."""
+    """Per selected row (each mask ``bool[n_selected]``), which of the three filter checks
+    fails."""
 
     affinity_fails: BoolMask
     anti_fails: BoolMask
@@ -152,7 +145,8 @@ class _State:
     """PreFilter's counts per topology domain, from which the checks follow.
 
     * ``affinity[i]``: pods matching all the pod's required affinity terms, per domain of
-      term ``i``'s key (a :func:`_domain_counts` array); ``affinity_counted``: how many
+      term ``i``'s key (a :func:`_domain_counts` array, ``int64[n_values + 1]``, slot 0
+      the nodes lacking the key, always 0); ``affinity_counted``: how many
       of them sit on nodes having some term's key (upstream's "any counted"); with
       ``self_match`` (the pod matches its own terms) it decides the first pod of a group.
     * ``anti[j]``: pods matching the pod's required anti-affinity term ``j``, per domain.

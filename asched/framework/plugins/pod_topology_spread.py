@@ -194,12 +194,13 @@ class KeyDomains:
 class _FilterState:
     """PreFilter's counts per domain, from which the Filter's codes follow.
 
-    ``included[i]``: the rows constraint ``i`` counts (every key present, its inclusion
-    policies passed), fixed for the cycle; ``domains``: per key, the matching pods per
-    value id (a node counts through the last constraint on the key including it). A pod
-    added or removed changes the count of its row's domain of each key (and so, maybe,
-    the minimum); :meth:`codes` recomputes from the counts, the full array kept until a
-    hook changes a count.
+    ``included[i]`` (``bool[table.size]``): the rows constraint ``i`` counts (every key
+    present, its inclusion policies passed), fixed for the cycle; ``domains``: per key,
+    the matching pods per value id (``KeyDomains.counts``, ``int64[n_values]``; a node
+    counts through the last constraint on the key including it); ``code``
+    (``int8[table.size]``), the Filter's answer per row. A pod added or removed changes
+    the count of its row's domain of each key (and so, maybe, the minimum); :meth:`codes`
+    recomputes from the counts, the full array kept until a hook changes a count.
     """
 
     constraints: tuple[SpreadConstraint, ...]
