@@ -86,6 +86,43 @@ class PreFilterPlugin(Plugin, Protocol):
         """Prepare per-pod state; Skip means this plugin's Filter does not run."""
 
 
+@runtime_checkable
+class PreFilterExtensions(Plugin, Protocol):
+    """A PreFilter whose state follows one pod added to or removed from one row (upstream's
+    PreFilterExtensions ``AddPod``/``RemovePod``), so that preemption's exact search runs
+    PreFilter once per preemptor instead of once per what-if.
+
+    Each hook is called after the table changed (``added`` is counted on ``row``, or
+    ``removed`` no longer is), with the state the plugin's PreFilter wrote for ``pod``
+    (possibly nothing, when it skipped) and updated by earlier hooks, on a copy the caller
+    owns (:func:`~asched.framework.cycle_state.copy_state`). It must leave the state such
+    that the plugin's Filter and ``explain`` answer, on every row, what they would after a
+    fresh PreFilter on the table as it now is, and return what that PreFilter would:
+    Success, or Skip (the runtime updates the skip set). Anything else, or an exception,
+    makes the caller run PreFilter afresh instead.
+
+    A hooked plugin's PreFilter may fail, or restrict the node names, only on the pod and
+    the table's nodes and catalogues, never on the pods counted on the nodes.
+    """
+
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        """``added`` now counts on ``row``: update the state, Success or Skip."""
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        """``removed`` no longer counts on ``row``: update the state, Success or Skip."""
+
+
+#: The attribute a PreFilter plugin sets to False when its PreFilter (its status, node
+#: names, Skip and state) never depends on the pods counted on the nodes: a pod added or
+#: removed leaves it as it was, so it needs no :class:`PreFilterExtensions`. Unset means
+#: it may depend on them.
+READS_PODS: Final = "pre_filter_reads_pods"
+
+
 class FilterPlugin(Plugin, Protocol):
     row_local: bool
 
@@ -290,6 +327,29 @@ class FilterRunner(Protocol):
         rows: Rows,
         plugins: list[FilterPlugin],
     ) -> BoolMask: ...
+
+
+@runtime_checkable
+class PreFilterExtensionRunner(Protocol):
+    """What preemption's exact search asks of a framework that runs the PreFilter hooks
+    (:class:`PreFilterExtensions`); a :class:`FilterRunner` without them is served by
+    running PreFilter afresh for every what-if."""
+
+    def pre_filter_extensible(self) -> bool:
+        """Whether every PreFilter that reads the pods on the nodes has hooks."""
+        ...
+
+    def run_pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        """Every hooked PreFilter's ``pre_filter_add_pod``; not ok: run PreFilter afresh."""
+        ...
+
+    def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        """Every hooked PreFilter's ``pre_filter_remove_pod``; not ok: run it afresh."""
+        ...
 
 
 class PostFilterPlugin(Plugin, Protocol):

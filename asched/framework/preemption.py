@@ -14,7 +14,10 @@ preemptor fit, with the same answers:
 * :func:`search_exact`, for everything else (inter-pod affinity, spreading, host
   ports): node by node in visiting order, the victims are removed from the table and
   added back one at a time, with the profile's whole filter chain deciding. The table
-  is restored exactly before it returns.
+  is restored exactly before it returns. The changes and the fit checks go through a
+  :class:`Trial` (:mod:`asched.framework.preemption_trial`), which either runs PreFilter
+  afresh for every check or once per preemptor, updated by the plugins' PreFilter hooks
+  for each pod removed or added back.
 
 Both visit the potential nodes from ``offset`` as upstream's dry run does and stop at
 the same point (a candidate without PDB violations found and ``num_candidates``
@@ -250,23 +253,45 @@ def search_resources(
 # --- the exact search ------------------------------------------------------------------
 
 
-FitsRow = Callable[[int], Status]
+class Trial(Protocol):
+    """How the exact search changes the live table and asks whether the pod fits there.
+
+    For each visited row: :meth:`start`, then any number of :meth:`remove` and :meth:`add`
+    of pods counted on that row (each applied to the table at once) and :meth:`fits`
+    checks, then :meth:`restore` puts the table back as it was.
+    """
+
+    def start(self, row: int) -> None:
+        """A new row is visited; the table is as it was before the search."""
+
+    def remove(self, victim: PodInfo, row: int) -> None:
+        """Take ``victim`` (counted on ``row``) off the table."""
+
+    def add(self, victim: PodInfo, row: int) -> None:
+        """Count ``victim`` on ``row`` again."""
+
+    def fits(self, row: int) -> Status:
+        """Does the pod pass every Filter on ``row`` of the table as it is now?"""
+
+    def restore(self, victims: Sequence[PodInfo], row: int) -> None:
+        """Count ``victims`` on ``row`` again: the row's checks are over."""
 
 
 def search_exact(
     table: NodeTable,
     pod: PodInfo,
     visit: Sequence[int],
-    fits: FitsRow,
+    trial: Trial,
     budgets: Sequence[DisruptionBudget],
     wanted: int,
 ) -> Search:
-    """Node by node with the whole filter chain (``fits(row)`` on the current table)."""
+    """Node by node with the whole filter chain (``trial.fits(row)`` on the current table)."""
     clean: list[Candidate] = []
     violating: list[Candidate] = []
     statuses: dict[int, Status] = {}
     for row in visit:
-        found = _victims_on_row(table, pod, row, fits, budgets)
+        trial.start(row)
+        found = _victims_on_row(table, pod, row, trial, budgets)
         if isinstance(found, Status):
             statuses[row] = found
             continue
@@ -301,7 +326,7 @@ def _split_by_budget(
 
 
 def _victims_on_row(
-    table: NodeTable, pod: PodInfo, row: int, fits: FitsRow, budgets: Sequence[DisruptionBudget]
+    table: NodeTable, pod: PodInfo, row: int, trial: Trial, budgets: Sequence[DisruptionBudget]
 ) -> Candidate | Status:
     node = table.name_of(row)
     lower = [p.info for p in table.row_pods[row].values() if p.info.priority < pod.priority]
@@ -311,9 +336,9 @@ def _victims_on_row(
     gone: list[PodInfo] = []
     try:
         for victim in lower:
-            table.remove_pod(victim.key)
+            trial.remove(victim, row)
             gone.append(victim)
-        status = fits(row)
+        status = trial.fits(row)
         if not status.ok:
             return status
         ordered = [lower[i] for i in importance_order(lower, [starts[p.key] for p in lower])]
@@ -322,11 +347,11 @@ def _victims_on_row(
         violations = 0
         for part, counts in ((violating, True), (other, False)):
             for candidate in part:
-                table.add_pod(candidate, node)
+                trial.add(candidate, row)
                 gone.remove(candidate)
-                if fits(row).ok:
+                if trial.fits(row).ok:
                     continue
-                table.remove_pod(candidate.key)
+                trial.remove(candidate, row)
                 gone.append(candidate)
                 victims.append(candidate)
                 violations += counts
@@ -335,8 +360,7 @@ def _victims_on_row(
         order = importance_order(victims, [starts[p.key] for p in victims])
         return Candidate(row, tuple(victims[i] for i in order), violations)
     finally:
-        for victim in gone:
-            table.add_pod(victim, node)
+        trial.restore(gone, row)
 
 
 # --- choosing ----------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
     MAX_SCORE,
+    READS_PODS,
     BindPlugin,
     BoolMask,
     EnqueueExtensions,
@@ -53,6 +54,7 @@ from asched.framework.interface import (
     PostFilterResult,
     PreBindPlugin,
     PreEnqueuePlugin,
+    PreFilterExtensions,
     PreFilterOutcome,
     PreFilterPlugin,
     PreScorePlugin,
@@ -71,6 +73,7 @@ from asched.framework.selectors import name_in
 from asched.framework.status import Code, Status
 
 _Scores = list[tuple[ScorePlugin, int]]
+_Hook = Callable[[CycleState, PodInfo, NodeTable, PodInfo, int], Status]
 #: At most this many skip sets keep their split plugin lists (a skip set is a subset of
 #: the profile's plugins, so a handful occur; the bound only guards memory).
 _SKIP_SETS: Final = 256
@@ -142,6 +145,21 @@ class Framework:
         self.resource_fit: ResourceFit | None = next(
             (p for p in self.filter if isinstance(p, ResourceFit)), None
         )
+        #: the PreFilter plugins with hooks (:class:`PreFilterExtensions`), or None when a
+        #: PreFilter that may read the pods on the nodes has none (:meth:`pre_filter_extensible`)
+        self._pre_filter_hooks: list[PreFilterExtensions] | None = []
+        for plugin in self.pre_filter:
+            if isinstance(plugin, PreFilterExtensions):
+                self._pre_filter_hooks.append(plugin)
+            elif getattr(plugin, READS_PODS, True) is not False:
+                self._pre_filter_hooks = None
+                break
+        #: ``(name, hook)`` per hooked plugin, bound once (a search calls them per change)
+        hooked = self._pre_filter_hooks or []
+        self._add_hooks: list[tuple[str, _Hook]] = [(p.name, p.pre_filter_add_pod) for p in hooked]
+        self._remove_hooks: list[tuple[str, _Hook]] = [
+            (p.name, p.pre_filter_remove_pod) for p in hooked
+        ]
         #: the plugin lists per skip set (:meth:`_filters_for`, :meth:`_scores_for`)
         self._filter_lists: dict[
             frozenset[str], tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]
@@ -214,6 +232,54 @@ class Framework:
         if remembered is not None:
             return PreFilterOutcome(remembered)
         return PreFilterOutcome(Status.success(), allowed, tuple(restricted_by))
+
+    def pre_filter_extensible(self) -> bool:
+        """Whether every PreFilter plugin either has hooks (:class:`PreFilterExtensions`)
+        or declares that it never reads the pods on the nodes (:data:`READS_PODS`)."""
+        return self._pre_filter_hooks is not None
+
+    def run_pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        """Upstream's RunPreFilterExtensionAddPod, every hooked plugin (skipped ones too:
+        a pod added may end their Skip), keeping the skip set; the first answer neither
+        Success nor Skip (an exception: Error) stops it and is returned."""
+        return self._run_hooks(
+            self._add_hooks, "PreFilterExtensionAddPod", state, pod, table, added, row
+        )
+
+    def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        """Upstream's RunPreFilterExtensionRemovePod; as :meth:`run_pre_filter_add_pod`."""
+        return self._run_hooks(
+            self._remove_hooks, "PreFilterExtensionRemovePod", state, pod, table, removed, row
+        )
+
+    @staticmethod
+    def _run_hooks(
+        hooks: list[tuple[str, _Hook]],
+        point: str,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        changed: PodInfo,
+        row: int,
+    ) -> Status:
+        skipped = state.skip_filter
+        for name, hook in hooks:
+            try:
+                status = hook(state, pod, table, changed, row)
+            except Exception as exc:
+                return failed(pod, point, exc, name)
+            code = status.code
+            if code == Code.SKIP:
+                skipped.add(name)
+            elif code == Code.SUCCESS:
+                skipped.discard(name)
+            else:
+                return status.with_plugin(name)
+        return Status.success()
 
     def allowed_mask(self, table: NodeTable, outcome: PreFilterOutcome) -> BoolMask | None:
         """Rows a PreFilter node-name result leaves in play, or None for all."""

@@ -5,14 +5,17 @@ Hypothesis builds small clusters (nodes of random size, some tainted; bound pods
 random priority, requests, start time, labels and host ports; PodDisruptionBudgets on
 those labels with random allowances and disrupted pods; sometimes pods nominated to a
 node) and a preemptor (random priority and requests, sometimes host ports, required
-anti-affinity or a hard spread constraint, which send the engine down its exact search).
+anti-affinity or a hard spread constraint, which send the engine down its exact search);
+nominated pods carry labels half the time (the spread and anti-affinity counts see them).
 Per example:
 
 * the reference's PostFilter (:func:`asched.reference.preemption.preempt` with its filter
   chain) and the engine's (:class:`DefaultPreemption` over a NodeTable) must return the
   same status, nominated node, victims (in order) and cleared nominations, for the same
   offset;
-* the engine's vectorised and exact searches must find the same candidates.
+* the engine's vectorised and exact searches must find the same candidates;
+* the exact search must find the same with PreFilter once per preemptor, kept up to date
+  by the plugins' PreFilterExtensions hooks, as with PreFilter afresh for every check.
 
 The run is derandomized so CI sees the same examples every time.
 """
@@ -53,7 +56,8 @@ CROSS = profile_with(filter=[*FILTERS, "InterPodAffinity", "PodTopologySpread"])
 
 
 @st.composite
-def clusters(draw: st.DrawFn) -> dict[str, Any]:
+def clusters(draw: st.DrawFn, *, roomy: bool = False) -> dict[str, Any]:
+    """A case; ``roomy``: nodes with four times the CPU (inter-pod rules decide more)."""
     n_nodes = draw(st.integers(1, 6))
     nodes = []
     for i in range(n_nodes):
@@ -61,7 +65,7 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
         nodes.append(
             make_node(
                 f"n{i}",
-                cpu=f"{draw(st.integers(1, 8)) * 250}m",
+                cpu=f"{draw(st.integers(1, 8)) * (1000 if roomy else 250)}m",
                 memory=str(draw(st.integers(1, 8)) * 100),
                 pods=str(draw(st.integers(1, 6))),
                 labels={"kubernetes.io/hostname": f"n{i}", "zone": f"z{i % 2}"},
@@ -120,6 +124,7 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
             f"nom{m}",
             priority=draw(st.sampled_from([0, 10, 100])),
             cpu=f"{draw(st.integers(1, 4)) * 125}m",
+            labels={"app": draw(st.sampled_from(APPS))} if draw(st.booleans()) else {},
         )
         nominated.append(
             with_pod_fields(raw, nominated_node=f"n{draw(st.integers(0, n_nodes - 1))}")
@@ -208,4 +213,41 @@ def test_vectorised_and_exact_searches_agree(case: dict[str, Any]) -> None:
             )
         )
         assert plugin.last_search == ("resources" if vectorise and not me.host_ports else "exact")
+    assert answers[0] == answers[1]
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.booleans().flatmap(lambda roomy: clusters(roomy=roomy)))
+def test_incremental_and_fresh_trials_agree(case: dict[str, Any]) -> None:
+    """The exact search with PreFilter once and the hooks finds what it finds with
+    PreFilter afresh for every check: candidates, and why each visited node is none."""
+    infos, by_node, _, extras = cluster_inputs(case["nodes"], case["objects"])
+    me = pod_info(case["incoming"])
+    nominated = [pod_info(p) for p in case["nominated"]]
+    answers = []
+    for incremental in (True, False):
+        table = engine_table(infos, by_node, extras, nominated=nominated)
+        plugin = DefaultPreemption(case["args"])
+        plugin.vectorise = False
+        plugin.incremental = incremental
+        rows = [int(r) for r in table.order()]
+        found = plugin.search(CycleState(), me, table, Framework(CROSS), rows, len(rows))
+        answers.append(
+            (
+                [
+                    (table.name_of(c.row), [v.key for v in c.victims], c.num_pdb_violations)
+                    for c in found.candidates
+                ],
+                {
+                    table.name_of(r): (s.code, s.reasons, s.plugin)
+                    for r, s in found.statuses.items()
+                },
+            )
+        )
+        assert plugin.last_trial == ("incremental" if incremental else "fresh")
     assert answers[0] == answers[1]

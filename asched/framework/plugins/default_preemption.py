@@ -5,7 +5,9 @@ nominated to a node where one of its victims is still terminating waits); the po
 nodes (Filter status exactly Unschedulable, in the table's zone-interleaved order); the
 dry run from a random offset over ``max(n * minCandidateNodesPercentage / 100,
 minCandidateNodesAbsolute)`` candidates (:mod:`asched.framework.preemption`, vectorised
-when only the resources of a node depend on its pods); pickOneNodeForPreemption; and the
+when only the resources of a node depend on its pods, else node by node with PreFilter
+run once and followed by the plugins' hooks where they allow it,
+:mod:`asched.framework.preemption_trial`); pickOneNodeForPreemption; and the
 lower-priority nominations to the chosen node, which end.
 
 The plugin decides; the scheduler acts (patches the victims' DisruptionTarget condition,
@@ -43,6 +45,7 @@ from asched.framework.preemption import (
     search_exact,
     search_resources,
 )
+from asched.framework.preemption_trial import IncrementalTrial, trial_for
 from asched.framework.resource_fit import ResourceNeed
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Code, Status
@@ -70,6 +73,11 @@ class DefaultPreemption:
         self.last_search = ""
         #: use the vectorised search when it applies (False: always the exact one)
         self.vectorise = True
+        #: the exact search's PreFilter: once per preemptor, kept up to date by the
+        #: plugins' hooks, when they allow it (False: afresh for every fit check)
+        self.incremental = True
+        #: which trial the last exact search ran with ("incremental" or "fresh")
+        self.last_trial = ""
 
     # ------------------------------------------------------------------ eligibility
     def eligible(
@@ -195,9 +203,10 @@ class DefaultPreemption:
         )
         if not simple or fit is None:
             self.last_search = "exact"
-            return search_exact(
-                table, pod, visit, lambda row: fits_row(framework, pod, table, row), budgets, wanted
-            )
+            # ``state`` is the base the incremental trial copies per row: only read below
+            trial = trial_for(framework, pod, table, state, outcome, incremental=self.incremental)
+            self.last_trial = "incremental" if isinstance(trial, IncrementalTrial) else "fresh"
+            return search_exact(table, pod, visit, trial, budgets, wanted)
         self.last_search = "resources"
         need = ResourceNeed.of(table, fit.resource_checks(pod, table))
         rows = np.asarray(visit, dtype=np.intp)
@@ -283,47 +292,6 @@ def _explain_visited(
         undecided &= ~hit
 
 
-def fits_row(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
-    """Does ``pod`` pass every Filter on ``row`` of the table as it is now?
-
-    Nominated pods of at least its priority on that node are counted for a first pass;
-    when they were and it passed, a second pass runs without them (section 4.3).
-    """
-    node = table.name_of(row)
-    extra = [
-        p
-        for p in table.nominations.on_node(node)
-        if p.key != pod.key and p.priority >= pod.priority and p.key not in table.pods
-    ]
-    if not extra:
-        return _one_pass(framework, pod, table, row)
-    added: list[str] = []
-    try:
-        for other in extra:
-            table.add_pod(other, node)
-            added.append(other.key)
-        first = _one_pass(framework, pod, table, row)
-    finally:
-        for key in added:
-            table.remove_pod(key)
-    return first if not first.ok else _one_pass(framework, pod, table, row)
-
-
-def _one_pass(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
-    state = CycleState()
-    outcome = framework.run_pre_filter(state, pod, table)
-    if not outcome.status.ok:
-        return outcome.status
-    allowed = framework.allowed_mask(table, outcome)
-    if allowed is not None and not allowed[row]:
-        return Status.unresolvable(outcome.absent_reason, plugin=outcome.restricted_by[-1])
-    selected = np.array([row], dtype=np.intp)
-    for plugin in framework.active_filters(state):
-        if not framework.run_filter(plugin, state, pod, table, selected)[0]:
-            return plugin.explain(state, pod, table, row).with_plugin(plugin.name)
-    return Status.success()
-
-
 def factory(args: object | None, handle: Handle | None) -> DefaultPreemption:
     return DefaultPreemption(
         args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs()
@@ -335,4 +303,4 @@ SPEC: Final = declare(
 )
 
 
-__all__ = ["NAME", "Candidate", "DefaultPreemption", "SPEC", "factory", "fits_row"]
+__all__ = ["NAME", "Candidate", "DefaultPreemption", "SPEC", "factory"]

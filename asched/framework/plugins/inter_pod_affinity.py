@@ -9,6 +9,11 @@ Not row-local: a pod placed anywhere in a domain changes every node of that doma
 the runtime computes this plugin afresh each cycle (PreFilter/PreScore do the counting;
 Filter/Score gather per node).
 
+PreFilter keeps its counts per domain (:class:`_State`), not only the masks, so that its
+PreFilterExtensions hooks follow one pod added to or removed from a row (preemption's
+exact search runs PreFilter once per preemptor): the pod changes the counts of its own
+row's domains only, and the masks follow from the counts.
+
 Filter, in order: the pod's required affinity (UnschedulableAndUnresolvable), its
 required anti-affinity (Unschedulable), existing pods' required anti-affinity matching
 it (Unschedulable). Score: preferred terms of the pod and of existing pods, existing
@@ -25,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.affinity import AffinityTerm
-from asched.cluster.columns import Rows
+from asched.cluster.columns import Rows, size_of
 from asched.cluster.pods import PREFERRED, REQUIRED_AFFINITY, REQUIRED_ANTI
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
@@ -88,17 +93,43 @@ def _per_node(
     return table.pod_columns.per_node_counts(pod_rows, column, n_values, table.size)
 
 
-def _has_key(table: NodeTable, key: str) -> BoolMask:
-    column = table.labels.column(key)
-    if column is None:
-        return np.zeros(table.size, dtype=np.bool_)
-    present: BoolMask = column[: table.size] >= 0
-    return present
+def _label_ids(table: NodeTable, key: str, rows: Rows) -> npt.NDArray[np.intp]:
+    """Per selected row, its label id of ``key`` plus one (0: the node lacks the key), the
+    index into a :func:`_domain_counts` array."""
+    label = table.labels.keys.get(key)
+    if label is None:
+        return np.zeros(size_of(rows), dtype=np.intp)
+    ids: npt.NDArray[np.intp] = label.column[rows].astype(np.intp) + 1
+    return ids
+
+
+def _domain_counts(
+    table: NodeTable, key: str, pod_rows: npt.NDArray[np.intp] | BoolMask
+) -> tuple[Int64Array, int]:
+    """Matching pods per domain of ``key``: ``int64[n_values + 1]``, slot ``id + 1`` for
+    label id ``id`` and slot 0 (nodes lacking the key) always 0, as upstream records no
+    topology pair there; and how many pods were counted."""
+    label = table.labels.keys.get(key)
+    if label is None:
+        return np.zeros(1, dtype=np.int64), 0
+    pods = table.pod_columns
+    domains = label.column[pods.node_row[: pods.size][pod_rows]]
+    domains = domains[domains >= 0]
+    counts = np.zeros(len(label.values) + 1, dtype=np.int64)
+    counts[1:] = np.bincount(domains, minlength=len(label.values))
+    return counts, len(domains)
+
+
+def _slot(table: NodeTable, key: str, row: int) -> int:
+    """``row``'s slot in a :func:`_domain_counts` array of ``key`` (0: it lacks the key)."""
+    label = table.labels.keys.get(key)
+    return 0 if label is None else int(label.column[row]) + 1
 
 
 @dataclass(slots=True)
 class _Checks:
-    """Per node row, which of the three filter checks fails."""
+    """Per selected row (each mask ``bool[n_selected]``), which of the three filter checks
+    fails."""
 
     affinity_fails: BoolMask
     anti_fails: BoolMask
@@ -107,6 +138,122 @@ class _Checks:
 
     def __post_init__(self) -> None:
         self.passes = ~(self.affinity_fails | self.anti_fails | self.existing_fails)
+
+
+@dataclass(slots=True)
+class _State:
+    """PreFilter's counts per topology domain, from which the checks follow.
+
+    * ``affinity[i]``: pods matching all the pod's required affinity terms, per domain of
+      term ``i``'s key (a :func:`_domain_counts` array, ``int64[n_values + 1]``, slot 0
+      the nodes lacking the key, always 0); ``affinity_counted``: how many
+      of them sit on nodes having some term's key (upstream's "any counted"); with
+      ``self_match`` (the pod matches its own terms) it decides the first pod of a group.
+    * ``anti[j]``: pods matching the pod's required anti-affinity term ``j``, per domain.
+    * ``existing[key]``: existing pods' required anti-affinity terms matching the pod, per
+      domain of their ``key`` (a term twice counts twice); ``existing_counted`` in all.
+
+    :meth:`checks` gives the masks; the full one is kept until a hook changes a count.
+    A pod added or removed changes the counts of its own row's domains only.
+    """
+
+    required: tuple[AffinityTerm, ...]
+    required_anti: tuple[AffinityTerm, ...]
+    self_match: bool
+    affinity: list[Int64Array]
+    affinity_counted: int
+    anti: list[Int64Array]
+    existing: dict[str, Int64Array]
+    existing_counted: int
+    full: _Checks | None = None
+
+    def clone(self) -> _State:
+        return _State(
+            self.required,
+            self.required_anti,
+            self.self_match,
+            [c.copy() for c in self.affinity],
+            self.affinity_counted,
+            [c.copy() for c in self.anti],
+            {key: c.copy() for key, c in self.existing.items()},
+            self.existing_counted,
+            self.full,
+        )
+
+    @property
+    def active(self) -> bool:
+        """Whether the Filter runs (PreFilter's Skip otherwise)."""
+        return bool(self.existing_counted or self.required or self.required_anti)
+
+    def checks(self, table: NodeTable, rows: Rows) -> _Checks:
+        """The three checks on the selected rows (``table.rows``: kept)."""
+        if self.full is not None:
+            if isinstance(rows, slice) and rows == table.rows:
+                return self.full
+            return _Checks(
+                self.full.affinity_fails[rows],
+                self.full.anti_fails[rows],
+                self.full.existing_fails[rows],
+            )
+        n = size_of(rows)
+        existing_fails = np.zeros(n, dtype=np.bool_)
+        for key, counts in self.existing.items():
+            existing_fails |= counts[_label_ids(table, key, rows)] > 0
+        affinity_fails = np.zeros(n, dtype=np.bool_)
+        if self.required:
+            missing_key = np.zeros(n, dtype=np.bool_)
+            lacking_pods = np.zeros(n, dtype=np.bool_)
+            for term, counts in zip(self.required, self.affinity, strict=True):
+                ids = _label_ids(table, term.topology_key, rows)
+                missing_key |= ids == 0
+                lacking_pods |= counts[ids] <= 0
+            first_of_group = not self.affinity_counted and self.self_match
+            affinity_fails = missing_key | (lacking_pods & (not first_of_group))
+        anti_fails = np.zeros(n, dtype=np.bool_)
+        for term, counts in zip(self.required_anti, self.anti, strict=True):
+            anti_fails |= counts[_label_ids(table, term.topology_key, rows)] > 0
+        found = _Checks(affinity_fails, anti_fails, existing_fails)
+        if isinstance(rows, slice) and rows == table.rows:
+            self.full = found
+        return found
+
+    def count(self, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int) -> None:
+        """``other`` added on ``row`` (``sign`` +1) or removed from it (-1)."""
+        if self.required and all(_term_selects(t, other, table) for t in self.required):
+            for term, counts in zip(self.required, self.affinity, strict=True):
+                slot = _slot(table, term.topology_key, row)
+                if slot:
+                    counts[slot] += sign
+                    self.affinity_counted += sign
+                    self.full = None
+        for term, counts in zip(self.required_anti, self.anti, strict=True):
+            slot = _slot(table, term.topology_key, row)
+            if slot and _term_selects(term, other, table):
+                counts[slot] += sign
+                self.full = None
+        terms = other.affinity.required_anti if other.affinity is not None else ()
+        if terms:
+            own_ns = table.namespace_labels.get(pod.namespace, {})
+            for term in terms:
+                if not term.matches(pod.labels, pod.namespace, own_ns):
+                    continue
+                label = table.labels.keys.get(term.topology_key)
+                if label is None or label.column[row] < 0:
+                    continue
+                if term.topology_key not in self.existing:
+                    self.existing[term.topology_key] = np.zeros(
+                        len(label.values) + 1, dtype=np.int64
+                    )
+                self.existing[term.topology_key][int(label.column[row]) + 1] += sign
+                self.existing_counted += sign
+                self.full = None
+
+
+def _term_selects(term: AffinityTerm, other: PodInfo, table: NodeTable) -> bool:
+    """Does the pod's own ``term`` select ``other`` (the scalar :func:`_matching_pods`)?"""
+    if term.selector.nothing:
+        return False
+    return _matches_itself(term, other, table)
 
 
 class InterPodAffinity:
@@ -132,58 +279,99 @@ class InterPodAffinity:
         if pod.affinity is not None and pod.affinity.errors:
             reason = f"parsing pod: {pod.affinity.error_message}"
             return PreFilterResult(Status.unresolvable(reason, plugin=NAME))
-        size = table.size
         own_ns = table.namespace_labels.get(pod.namespace, {})
-        existing_fails = np.zeros(size, dtype=np.bool_)
-        existing_counted = False
+        existing: dict[str, Int64Array] = {}
+        existing_counted = 0
         for term, _ in table.pod_columns.term_groups[REQUIRED_ANTI]:
             if not term.matches(pod.labels, pod.namespace, own_ns):
                 continue
             rows = table.pod_columns.group_rows(REQUIRED_ANTI, term, 0)
-            per_node, counted = _per_node(table, term.topology_key, rows)
-            existing_counted |= counted > 0
-            existing_fails |= per_node > 0
+            counts, counted = _domain_counts(table, term.topology_key, rows)
+            if not counted:
+                continue
+            existing_counted += counted
+            previous = existing.get(term.topology_key)
+            existing[term.topology_key] = counts if previous is None else previous + counts
         affinity = pod.affinity
         required = affinity.required if affinity is not None else ()
         required_anti = affinity.required_anti if affinity is not None else ()
         if not existing_counted and not required and not required_anti:
             return PRE_FILTER_SKIP
-        affinity_fails = np.zeros(size, dtype=np.bool_)
+        per_term: list[Int64Array] = []
+        any_counted = 0
         if required:
             match_all = np.ones(table.pod_columns.size, dtype=np.bool_)
             for term in required:
                 match_all &= _matching_pods(term, table)
-            missing_key = np.zeros(size, dtype=np.bool_)
-            lacking_pods = np.zeros(size, dtype=np.bool_)
-            any_counted = False
             for term in required:
-                missing_key |= ~_has_key(table, term.topology_key)
-                per_node, counted = _per_node(table, term.topology_key, match_all)
-                any_counted |= counted > 0
-                lacking_pods |= per_node <= 0
-            first_of_group = not any_counted and all(
-                _matches_itself(t, pod, table) for t in required
-            )
-            affinity_fails = missing_key | (lacking_pods & (not first_of_group))
-        anti_fails = np.zeros(size, dtype=np.bool_)
-        for term in required_anti:
-            per_node, _ = _per_node(table, term.topology_key, _matching_pods(term, table))
-            anti_fails |= per_node > 0
-        state.write(_FILTER_KEY, _Checks(affinity_fails, anti_fails, existing_fails))
+                counts, counted = _domain_counts(table, term.topology_key, match_all)
+                per_term.append(counts)
+                any_counted += counted
+        anti = [
+            _domain_counts(table, term.topology_key, _matching_pods(term, table))[0]
+            for term in required_anti
+        ]
+        found = _State(
+            required,
+            required_anti,
+            all(_matches_itself(t, pod, table) for t in required),
+            per_term,
+            any_counted,
+            anti,
+            existing,
+            existing_counted,
+        )
+        found.checks(table, table.rows)
+        state.write(_FILTER_KEY, found)
         return PRE_FILTER_SUCCESS
 
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        return self._follow(state, pod, table, added, row, +1)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        return self._follow(state, pod, table, removed, row, -1)
+
+    @staticmethod
+    def _follow(
+        state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
+    ) -> Status:
+        """The hooks: the counts of ``row``'s domains follow ``other``; Skip as PreFilter
+        would (a skipped PreFilter stored nothing: the pod has no required terms and no
+        existing pod's anti-affinity matched it, so the counts start empty)."""
+        found: _State | None = state.get(_FILTER_KEY)
+        if found is None:
+            if other.affinity is None or not other.affinity.required_anti:
+                return Status.skip()  # only an existing pod's anti-affinity ends the Skip
+            found = _State(
+                required=(),
+                required_anti=(),
+                self_match=True,
+                affinity=[],
+                affinity_counted=0,
+                anti=[],
+                existing={},
+                existing_counted=0,
+            )
+            state.write(_FILTER_KEY, found)
+        found.count(pod, table, other, row, sign)
+        return Status.success() if found.active else Status.skip()
+
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
-        checks: _Checks = state.read(_FILTER_KEY)
-        passes: BoolMask = checks.passes[rows]
-        return passes
+        found: _State = state.read(_FILTER_KEY)
+        return found.checks(table, rows).passes
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
-        checks: _Checks = state.read(_FILTER_KEY)
-        if checks.affinity_fails[row]:
+        found: _State = state.read(_FILTER_KEY)
+        checks = found.checks(table, np.array([row], dtype=np.intp))
+        if checks.affinity_fails[0]:
             return Status.unresolvable(REASON_AFFINITY, plugin=NAME)
-        if checks.anti_fails[row]:
+        if checks.anti_fails[0]:
             return Status.unschedulable(REASON_ANTI_AFFINITY, plugin=NAME)
-        if checks.existing_fails[row]:
+        if checks.existing_fails[0]:
             return Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY, plugin=NAME)
         return Status.success()
 

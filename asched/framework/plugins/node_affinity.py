@@ -62,6 +62,9 @@ class NodeAffinity:
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
     events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.NODE_LABEL})
     row_local: Final = True
+    #: its PreFilter reads the pod (and the plugin's args) only: no pod on a node changes it (no
+    #: PreFilter hooks needed)
+    pre_filter_reads_pods: Final = False
     normalizes: Final = True
 
     def sign(self, pod: PodInfo) -> Hashable:

@@ -29,6 +29,9 @@ class NodePorts:
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
     events: Final = frozenset({ClusterEvent.NODE_ADD, ClusterEvent.ASSIGNED_POD_DELETE})
     row_local: Final = True
+    #: its PreFilter reads the pod only (the Filter reads the ports in use): no pod on a node
+    #: changes it (no PreFilter hooks needed)
+    pre_filter_reads_pods: Final = False
 
     def sign(self, pod: PodInfo) -> Hashable:
         return pod.host_ports

@@ -56,6 +56,9 @@ class NodeResourcesFit:
         {ClusterEvent.NODE_ADD, ClusterEvent.NODE_ALLOCATABLE, ClusterEvent.ASSIGNED_POD_DELETE}
     )
     row_local: Final = True
+    #: its PreFilter reads the pod and the table's axes only: no pod on a node changes it (no
+    #: PreFilter hooks needed)
+    pre_filter_reads_pods: Final = False
     normalizes: Final = False
 
     def sign(self, pod: PodInfo) -> Hashable:

@@ -70,6 +70,9 @@ class NodeVolumeLimits:
     )
     #: its limits and what a claim attaches change without touching any row
     row_local: Final = False
+    #: its PreFilter reads the pod and the volume catalogue only (the Filter reads the attachments):
+    #: no pod on a node changes it (no PreFilter hooks needed)
+    pre_filter_reads_pods: Final = False
 
     def sign(self, pod: PodInfo) -> Hashable:
         """One fragment for every pod it skips (no claims, no inline migratable volume)."""

@@ -9,7 +9,9 @@ number per domain one weighted ``bincount`` of those nodes' label ids. Loops run
 constraints only.
 
 Not row-local: a pod placed anywhere in a domain changes every node of the domain, so
-the runtime computes this plugin afresh each cycle.
+the runtime computes this plugin afresh each cycle. PreFilter keeps the counts per domain
+(:class:`_FilterState`), which its PreFilterExtensions hooks update for one pod added to
+or removed from a row (preemption's exact search); the codes and the minimum follow.
 
 Filter. Counted nodes carry every constraint's key and pass the constraint's inclusion
 policies (nodeAffinityPolicy Honor: the pod's nodeSelector and required node affinity;
@@ -35,7 +37,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from asched.cluster.columns import Rows
+from asched.cluster.columns import Rows, size_of
 from asched.cluster.labelselector import LabelSelector
 from asched.cluster.records import NO_EXECUTE, NO_SCHEDULE, PodInfo
 from asched.cluster.spread import (
@@ -188,25 +190,99 @@ class KeyDomains:
         return int(self.counts[self.counted].min()) if self.n_domains else 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _FilterState:
+    """PreFilter's counts per domain, from which the Filter's codes follow.
+
+    ``included[i]`` (``bool[table.size]``): the rows constraint ``i`` counts (every key
+    present, its inclusion policies passed), fixed for the cycle; ``domains``: per key,
+    the matching pods per value id (``KeyDomains.counts``, ``int64[n_values]``; a node
+    counts through the last constraint on the key including it); ``code``
+    (``int8[table.size]``), the Filter's answer per row. A pod added or removed changes
+    the count of its row's domain of each key (and so, maybe, the minimum); :meth:`codes`
+    recomputes from the counts, the full array kept until a hook changes a count.
+    """
+
     constraints: tuple[SpreadConstraint, ...]
     domains: dict[str, KeyDomains]
-    code: npt.NDArray[np.int8]  # per row: _PASS, _SKEW or _MISSING
+    included: tuple[BoolMask, ...]
+    code: npt.NDArray[np.int8] | None  # per row: _PASS, _SKEW or _MISSING; None: stale
+
+    def clone(self) -> _FilterState:
+        domains = {
+            key: KeyDomains(d.key, d.values, d.counts.copy(), d.counted)
+            for key, d in self.domains.items()
+        }
+        return _FilterState(self.constraints, domains, self.included, self.code)
+
+    def codes(self, pod: PodInfo, table: NodeTable, rows: Rows) -> npt.NDArray[np.int8]:
+        """Per selected row, the first failing constraint's code (``table.rows``: kept)."""
+        everything = isinstance(rows, slice) and rows == table.rows
+        if self.code is not None:
+            kept: npt.NDArray[np.int8] = self.code if everything else self.code[rows]
+            return kept
+        code = np.zeros(size_of(rows), dtype=np.int8)
+        for c in self.constraints:
+            label = table.labels.keys.get(c.topology_key)
+            if label is None:
+                ids = np.full(size_of(rows), -1, dtype=np.intp)
+            else:
+                ids = label.column[rows].astype(np.intp)
+            undecided = code == _PASS
+            code[undecided & (ids < 0)] = _MISSING
+            found = self.domains[c.topology_key]
+            n_domains = found.n_domains
+            if not n_domains:
+                continue  # no counted domain for this key: upstream skips the constraint
+            minimum = found.minimum if n_domains >= c.min_domains else 0
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            matching = np.zeros(len(found.counts) + 1, dtype=np.int64)
+            matching[1:] = np.where(found.counted, found.counts, 0)
+            skewed = matching[ids + 1] + self_match - minimum > c.max_skew
+            code[undecided & (ids >= 0) & skewed] = _SKEW
+        if everything:
+            self.code = code
+        return code
+
+    def count(self, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int) -> None:
+        """``other`` added on ``row`` (``sign`` +1) or removed from it (-1): the scalar
+        twin of :meth:`_Cluster.per_node` for the constraint counting the row per key."""
+        if other.namespace != pod.namespace or other.deleting:
+            return
+        for key, found in self.domains.items():
+            counting = None
+            for c, included in zip(
+                reversed(self.constraints), reversed(self.included), strict=True
+            ):
+                if c.topology_key == key and included[row]:
+                    counting = c
+                    break
+            if counting is None:
+                continue
+            selector = counting.selector
+            if selector.empty or selector.nothing or not selector.matches(other.labels):
+                continue
+            label = table.labels.keys[key]  # a counted row has every key
+            found.counts[int(label.column[row])] += sign
+            self.code = None
 
 
 def _key_domains(
-    cluster: _Cluster, key: str, constraints: tuple[SpreadConstraint, ...], has_all: BoolMask
+    cluster: _Cluster,
+    key: str,
+    constraints: tuple[SpreadConstraint, ...],
+    included: tuple[BoolMask, ...],
 ) -> KeyDomains:
-    """Counted domains of ``key``; a later constraint on the key overwrites a node's count."""
+    """Counted domains of ``key``; a later constraint on the key overwrites a node's count.
+
+    ``included[i]``: the rows constraint ``i`` counts (``bool[cluster.size]``)."""
     per_node = np.zeros(cluster.size, dtype=np.int64)
     counted = np.zeros(cluster.size, dtype=np.bool_)
-    for c in constraints:
+    for c, rows in zip(constraints, included, strict=True):
         if c.topology_key != key:
             continue
-        included = has_all & cluster.included(c)
-        per_node = np.where(included, cluster.per_node(c.selector), per_node)
-        counted |= included
+        per_node = np.where(rows, cluster.per_node(c.selector), per_node)
+        counted |= rows
     ids, n_values = cluster.ids(key)
     label = cluster.table.labels.keys.get(key)
     values = [] if label is None else label.values
@@ -350,35 +426,46 @@ class PodTopologySpread:
             return PRE_FILTER_SKIP
         cluster = _Cluster(table, pod)
         has_all = cluster.has_all(constraints)
+        included = tuple(has_all & cluster.included(c) for c in constraints)
         domains = {
-            key: _key_domains(cluster, key, constraints, has_all)
+            key: _key_domains(cluster, key, constraints, included)
             for key in dict.fromkeys(c.topology_key for c in constraints)
         }
-        code = np.zeros(cluster.size, dtype=np.int8)
-        for c in constraints:
-            ids, _ = cluster.ids(c.topology_key)
-            undecided = code == _PASS
-            code[undecided & (ids < 0)] = _MISSING
-            found = domains[c.topology_key]
-            if not found.n_domains:
-                continue  # no counted domain for this key: upstream skips the constraint
-            minimum = found.minimum if found.n_domains >= c.min_domains else 0
-            self_match = 1 if c.selector.matches(pod.labels) else 0
-            matching = np.zeros(len(found.counts) + 1, dtype=np.int64)
-            matching[1:] = np.where(found.counted, found.counts, 0)
-            skewed = matching[ids.astype(np.intp) + 1] + self_match - minimum > c.max_skew
-            code[undecided & (ids >= 0) & skewed] = _SKEW
-        state.write(_FILTER_KEY, _FilterState(constraints, domains, code))
+        found = _FilterState(constraints, domains, included, None)
+        found.codes(pod, table, table.rows)
+        state.write(_FILTER_KEY, found)
         return PRE_FILTER_SUCCESS
+
+    # PreFilterExtensions: whether PreFilter skips depends on the pod alone (its hard
+    # constraints); otherwise a pod added or removed changes one count per key.
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        return self._follow(state, pod, table, added, row, +1)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        return self._follow(state, pod, table, removed, row, -1)
+
+    @staticmethod
+    def _follow(
+        state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
+    ) -> Status:
+        found: _FilterState | None = state.get(_FILTER_KEY)
+        if found is None:  # PreFilter skipped: the pod has no hard constraint
+            return Status.skip()
+        found.count(pod, table, other, row, sign)
+        return Status.success()
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         found: _FilterState = state.read(_FILTER_KEY)
-        passes: BoolMask = found.code[rows] == _PASS
+        passes: BoolMask = found.codes(pod, table, rows) == _PASS
         return passes
 
     def explain(self, state: CycleState, pod: PodInfo, table: NodeTable, row: int) -> Status:
         found: _FilterState = state.read(_FILTER_KEY)
-        code = int(found.code[row])
+        code = int(found.codes(pod, table, np.array([row], dtype=np.intp))[0])
         if code == _MISSING:
             return Status.unresolvable(REASON_MISSING_LABEL, plugin=NAME)
         if code == _SKEW:

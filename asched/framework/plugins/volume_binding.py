@@ -163,6 +163,9 @@ class VolumeBinding:
         }
     )
     row_local: Final = False
+    #: its PreFilter reads the pod and the volume catalogue only: no pod on a node changes it (no
+    #: PreFilter hooks needed)
+    pre_filter_reads_pods: Final = False
 
     def __init__(self, args: VolumeBindingArgs, handle: Handle | None = None) -> None:
         self.bind_timeout = float(args.bind_timeout_seconds)

@@ -119,6 +119,20 @@ class VolumeRestrictions:
         state.write(_STATE, found)
         return PRE_FILTER_SUCCESS
 
+    # PreFilterExtensions: PreFilter reads the pods on the nodes only through the claims'
+    # use counts (Skip while the pod has no disk and none of its ReadWriteOncePod claims
+    # is in use), and it is cheap (the pod's volumes); the hooks, called once the table
+    # counts the change, run it again (a pod without volumes: Skip, whatever the table).
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        return self.pre_filter(state, pod, table).status if pod.volumes else Status.skip()
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        return self.pre_filter(state, pod, table).status if pod.volumes else Status.skip()
+
     @staticmethod
     def _disk_conflicts(pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         """``bool[len(rows)]``: rows where a disk of the pod conflicts."""

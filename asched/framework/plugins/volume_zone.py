@@ -143,6 +143,9 @@ class VolumeZone:
     )
     #: its answer depends on PVs and claims, which change without touching any row
     row_local: Final = False
+    #: its PreFilter reads the pod and the volume catalogue only: no pod on a node changes it (no
+    #: PreFilter hooks needed)
+    pre_filter_reads_pods: Final = False
 
     def sign(self, pod: PodInfo) -> Hashable:
         """Pods without claims all skip it; others are told apart by their claims."""

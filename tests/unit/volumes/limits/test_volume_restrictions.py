@@ -13,8 +13,11 @@ from __future__ import annotations
 import pytest
 
 from asched.cluster.volumes import READ_WRITE_MANY, READ_WRITE_ONCE_POD
+from asched.explain.engine import table_of
+from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.plugins.volume_restrictions import VolumeRestrictions
+from asched.framework.runtime import Framework
 from asched.framework.status import Code
 from tests.builders import FITS, bound_pod, make_node, pod_info, profile_with
 from tests.unit.volumes.limits._support import (
@@ -207,3 +210,44 @@ HINTS = [
 def test_queueing_hints(event, changed, want) -> None:
     assert event in VolumeRestrictions.events
     assert VolumeRestrictions().queueing_hint(event, POD, changed) is want
+
+
+HOOK_CASES = [
+    # (the other pod's volumes, PreFilter skips before, skips once it is counted on node-1)
+    # the claim unused: Skip; once the other pod mounts it, every node is rejected
+    pytest.param(ONE_PVC, True, False, id="a-user-of-the-claim-added"),
+    # a ReadWriteMany claim in use changes nothing
+    pytest.param(RWX, True, True, id="a-user-of-another-claim-added"),
+]
+
+
+@pytest.mark.parametrize(("theirs", "skips_before", "skips_after"), HOOK_CASES)
+def test_hooks_follow_the_claims_users(
+    theirs: list[dict[str, object]], *, skips_before: bool, skips_after: bool
+) -> None:
+    # PreFilterExtensions: after the hook, the same skip and Filter answers as a fresh
+    # PreFilter; after the matching remove hook, as before
+    framework = Framework(profile_with(filter=[NAME]))
+    table = table_of(snapshot([make_node("node-1"), make_node("node-2")], [], ACCESS_STORAGE))
+    pod = pod_info(pod_with(*ONE_PVC))
+    other = pod_info(pod_with(*theirs, name="other"))
+
+    def answers(state: CycleState) -> tuple[bool, list[bool]]:
+        if NAME in state.skip_filter:
+            return True, [True, True]
+        return False, framework.plugins[NAME].filter(state, pod, table, table.rows).tolist()
+
+    def fresh() -> CycleState:
+        state = CycleState()
+        assert framework.run_pre_filter(state, pod, table).status.ok
+        return state
+
+    state = fresh()
+    assert answers(state)[0] == skips_before
+    table.add_pod(other, "node-1")
+    assert framework.run_pre_filter_add_pod(state, pod, table, other, 0).ok
+    assert answers(state) == answers(fresh())
+    assert answers(state)[0] == skips_after
+    table.remove_pod(other.key)
+    assert framework.run_pre_filter_remove_pod(state, pod, table, other, 0).ok
+    assert answers(state) == answers(fresh()) == (skips_before, [True, True])

@@ -1,0 +1,232 @@
+"""Preemption's what-ifs on the live table: the two :class:`~asched.framework.preemption.Trial`
+forms the exact search runs with (section 18.4).
+
+A fit check asks the profile's whole filter chain about one row of the table as it is
+after some of the row's pods were taken off, some put back, and the nominated pods of at
+least the preemptor's priority added for a first pass (section 4.3). Filters read the
+live table, so every change is applied to it; what differs is the PreFilter state:
+
+* :class:`FreshTrial` runs PreFilter afresh, over the whole table, for every check (and
+  for each of a check's two passes). Always right; it costs a PreFilter per check.
+* :class:`IncrementalTrial` runs PreFilter once per preemptor, on the table before the
+  search (the ``base`` state), copies that state when a row is visited
+  (:func:`~asched.framework.cycle_state.copy_state`), and keeps the copy equal to what
+  PreFilter would compute by calling the plugins' hooks for every pod removed or added
+  (:class:`~asched.framework.interface.PreFilterExtensions`, upstream's AddPod and
+  RemovePod). It applies only when every PreFilter either has hooks or never reads the
+  pods on the nodes, and the base PreFilter succeeded (then the status and the node
+  names PreFilter gives are the same on every what-if; see the hooks' contract). A hook
+  that fails, or a change of the table's structure (a new resource axis: ``epoch``),
+  sends the rest of the row (and, for the structure, of the search) back to running
+  PreFilter afresh.
+
+:func:`trial_for` picks the form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from asched.cluster.records import PodInfo
+from asched.cluster.table import NodeTable
+from asched.framework.cycle_state import CycleState, copy_state
+from asched.framework.interface import (
+    FilterRunner,
+    PreFilterExtensionRunner,
+    PreFilterOutcome,
+)
+from asched.framework.status import Status
+
+Hook = Callable[[CycleState, PodInfo, NodeTable, PodInfo, int], Status]
+
+
+def nominated_on(pod: PodInfo, table: NodeTable, row: int) -> list[PodInfo]:
+    """Pods nominated to ``row``'s node, of at least ``pod``'s priority, not counted yet."""
+    return [
+        p
+        for p in table.nominations.on_node(table.name_of(row))
+        if p.key != pod.key and p.priority >= pod.priority and p.key not in table.pods
+    ]
+
+
+def fits_row(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
+    """Does ``pod`` pass every Filter on ``row`` of the table as it is now (PreFilter run
+    afresh)?
+
+    Nominated pods of at least its priority on that node are counted for a first pass;
+    when they were and it passed, a second pass runs without them (section 4.3).
+    """
+    extra = nominated_on(pod, table, row)
+    if not extra:
+        return _one_pass(framework, pod, table, row)
+    node = table.name_of(row)
+    added: list[str] = []
+    try:
+        for other in extra:
+            table.add_pod(other, node)
+            added.append(other.key)
+        first = _one_pass(framework, pod, table, row)
+    finally:
+        for key in added:
+            table.remove_pod(key)
+    return first if not first.ok else _one_pass(framework, pod, table, row)
+
+
+def _one_pass(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
+    state = CycleState()
+    outcome = framework.run_pre_filter(state, pod, table)
+    if not outcome.status.ok:
+        return outcome.status
+    allowed = framework.allowed_mask(table, outcome)
+    return _filters(framework, state, pod, table, row, outcome, allowed)
+
+
+def _filters(
+    framework: FilterRunner,
+    state: CycleState,
+    pod: PodInfo,
+    table: NodeTable,
+    row: int,
+    outcome: PreFilterOutcome,
+    allowed: np.ndarray | None,
+) -> Status:
+    """The Filter half of a pass: the node-name restriction, then every active filter."""
+    if allowed is not None and not allowed[row]:
+        return Status.unresolvable(outcome.absent_reason, plugin=outcome.restricted_by[-1])
+    selected = np.array([row], dtype=np.intp)
+    for plugin in framework.active_filters(state):
+        if not framework.run_filter(plugin, state, pod, table, selected)[0]:
+            return plugin.explain(state, pod, table, row).with_plugin(plugin.name)
+    return Status.success()
+
+
+class FreshTrial:
+    """PreFilter afresh for every fit check (see the module docstring)."""
+
+    def __init__(self, framework: FilterRunner, pod: PodInfo, table: NodeTable) -> None:
+        self._framework = framework
+        self._pod = pod
+        self._table = table
+
+    def start(self, row: int) -> None:
+        pass
+
+    def remove(self, victim: PodInfo, row: int) -> None:
+        self._table.remove_pod(victim.key)
+
+    def add(self, victim: PodInfo, row: int) -> None:
+        self._table.add_pod(victim, self._table.name_of(row))
+
+    def fits(self, row: int) -> Status:
+        return fits_row(self._framework, self._pod, self._table, row)
+
+    def restore(self, victims: Sequence[PodInfo], row: int) -> None:
+        node = self._table.name_of(row)
+        for victim in victims:
+            self._table.add_pod(victim, node)
+
+
+class IncrementalTrial:
+    """PreFilter once, its state kept up to date by the hooks (see the module docstring).
+
+    ``base`` and ``outcome``: PreFilter's state and (successful) outcome for ``pod`` on
+    the table as it is when the search starts; ``base`` is only read.
+    """
+
+    def __init__(
+        self,
+        framework: FilterRunner,
+        hooks: PreFilterExtensionRunner,
+        pod: PodInfo,
+        table: NodeTable,
+        base: CycleState,
+        outcome: PreFilterOutcome,
+    ) -> None:
+        self._framework = framework
+        self._hooks = hooks
+        self._pod = pod
+        self._table = table
+        self._base = base
+        self._outcome = outcome
+        self._allowed = framework.allowed_mask(table, outcome)
+        self._epoch = table.epoch
+        #: the visited row's state; None: PreFilter runs afresh for the rest of the row
+        self._state: CycleState | None = None
+
+    def start(self, row: int) -> None:
+        same = self._table.epoch == self._epoch
+        self._state = copy_state(self._base) if same else None
+
+    def remove(self, victim: PodInfo, row: int) -> None:
+        self._table.remove_pod(victim.key)
+        self._follow(self._hooks.run_pre_filter_remove_pod, victim, row)
+
+    def add(self, victim: PodInfo, row: int) -> None:
+        self._table.add_pod(victim, self._table.name_of(row))
+        self._follow(self._hooks.run_pre_filter_add_pod, victim, row)
+
+    def _follow(self, hook: Hook, changed: PodInfo, row: int) -> None:
+        state = self._state
+        if state is None:
+            return
+        if (
+            self._table.epoch != self._epoch
+            or not hook(state, self._pod, self._table, changed, row).ok
+        ):
+            self._state = None
+
+    def fits(self, row: int) -> Status:
+        if self._state is None:
+            return fits_row(self._framework, self._pod, self._table, row)
+        extra = nominated_on(self._pod, self._table, row)
+        if not extra:
+            return self._pass(row)
+        added: list[PodInfo] = []
+        try:
+            for other in extra:
+                self.add(other, row)
+                added.append(other)
+            first = self._pass(row)
+        finally:
+            for other in added:
+                self.remove(other, row)
+        return first if not first.ok else self._pass(row)
+
+    def _pass(self, row: int) -> Status:
+        state = self._state
+        if state is None:
+            return _one_pass(self._framework, self._pod, self._table, row)
+        return _filters(
+            self._framework, state, self._pod, self._table, row, self._outcome, self._allowed
+        )
+
+    def restore(self, victims: Sequence[PodInfo], row: int) -> None:
+        node = self._table.name_of(row)
+        for victim in victims:
+            self._table.add_pod(victim, node)
+        self._state = None  # the row is over: no hook needed for these
+
+
+def trial_for(
+    framework: FilterRunner,
+    pod: PodInfo,
+    table: NodeTable,
+    base: CycleState,
+    outcome: PreFilterOutcome,
+    *,
+    incremental: bool = True,
+) -> FreshTrial | IncrementalTrial:
+    """The incremental form when it applies (and ``incremental``), else the fresh one.
+
+    ``base``/``outcome``: PreFilter's state and outcome for ``pod`` on ``table`` now.
+    """
+    if (
+        incremental
+        and outcome.status.ok
+        and isinstance(framework, PreFilterExtensionRunner)
+        and framework.pre_filter_extensible()
+    ):
+        return IncrementalTrial(framework, framework, pod, table, base, outcome)
+    return FreshTrial(framework, pod, table)
