@@ -51,27 +51,46 @@ def nominated_on(pod: PodInfo, table: NodeTable, row: int) -> list[PodInfo]:
     ]
 
 
-def fits_row(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
-    """Does ``pod`` pass every Filter on ``row`` of the table as it is now (PreFilter run
-    afresh)?
+def two_passes(
+    pod: PodInfo,
+    table: NodeTable,
+    row: int,
+    add: Callable[[PodInfo, int], None],
+    remove: Callable[[PodInfo, int], None],
+    one_pass: Callable[[int], Status],
+) -> Status:
+    """Does ``pod`` pass every Filter on ``row`` (``one_pass(row)``, on the table as it
+    is then)?
 
-    Nominated pods of at least its priority on that node are counted for a first pass;
-    when they were and it passed, a second pass runs without them (section 4.3).
+    Nominated pods of at least its priority on that node are counted (``add``) for a
+    first pass, and taken off again (``remove``); when they were and it passed, a second
+    pass runs without them (section 4.3).
     """
     extra = nominated_on(pod, table, row)
     if not extra:
-        return _one_pass(framework, pod, table, row)
-    node = table.name_of(row)
-    added: list[str] = []
+        return one_pass(row)
+    added: list[PodInfo] = []
     try:
         for other in extra:
-            table.add_pod(other, node)
-            added.append(other.key)
-        first = _one_pass(framework, pod, table, row)
+            add(other, row)
+            added.append(other)
+        first = one_pass(row)
     finally:
-        for key in added:
-            table.remove_pod(key)
-    return first if not first.ok else _one_pass(framework, pod, table, row)
+        for other in added:
+            remove(other, row)
+    return first if not first.ok else one_pass(row)
+
+
+def fits_row(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
+    """:func:`two_passes` with PreFilter run afresh for each pass."""
+
+    def add(other: PodInfo, at: int) -> None:
+        table.add_pod(other, table.name_of(at))
+
+    def remove(other: PodInfo, at: int) -> None:
+        table.remove_pod(other.key)
+
+    return two_passes(pod, table, row, add, remove, lambda at: _one_pass(framework, pod, table, at))
 
 
 def _one_pass(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
@@ -180,19 +199,9 @@ class IncrementalTrial:
     def fits(self, row: int) -> Status:
         if self._state is None:
             return fits_row(self._framework, self._pod, self._table, row)
-        extra = nominated_on(self._pod, self._table, row)
-        if not extra:
-            return self._pass(row)
-        added: list[PodInfo] = []
-        try:
-            for other in extra:
-                self.add(other, row)
-                added.append(other)
-            first = self._pass(row)
-        finally:
-            for other in added:
-                self.remove(other, row)
-        return first if not first.ok else self._pass(row)
+        # the nominated pods through the hooks too; a hook that fails meanwhile sends
+        # the passes after it to PreFilter afresh (``_pass``)
+        return two_passes(self._pod, self._table, row, self.add, self.remove, self._pass)
 
     def _pass(self, row: int) -> Status:
         state = self._state
