@@ -31,7 +31,12 @@ Optional declarations: ``events`` (:class:`EnqueueExtensions`: the cluster event
 may make a pod this plugin rejected schedulable again) with ``queueing_hint``
 (:class:`QueueingHints`: whether one such event's object may help a given pod), ``sign`` (:class:`SignPlugin`:
 the plugin's part of the pod signature, which lets pods of one shape share cached rows),
-``explain_rows`` (:class:`ExplainsRows`). See docs/plugins.md for the tutorial and
+``explain_rows`` (:class:`ExplainsRows`), and for a PreFilter either
+``pre_filter_reads_pods = False`` (its answer never depends on the pods counted on the
+nodes) or the hooks ``pre_filter_add_pod``/``pre_filter_remove_pod``
+(:class:`PreFilterExtensions`, upstream's AddPod/RemovePod; state the hooks change in
+place must be :class:`StateData`): either lets preemption's node-by-node search run
+PreFilter once per preemptor. See docs/plugins.md for the tutorial and
 :mod:`asched.plugin.testing` for the test kit.
 """
 
@@ -41,7 +46,7 @@ from asched.cluster.columns import Rows
 from asched.cluster.records import NodeInfo, PodInfo, Taint, Toleration
 from asched.config.catalogue import ArgsSpec
 from asched.config.schema import Section as ArgsSection
-from asched.framework.cycle_state import SCORED_ROWS, CycleState
+from asched.framework.cycle_state import SCORED_ROWS, CycleState, StateData
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
     MAX_SCORE,
@@ -59,6 +64,7 @@ from asched.framework.interface import (
     PostFilterResult,
     PreBindPlugin,
     PreEnqueuePlugin,
+    PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -105,6 +111,7 @@ __all__ = [
     "PostFilterResult",
     "PreBindPlugin",
     "PreEnqueuePlugin",
+    "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
@@ -115,6 +122,7 @@ __all__ = [
     "ScoreArray",
     "ScorePlugin",
     "SignPlugin",
+    "StateData",
     "Status",
     "Taint",
     "Toleration",

@@ -9,10 +9,13 @@ node's low-priority pod must go for the 500m preemptor (priority 10) to fit.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
+from asched import plugin as ap
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import DefaultPreemptionArgs
@@ -285,3 +288,94 @@ def test_hooks_end_and_restore_inter_pod_affinity_skip(
     table.remove_pod(other.key)
     assert framework.run_pre_filter_remove_pod(state, me, table, other, 0).ok
     assert "InterPodAffinity" in state.skip_filter
+
+
+# --- an out-of-tree PreFilter with hooks, written against asched.plugin alone --------------
+
+
+@dataclass
+class _ZoneFree:
+    """Free CPU per zone (millicores, ``int64[len(values) + 1]``, slot 0: no zone); the
+    hooks change it in place, so it is a StateData."""
+
+    free: np.ndarray
+
+    def clone(self) -> _ZoneFree:
+        return _ZoneFree(self.free.copy())
+
+
+class _ZoneHeadroom:
+    """A node passes while its zone keeps twice the pod's CPU request free (summed over the
+    zone's nodes): a cross-row PreFilter that reads what the pods request."""
+
+    name = "ZoneHeadroom"
+    row_local = False
+    KEY = "ZoneHeadroom/free"
+
+    def pre_filter(self, state: ap.CycleState, pod: ap.PodInfo, nodes: Any) -> ap.PreFilterResult:
+        codes, values = nodes.label_codes("zone")
+        live = nodes.alive[nodes.rows]
+        slots = codes[nodes.rows][live].astype(np.intp) + 1
+        free = np.bincount(
+            slots, weights=nodes.free_of("cpu")[nodes.rows][live], minlength=len(values) + 1
+        )
+        state.write(self.KEY, _ZoneFree(free.astype(np.int64)))
+        return ap.PreFilterResult(ap.Status.success())
+
+    def filter(self, state: ap.CycleState, pod: ap.PodInfo, nodes: Any, rows: Any) -> np.ndarray:
+        codes, _ = nodes.label_codes("zone")
+        zone_free = state.read(self.KEY).free[codes[rows].astype(np.intp) + 1]
+        passes: np.ndarray = zone_free >= 2 * pod.requests.get("cpu", 0)
+        return passes
+
+    def explain(self, state: ap.CycleState, pod: ap.PodInfo, nodes: Any, row: int) -> ap.Status:
+        return ap.Status.unschedulable("zone headroom", plugin=self.name)
+
+    def _follow(
+        self, state: ap.CycleState, nodes: Any, other: ap.PodInfo, row: int, sign: int
+    ) -> ap.Status:
+        codes, _ = nodes.label_codes("zone")
+        state.read(self.KEY).free[int(codes[row]) + 1] -= sign * other.requests.get("cpu", 0)
+        return ap.Status.success()
+
+    def pre_filter_add_pod(
+        self, state: ap.CycleState, pod: ap.PodInfo, nodes: Any, added: ap.PodInfo, row: int
+    ) -> ap.Status:
+        return self._follow(state, nodes, added, row, +1)
+
+    def pre_filter_remove_pod(
+        self, state: ap.CycleState, pod: ap.PodInfo, nodes: Any, removed: ap.PodInfo, row: int
+    ) -> ap.Status:
+        return self._follow(state, nodes, removed, row, -1)
+
+
+def test_an_installed_plugins_hooks_keep_the_search_incremental_and_exact() -> None:
+    # n0 (z0) full with low0; n1 (z1) holds two 500m pods a and b; n2 (z1) is full with a
+    # pod of priority 100 (no victim). The 500m preemptor needs 2 x 500m free in its zone:
+    # n0: low0 gone, z0 keeps 1000m: fits. n1: a and b gone, z1 keeps 1000m (n2: 0): fits;
+    # a put back: n1 has 500m, so do z1's nodes, less than 1000m: a stays a victim, so
+    # does b. A hook that missed the put-back would reprieve a (victims [b]).
+    assert isinstance(_ZoneHeadroom(), ap.PreFilterExtensions)
+    assert isinstance(_ZoneFree(np.zeros(1, dtype=np.int64)), ap.StateData)
+    registry = installed().adding(ap.declare(_ZoneHeadroom, api_version=ap.API_VERSION))
+    profile = profile_with(filter=[*FILTERS, "ZoneHeadroom"], pre_filter=[*FILTERS, "ZoneHeadroom"])
+    nodes = [_node(0, "z0"), _node(1, "z1"), _node(2, "z1")]
+    placed = [
+        _low("low0", "n0"),
+        _low("a", "n1", cpu="500m"),
+        _low("b", "n1", cpu="500m"),
+        make_pod("high", node_name="n2", priority=100, cpu="1"),
+    ]
+    infos, by_node, _, extras = cluster_inputs(nodes, placed)
+    me = pod_info(make_pod("me", priority=10, cpu="500m", **ANTI))
+    answers, trials = [], []
+    for incremental in (True, False):
+        framework = Framework(profile, registry=registry)
+        assert framework.pre_filter_extensible()
+        table = engine_table(infos, by_node, extras)
+        found, trial = _search(framework, table, me, incremental=incremental)
+        answers.append(_shown(table, found))
+        trials.append(trial)
+    assert trials == ["incremental", "fresh"]
+    assert answers[0] == answers[1]
+    assert sorted(answers[0][0]) == [("n0", ["default/low0"]), ("n1", ["default/a", "default/b"])]
