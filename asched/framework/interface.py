@@ -116,6 +116,27 @@ class PreFilterExtensions(Plugin, Protocol):
         """``removed`` no longer counts on ``row``: update the state, Success or Skip."""
 
 
+class FollowsPods:
+    """:class:`PreFilterExtensions` from one method: a plugin (in-tree) implements
+    :meth:`follow_pod`, ``sign`` +1 for a pod added to ``row``, -1 for one removed."""
+
+    def pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    ) -> Status:
+        return self.follow_pod(state, pod, table, added, row, +1)
+
+    def pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
+    ) -> Status:
+        return self.follow_pod(state, pod, table, removed, row, -1)
+
+    def follow_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
+    ) -> Status:
+        """The state follows ``other`` counted on ``row`` (``sign`` +1) or no longer (-1)."""
+        raise NotImplementedError
+
+
 #: The attribute a PreFilter plugin sets to False when its PreFilter (its status, node
 #: names, Skip and state) never depends on the pods counted on the nodes: a pod added or
 #: removed leaves it as it was, so it needs no :class:`PreFilterExtensions`. Unset means

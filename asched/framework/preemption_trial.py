@@ -16,9 +16,9 @@ live table, so every change is applied to it; what differs is the PreFilter stat
   RemovePod). It applies only when every PreFilter either has hooks or never reads the
   pods on the nodes, and the base PreFilter succeeded (then the status and the node
   names PreFilter gives are the same on every what-if; see the hooks' contract). A hook
-  that fails, or a change of the table's structure (a new resource axis: ``epoch``),
-  sends the rest of the row (and, for the structure, of the search) back to running
-  PreFilter afresh.
+  that fails (an answer other than Success or Skip, or an exception: logged once), or a
+  change of the table's structure (a new resource axis: ``epoch``), sends the rest of the
+  search back to running PreFilter afresh, as :class:`FreshTrial` does.
 
 :func:`trial_for` picks the form.
 """
@@ -81,27 +81,6 @@ def two_passes(
     return first if not first.ok else one_pass(row)
 
 
-def fits_row(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
-    """:func:`two_passes` with PreFilter run afresh for each pass."""
-
-    def add(other: PodInfo, at: int) -> None:
-        table.add_pod(other, table.name_of(at))
-
-    def remove(other: PodInfo, at: int) -> None:
-        table.remove_pod(other.key)
-
-    return two_passes(pod, table, row, add, remove, lambda at: _one_pass(framework, pod, table, at))
-
-
-def _one_pass(framework: FilterRunner, pod: PodInfo, table: NodeTable, row: int) -> Status:
-    state = CycleState()
-    outcome = framework.run_pre_filter(state, pod, table)
-    if not outcome.status.ok:
-        return outcome.status
-    allowed = framework.allowed_mask(table, outcome)
-    return _filters(framework, state, pod, table, row, outcome, allowed)
-
-
 def _filters(
     framework: FilterRunner,
     state: CycleState,
@@ -139,7 +118,16 @@ class FreshTrial:
         self._table.add_pod(victim, self._table.name_of(row))
 
     def fits(self, row: int) -> Status:
-        return fits_row(self._framework, self._pod, self._table, row)
+        return two_passes(self._pod, self._table, row, self.add, self.remove, self._pass)
+
+    def _pass(self, row: int) -> Status:
+        """One pass of the filter chain on ``row``, PreFilter run afresh over the table."""
+        state = CycleState()
+        outcome = self._framework.run_pre_filter(state, self._pod, self._table)
+        if not outcome.status.ok:
+            return outcome.status
+        allowed = self._framework.allowed_mask(self._table, outcome)
+        return _filters(self._framework, state, self._pod, self._table, row, outcome, allowed)
 
     def restore(self, victims: Sequence[PodInfo], row: int) -> None:
         node = self._table.name_of(row)
@@ -147,11 +135,12 @@ class FreshTrial:
             self._table.add_pod(victim, node)
 
 
-class IncrementalTrial:
+class IncrementalTrial(FreshTrial):
     """PreFilter once, its state kept up to date by the hooks (see the module docstring).
 
     ``base`` and ``outcome``: PreFilter's state and (successful) outcome for ``pod`` on
-    the table as it is when the search starts; ``base`` is only read.
+    the table as it is when the search starts; ``base`` is only read. The table's changes
+    are :class:`FreshTrial`'s; each is followed by the hooks while the trial is live.
     """
 
     def __init__(
@@ -163,27 +152,28 @@ class IncrementalTrial:
         base: CycleState,
         outcome: PreFilterOutcome,
     ) -> None:
-        self._framework = framework
+        super().__init__(framework, pod, table)
         self._hooks = hooks
-        self._pod = pod
-        self._table = table
         self._base = base
         self._outcome = outcome
         self._allowed = framework.allowed_mask(table, outcome)
         self._epoch = table.epoch
-        #: the visited row's state; None: PreFilter runs afresh for the rest of the row
+        #: the visited row's state; None: PreFilter afresh (between rows, or the trial
+        #: is no longer live)
         self._state: CycleState | None = None
+        #: False once a hook failed or the table's structure changed: fresh from then on
+        self._live = True
 
     def start(self, row: int) -> None:
-        same = self._table.epoch == self._epoch
-        self._state = copy_state(self._base) if same else None
+        self._live = self._live and self._table.epoch == self._epoch
+        self._state = copy_state(self._base) if self._live else None
 
     def remove(self, victim: PodInfo, row: int) -> None:
-        self._table.remove_pod(victim.key)
+        super().remove(victim, row)
         self._follow(self._hooks.run_pre_filter_remove_pod, victim, row)
 
     def add(self, victim: PodInfo, row: int) -> None:
-        self._table.add_pod(victim, self._table.name_of(row))
+        super().add(victim, row)
         self._follow(self._hooks.run_pre_filter_add_pod, victim, row)
 
     def _follow(self, hook: Hook, changed: PodInfo, row: int) -> None:
@@ -195,27 +185,19 @@ class IncrementalTrial:
             or not hook(state, self._pod, self._table, changed, row).ok
         ):
             self._state = None
-
-    def fits(self, row: int) -> Status:
-        if self._state is None:
-            return fits_row(self._framework, self._pod, self._table, row)
-        # the nominated pods through the hooks too; a hook that fails meanwhile sends
-        # the passes after it to PreFilter afresh (``_pass``)
-        return two_passes(self._pod, self._table, row, self.add, self.remove, self._pass)
+            self._live = False
 
     def _pass(self, row: int) -> Status:
         state = self._state
         if state is None:
-            return _one_pass(self._framework, self._pod, self._table, row)
+            return super()._pass(row)
         return _filters(
             self._framework, state, self._pod, self._table, row, self._outcome, self._allowed
         )
 
     def restore(self, victims: Sequence[PodInfo], row: int) -> None:
-        node = self._table.name_of(row)
-        for victim in victims:
-            self._table.add_pod(victim, node)
-        self._state = None  # the row is over: no hook needed for these
+        super().restore(victims, row)
+        self._state = None  # the row is over: the next one starts from ``base`` again
 
 
 def trial_for(

@@ -145,17 +145,13 @@ class Framework:
         self.resource_fit: ResourceFit | None = next(
             (p for p in self.filter if isinstance(p, ResourceFit)), None
         )
-        #: the PreFilter plugins with hooks (:class:`PreFilterExtensions`), or None when a
-        #: PreFilter that may read the pods on the nodes has none (:meth:`pre_filter_extensible`)
-        self._pre_filter_hooks: list[PreFilterExtensions] | None = []
-        for plugin in self.pre_filter:
-            if isinstance(plugin, PreFilterExtensions):
-                self._pre_filter_hooks.append(plugin)
-            elif getattr(plugin, READS_PODS, True) is not False:
-                self._pre_filter_hooks = None
-                break
+        #: the PreFilter plugins with hooks (:class:`PreFilterExtensions`)
+        hooked = [p for p in self.pre_filter if isinstance(p, PreFilterExtensions)]
+        #: every other PreFilter declares it never reads the pods (:meth:`pre_filter_extensible`)
+        self._extensible = all(
+            getattr(p, READS_PODS, True) is False for p in self.pre_filter if p not in hooked
+        )
         #: ``(name, hook)`` per hooked plugin, bound once (a search calls them per change)
-        hooked = self._pre_filter_hooks or []
         self._add_hooks: list[tuple[str, _Hook]] = [(p.name, p.pre_filter_add_pod) for p in hooked]
         self._remove_hooks: list[tuple[str, _Hook]] = [
             (p.name, p.pre_filter_remove_pod) for p in hooked
@@ -236,7 +232,7 @@ class Framework:
     def pre_filter_extensible(self) -> bool:
         """Whether every PreFilter plugin either has hooks (:class:`PreFilterExtensions`)
         or declares that it never reads the pods on the nodes (:data:`READS_PODS`)."""
-        return self._pre_filter_hooks is not None
+        return self._extensible
 
     def run_pre_filter_add_pod(
         self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int

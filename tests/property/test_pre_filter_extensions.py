@@ -15,6 +15,8 @@ status, must be those of a fresh PreFilter. The runs are derandomized for CI.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -197,6 +199,7 @@ def test_hooks_answer_as_a_fresh_pre_filter(name: str, case: dict[str, Any]) -> 
     pod = case["incoming"]
     table = _table(case)
     base = _fresh(framework, pod, table)
+    untouched = copy.deepcopy(base)  # the base as it was (not through the plugins' clone)
     state = copy_state(base)
     before = _answers(framework, name, base, pod, table)
     removed: list[tuple[PodInfo, int]] = []
@@ -220,9 +223,29 @@ def test_hooks_answer_as_a_fresh_pre_filter(name: str, case: dict[str, Any]) -> 
         assert _answers(framework, name, state, pod, table) == _answers(
             framework, name, fresh, pod, table
         )
-    # the base state was copied, never changed
+    # the base state was copied, never changed: every value it holds (the counts, not
+    # only the masks it cached) equals its clone from before the changes
+    assert base.skip_filter == untouched.skip_filter
+    assert base._data.keys() == untouched._data.keys()
+    for key, value in base._data.items():
+        assert _same(value, untouched._data[key]), key
     for info, row in removed:
         table.add_pod(info, table.name_of(row))
     for _, _, new, _ in case["changes"]:
         table.remove_pod(new.key)
     assert _answers(framework, name, base, pod, table) == before
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Deep equality of stored state: dataclasses field by field, arrays by value."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(
+            _same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
+        )
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)

@@ -43,6 +43,7 @@ from asched.framework.interface import (
     PRE_FILTER_SKIP,
     PRE_FILTER_SUCCESS,
     BoolMask,
+    FollowsPods,
     Handle,
     PreFilterResult,
     ScoreArray,
@@ -146,12 +147,12 @@ class _State:
 
     * ``affinity[i]``: pods matching all the pod's required affinity terms, per domain of
       term ``i``'s key (a :func:`_domain_counts` array, ``int64[n_values + 1]``, slot 0
-      the nodes lacking the key, always 0); ``affinity_counted``: how many
-      of them sit on nodes having some term's key (upstream's "any counted"); with
-      ``self_match`` (the pod matches its own terms) it decides the first pod of a group.
+      the nodes lacking the key, always 0); :attr:`affinity_counted`, their sum over the
+      terms (upstream's "any counted"), with ``self_match`` (the pod matches its own
+      terms) decides the first pod of a group.
     * ``anti[j]``: pods matching the pod's required anti-affinity term ``j``, per domain.
     * ``existing[key]``: existing pods' required anti-affinity terms matching the pod, per
-      domain of their ``key`` (a term twice counts twice); ``existing_counted`` in all.
+      domain of their ``key`` (a term twice counts twice); :attr:`existing_counted` in all.
 
     :meth:`checks` gives the masks; the full one is kept until a hook changes a count.
     A pod added or removed changes the counts of its own row's domains only.
@@ -161,10 +162,8 @@ class _State:
     required_anti: tuple[AffinityTerm, ...]
     self_match: bool
     affinity: list[Int64Array]
-    affinity_counted: int
     anti: list[Int64Array]
     existing: dict[str, Int64Array]
-    existing_counted: int
     full: _Checks | None = None
 
     def clone(self) -> _State:
@@ -173,12 +172,20 @@ class _State:
             self.required_anti,
             self.self_match,
             [c.copy() for c in self.affinity],
-            self.affinity_counted,
             [c.copy() for c in self.anti],
             {key: c.copy() for key, c in self.existing.items()},
-            self.existing_counted,
             self.full,
         )
+
+    @property
+    def affinity_counted(self) -> int:
+        """Pods counted for the required affinity terms, summed over the terms."""
+        return sum(int(counts.sum()) for counts in self.affinity)
+
+    @property
+    def existing_counted(self) -> int:
+        """Existing pods' anti-affinity terms counted against the pod."""
+        return sum(int(counts.sum()) for counts in self.existing.values())
 
     @property
     def active(self) -> bool:
@@ -224,7 +231,6 @@ class _State:
                 slot = _slot(table, term.topology_key, row)
                 if slot:
                     counts[slot] += sign
-                    self.affinity_counted += sign
                     self.full = None
         for term, counts in zip(self.required_anti, self.anti, strict=True):
             slot = _slot(table, term.topology_key, row)
@@ -245,7 +251,6 @@ class _State:
                         len(label.values) + 1, dtype=np.int64
                     )
                 self.existing[term.topology_key][int(label.column[row]) + 1] += sign
-                self.existing_counted += sign
                 self.full = None
 
 
@@ -256,7 +261,7 @@ def _term_selects(term: AffinityTerm, other: PodInfo, table: NodeTable) -> bool:
     return _matches_itself(term, other, table)
 
 
-class InterPodAffinity:
+class InterPodAffinity(FollowsPods):
     name: Final = NAME
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
     events: Final = frozenset(
@@ -280,8 +285,7 @@ class InterPodAffinity:
             reason = f"parsing pod: {pod.affinity.error_message}"
             return PreFilterResult(Status.unresolvable(reason, plugin=NAME))
         own_ns = table.namespace_labels.get(pod.namespace, {})
-        existing: dict[str, Int64Array] = {}
-        existing_counted = 0
+        existing: dict[str, Int64Array] = {}  # only keys with a counted term
         for term, _ in table.pod_columns.term_groups[REQUIRED_ANTI]:
             if not term.matches(pod.labels, pod.namespace, own_ns):
                 continue
@@ -289,24 +293,19 @@ class InterPodAffinity:
             counts, counted = _domain_counts(table, term.topology_key, rows)
             if not counted:
                 continue
-            existing_counted += counted
             previous = existing.get(term.topology_key)
             existing[term.topology_key] = counts if previous is None else previous + counts
         affinity = pod.affinity
         required = affinity.required if affinity is not None else ()
         required_anti = affinity.required_anti if affinity is not None else ()
-        if not existing_counted and not required and not required_anti:
+        if not existing and not required and not required_anti:
             return PRE_FILTER_SKIP
         per_term: list[Int64Array] = []
-        any_counted = 0
         if required:
             match_all = np.ones(table.pod_columns.size, dtype=np.bool_)
             for term in required:
                 match_all &= _matching_pods(term, table)
-            for term in required:
-                counts, counted = _domain_counts(table, term.topology_key, match_all)
-                per_term.append(counts)
-                any_counted += counted
+            per_term = [_domain_counts(table, term.topology_key, match_all)[0] for term in required]
         anti = [
             _domain_counts(table, term.topology_key, _matching_pods(term, table))[0]
             for term in required_anti
@@ -316,32 +315,20 @@ class InterPodAffinity:
             required_anti,
             all(_matches_itself(t, pod, table) for t in required),
             per_term,
-            any_counted,
             anti,
             existing,
-            existing_counted,
         )
         found.checks(table, table.rows)
         state.write(_FILTER_KEY, found)
         return PRE_FILTER_SUCCESS
 
-    def pre_filter_add_pod(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    def follow_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
     ) -> Status:
-        return self._follow(state, pod, table, added, row, +1)
-
-    def pre_filter_remove_pod(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
-    ) -> Status:
-        return self._follow(state, pod, table, removed, row, -1)
-
-    @staticmethod
-    def _follow(
-        state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
-    ) -> Status:
-        """The hooks: the counts of ``row``'s domains follow ``other``; Skip as PreFilter
-        would (a skipped PreFilter stored nothing: the pod has no required terms and no
-        existing pod's anti-affinity matched it, so the counts start empty)."""
+        """The PreFilterExtensions hooks (:class:`FollowsPods`): the counts of ``row``'s
+        domains follow ``other``; Skip as PreFilter would (a skipped PreFilter stored
+        nothing: the pod has no required terms and no existing pod's anti-affinity matched
+        it, so the counts start empty)."""
         found: _State | None = state.get(_FILTER_KEY)
         if found is None:
             if other.affinity is None or not other.affinity.required_anti:
@@ -351,10 +338,8 @@ class InterPodAffinity:
                 required_anti=(),
                 self_match=True,
                 affinity=[],
-                affinity_counted=0,
                 anti=[],
                 existing={},
-                existing_counted=0,
             )
             state.write(_FILTER_KEY, found)
         found.count(pod, table, other, row, sign)

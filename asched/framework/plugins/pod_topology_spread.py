@@ -65,6 +65,7 @@ from asched.framework.interface import (
     PRE_FILTER_SKIP,
     PRE_FILTER_SUCCESS,
     BoolMask,
+    FollowsPods,
     Handle,
     PreFilterResult,
     ScoreArray,
@@ -392,7 +393,7 @@ def _raw_scores(
 # --------------------------------------------------------------------------- plugin
 
 
-class PodTopologySpread:
+class PodTopologySpread(FollowsPods):
     name: Final = NAME
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
     events: Final = frozenset(
@@ -436,22 +437,12 @@ class PodTopologySpread:
         state.write(_FILTER_KEY, found)
         return PRE_FILTER_SUCCESS
 
-    # PreFilterExtensions: whether PreFilter skips depends on the pod alone (its hard
-    # constraints); otherwise a pod added or removed changes one count per key.
-    def pre_filter_add_pod(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    def follow_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
     ) -> Status:
-        return self._follow(state, pod, table, added, row, +1)
-
-    def pre_filter_remove_pod(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
-    ) -> Status:
-        return self._follow(state, pod, table, removed, row, -1)
-
-    @staticmethod
-    def _follow(
-        state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
-    ) -> Status:
+        """The PreFilterExtensions hooks (:class:`FollowsPods`): whether PreFilter skips
+        depends on the pod alone (its hard constraints); otherwise a pod added or removed
+        changes one count per key."""
         found: _FilterState | None = state.get(_FILTER_KEY)
         if found is None:  # PreFilter skipped: the pod has no hard constraint
             return Status.skip()

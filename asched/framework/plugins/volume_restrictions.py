@@ -36,6 +36,7 @@ from asched.framework.interface import (
     PRE_FILTER_SKIP,
     PRE_FILTER_SUCCESS,
     BoolMask,
+    FollowsPods,
     Handle,
     PreFilterResult,
 )
@@ -79,7 +80,7 @@ def conflicts(volume: PodVolume, other: PodVolume) -> bool:
     return not (volume.read_only and other.read_only)
 
 
-class VolumeRestrictions:
+class VolumeRestrictions(FollowsPods):
     name: Final = NAME
     #: upstream's EventsToRegister with queueing hints on
     events: Final = frozenset(
@@ -119,18 +120,14 @@ class VolumeRestrictions:
         state.write(_STATE, found)
         return PRE_FILTER_SUCCESS
 
-    # PreFilterExtensions: PreFilter reads the pods on the nodes only through the claims'
-    # use counts (Skip while the pod has no disk and none of its ReadWriteOncePod claims
-    # is in use), and it is cheap (the pod's volumes); the hooks, called once the table
-    # counts the change, run it again (a pod without volumes: Skip, whatever the table).
-    def pre_filter_add_pod(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, added: PodInfo, row: int
+    def follow_pod(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int
     ) -> Status:
-        return self.pre_filter(state, pod, table).status if pod.volumes else Status.skip()
-
-    def pre_filter_remove_pod(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, removed: PodInfo, row: int
-    ) -> Status:
+        """The PreFilterExtensions hooks (:class:`FollowsPods`). PreFilter reads the pods
+        on the nodes only through the claims' use counts (Skip while the pod has no disk
+        and none of its ReadWriteOncePod claims is in use), and it is cheap (the pod's
+        volumes): called once the table counts the change, it runs again (a pod without
+        volumes: Skip, whatever the table)."""
         return self.pre_filter(state, pod, table).status if pod.volumes else Status.skip()
 
     @staticmethod
