@@ -37,9 +37,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar, cast
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 
 from asched import metrics
@@ -50,6 +52,7 @@ from asched.framework import extender_protocol as protocol
 from asched.framework.extender_fast import (
     EncodedPod,
     RawTransport,
+    SentNames,
     fast_filter_result,
     fast_host_scores,
     render_names_args,
@@ -227,13 +230,15 @@ class Extender:
         node_objects: NodeObjects,
         *,
         encoded: EncodedPod | None = None,
-        sent: Mapping[str, Any] | None = None,
+        sent: SentNames | None = None,
     ) -> FilterAnswer:
         """Filter ``names`` (the nodes that passed the in-tree filters) for ``pod_json``.
 
         Without a filterVerb every node passes and nothing is sent. ``encoded`` (the
-        pod's JSON, encoded once for all of a consultation's calls) and ``sent`` (a
-        mapping keyed by exactly ``names``) spare the work when the caller has them.
+        pod's JSON, encoded once for all of a consultation's calls) and ``sent`` (the
+        same names, as :class:`SentNames`) spare the work when the caller has them.
+        The answer's ``positions`` are known when every name stayed, or when the fast
+        path read an answer in the order sent.
 
         Raises
         ------
@@ -242,12 +247,12 @@ class Extender:
         """
         verb = self.config.filter_verb
         if not verb:
-            return FilterAnswer(tuple(names), {}, {})
-        keys: Mapping[str, Any] = dict.fromkeys(names) if sent is None else sent
+            return FilterAnswer(tuple(names), {}, {}, np.arange(len(names), dtype=np.intp))
+        given = SentNames(names) if sent is None else sent
         if self._raw is not None:
-            data = render_names_args(encoded or EncodedPod(pod_json), names)
+            data = render_names_args(encoded or EncodedPod(pod_json), given.names)
             checked, answer = await self._post_fast(
-                verb, data, lambda raw: fast_filter_result(raw, keys)
+                verb, data, lambda raw: fast_filter_result(raw, given)
             )
             if checked is not None:
                 return checked
@@ -256,7 +261,7 @@ class Extender:
         return protocol.parse_filter_result(
             self._site(verb),
             answer,
-            keys,
+            given.where,
             node_cache_capable=self.config.node_cache_capable,
         )
 
@@ -267,11 +272,13 @@ class Extender:
         node_objects: NodeObjects,
         *,
         encoded: EncodedPod | None = None,
-    ) -> dict[str, int]:
+    ) -> Mapping[str, int]:
         """This extender's contribution to each node's total score, already scaled.
 
         ``score * weight * 10`` per answered host (hosts answered twice add up; hosts
-        not answered get nothing). Without a prioritizeVerb every node gets 0.
+        not answered get nothing). Without a prioritizeVerb every node gets 0. An answer
+        the fast path read in the order sent comes as
+        :class:`~asched.framework.extender_fast.AlignedScores` (values in ``names``' order).
 
         Raises
         ------
@@ -282,9 +289,9 @@ class Extender:
         if not verb:
             return dict.fromkeys(names, 0)
         factor = self.config.weight * SCORE_SCALE
-        sent = dict.fromkeys(names)
+        sent = SentNames(names)
         if self._raw is not None:
-            data = render_names_args(encoded or EncodedPod(pod_json), names)
+            data = render_names_args(encoded or EncodedPod(pod_json), sent.names)
             checked, answer = await self._post_fast(
                 verb, data, lambda raw: fast_host_scores(raw, sent, factor)
             )
@@ -292,7 +299,7 @@ class Extender:
                 return checked
         else:
             answer = await self._post(verb, self._args(pod_json, names, node_objects))
-        return protocol.host_scores(self._site(verb), answer, sent, factor)
+        return protocol.host_scores(self._site(verb), answer, sent.where, factor)
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
         """Ask the extender to bind ``pod`` to ``node``: success, or an Error status."""
@@ -394,6 +401,9 @@ class FilterOutcome:
     #: the extenders removed a node: upstream then adds :data:`EXTENDER_NAME` to the
     #: pod's unschedulable plugins, so that any cluster event requeues it
     filtered: bool = False
+    #: intp, ``(len(feasible),)``: each feasible name's index among the names
+    #: :func:`run_filters` was given, when every answer's positions were known; else None
+    positions: npt.NDArray[np.intp] | None = field(default=None, compare=False)
 
 
 async def run_filters(
@@ -404,12 +414,13 @@ async def run_filters(
     node_objects: NodeObjects,
     *,
     encoded: EncodedPod | None = None,
-    sent: Mapping[str, Any] | None = None,
+    sent: SentNames | None = None,
 ) -> FilterOutcome:
     """Chain the extenders' filters over ``names`` (see the module docstring).
 
-    ``encoded`` is the pod's JSON encoded once for every call; ``sent``, a mapping keyed
-    by exactly ``names``, spares the first call building one.
+    ``encoded`` is the pod's JSON encoded once for every call; ``sent``, ``names`` as
+    :class:`SentNames` (its object array picked by the caller), spares the first call
+    building one.
 
     Raises
     ------
@@ -417,6 +428,9 @@ async def run_filters(
         From the first non-ignorable extender whose call failed: the attempt fails.
     """
     feasible = tuple(names)
+    current = sent if sent is not None else SentNames(names)
+    # the survivors' indices among ``names`` while every answer said where they stand
+    positions: npt.NDArray[np.intp] | None = np.arange(len(names), dtype=np.intp)
     statuses: dict[str, Status] = {}
     skipped: list[tuple[str, ExtenderError]] = []
     for extender in extenders:
@@ -425,9 +439,8 @@ async def run_filters(
         if not extender.is_interested(pod_json):
             continue
         try:
-            keys = sent if len(feasible) == len(names) else None  # nothing removed yet
             answer = await extender.filter(
-                pod_json, feasible, node_objects, encoded=encoded, sent=keys
+                pod_json, feasible, node_objects, encoded=encoded, sent=current
             )
         except ExtenderError as exc:
             if not extender.is_ignorable:
@@ -443,7 +456,15 @@ async def run_filters(
             failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
         _add_statuses(statuses, failed, Status.unschedulable, extender.name)
         feasible = answer.feasible
-    return FilterOutcome(feasible, statuses, tuple(skipped), len(feasible) != len(names))
+        if answer.positions is None:
+            positions = None
+            current = SentNames(feasible)
+        else:
+            if positions is not None:
+                positions = positions[answer.positions]
+            current = current.picked(answer.positions)
+    filtered = len(feasible) != len(names)
+    return FilterOutcome(feasible, statuses, tuple(skipped), filtered, positions)
 
 
 def _add_statuses(
@@ -485,7 +506,7 @@ async def _prioritize_one(
     names: Sequence[str],
     node_objects: NodeObjects,
     encoded: EncodedPod | None,
-) -> dict[str, int] | ExtenderError:
+) -> Mapping[str, int] | ExtenderError:
     try:
         return await extender.prioritize(pod_json, names, node_objects, encoded=encoded)
     except ExtenderError as exc:
@@ -510,7 +531,7 @@ async def run_prioritizers(
     chosen = [e for e in extenders if e.is_prioritizer and e.is_interested(pod_json)]
     if not chosen or not names:
         return ExtenderScores()
-    results: list[dict[str, int] | ExtenderError]
+    results: list[Mapping[str, int] | ExtenderError]
     if len(chosen) == 1:  # nothing to overlap: no task to create
         results = [await _prioritize_one(chosen[0], pod_json, names, node_objects, encoded)]
     else:

@@ -16,17 +16,26 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
   float, a repeated host, a name that was not sent, an ``Error``, bytes that are not
   JSON) they return None and the caller hands the answer to the general reader, so its
   errors and its leniency stay the only ones.
+* **Answers in the order sent**, what an extender that walks the names it was given
+  answers, are checked without a dict of names: a filter answer whose feasible names are
+  the names sent less those it failed, in the order sent, and a prioritize answer that
+  names the hosts sent in the order sent, are compared with the names sent as two lists
+  (C-level string compares of names whose hashes were never needed). They come out with
+  the positions of their names among those sent (:attr:`FilterAnswer.positions`,
+  :class:`AlignedScores`), so that the caller maps them to rows in NumPy. Any other
+  answer takes the dict path, with the same result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import repeat
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, repeat
 from operator import attrgetter, mul
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 import orjson
 
 from asched.framework.extender_protocol import FilterAnswer, RawObject
@@ -84,6 +93,87 @@ def render_names_args(pod: EncodedPod, names: Sequence[str]) -> bytes:
     return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, orjson.dumps(listed))
 
 
+class SentNames:
+    """The node names one call sends, in the order sent.
+
+    ``objects`` (the same names as a NumPy object array, e.g. picked from a table's
+    cache) and ``where`` (name -> its index among the names) are built on first use
+    unless the caller has them.
+    """
+
+    __slots__ = ("_objects", "_where", "given", "names")
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        *,
+        objects: npt.NDArray[np.object_] | None = None,
+        where: Mapping[str, int] | None = None,
+    ) -> None:
+        #: the sequence as the caller gave it
+        self.given = names
+        #: the names as a list (what an answer's list is compared with)
+        self.names: list[str] = names if type(names) is list else list(names)
+        self._objects = objects
+        self._where = where
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def objects(self) -> npt.NDArray[np.object_]:
+        """The names as an object array, shape ``(len(self),)``."""
+        if self._objects is None:
+            objects = np.empty(len(self.names), dtype=object)
+            objects[:] = self.names
+            self._objects = objects
+        return self._objects
+
+    @property
+    def where(self) -> Mapping[str, int]:
+        """Name -> its index among the names sent (keyed by exactly the names sent)."""
+        if self._where is None:
+            self._where = dict(zip(self.names, range(len(self.names)), strict=True))
+        return self._where
+
+    def picked(self, positions: npt.NDArray[np.intp]) -> SentNames:
+        """The names at ``positions``, in that order, as the next call's names."""
+        objects = self.objects[positions]
+        return SentNames(objects.tolist(), objects=objects)
+
+
+class AlignedScores(Mapping[str, int]):
+    """A prioritizer's scaled scores for the hosts sent, in the order sent: ``scores``
+    (int64, ``(len(names),)``) is ``names[i]``'s contribution. A mapping like the
+    general reader's dict (built on first use as one), whose ``scores`` a caller that
+    knows the rows of ``names`` adds in NumPy."""
+
+    __slots__ = ("_mapping", "names", "scores")
+
+    def __init__(self, names: Sequence[str], scores: npt.NDArray[np.int64]) -> None:
+        #: the names the scores were asked for, as the caller gave them
+        self.names = names
+        self.scores = scores
+        self._mapping: dict[str, int] | None = None
+
+    def _dict(self) -> dict[str, int]:
+        if self._mapping is None:
+            self._mapping = dict(zip(self.names, self.scores.tolist(), strict=True))
+        return self._mapping
+
+    def __getitem__(self, name: str) -> int:
+        return self._dict()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"AlignedScores({self._dict()!r})"
+
+
 class _HostPriority(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """One ``HostPriority`` with exactly upstream's keys."""
 
@@ -110,11 +200,14 @@ _SCORE: Final = attrgetter("Score")
 _NOT_FAST: Final = (msgspec.MsgspecError, ValueError)
 
 
-def fast_host_scores(raw: bytes, sent: Mapping[str, Any], factor: int) -> dict[str, int] | None:
-    """host -> ``score * factor`` for the hosts of ``sent`` (answer order), as
+def fast_host_scores(
+    raw: bytes, sent: SentNames, factor: int
+) -> AlignedScores | dict[str, int] | None:
+    """host -> ``score * factor`` for the hosts sent (answer order), as
     :func:`~asched.framework.extender_protocol.host_scores` gives it; None when the
     answer is not a list of exact ``{"Host": str, "Score": int64}`` entries naming each
-    host once."""
+    host once. An answer naming every host sent, in the order sent, whose scaled scores
+    stay in int64, comes as :class:`AlignedScores`."""
     try:
         items = _HOST_PRIORITIES.decode(raw)
     except _NOT_FAST:
@@ -126,26 +219,28 @@ def fast_host_scores(raw: bytes, sent: Mapping[str, Any], factor: int) -> dict[s
     except OverflowError:
         return None
     low, high = (int(scores.min()), int(scores.max())) if len(hosts) else (0, 0)
-    if factor == 1:
-        values = scores.tolist()
-    elif all(_INT64_MIN <= end * factor <= _INT64_MAX for end in (low, high)):
-        values = (scores * factor).tolist()  # no product leaves int64: NumPy's is exact
+    if all(_INT64_MIN <= end * factor <= _INT64_MAX for end in (low, high)):
+        scaled = scores if factor == 1 else scores * factor  # NumPy's product is exact here
+        if hosts == sent.names:  # every host, once, in the order sent
+            return AlignedScores(sent.given, scaled)
+        values = scaled.tolist()
     else:
         values = list(map(mul, scores.tolist(), repeat(factor)))  # Python ints, unbounded
     out = dict(zip(hosts, values, strict=True))
     if len(out) != len(hosts):  # a host answered twice: the general reader adds them up
         return None
-    if not out.keys() <= sent.keys():
-        return {host: value for host, value in out.items() if host in sent}
+    where = sent.where
+    if not out.keys() <= where.keys():
+        return {host: value for host, value in out.items() if host in where}
     return out
 
 
-def fast_filter_result(raw: bytes, sent: Mapping[str, Any]) -> FilterAnswer | None:
+def fast_filter_result(raw: bytes, sent: SentNames) -> FilterAnswer | None:
     """A nodeCacheCapable filter answer as
     :func:`~asched.framework.extender_protocol.parse_filter_result` reads it; None when
     it has another key, a ``null`` ``NodeNames``, an ``Error``, a repeated or unsent
     feasible name, or a node both feasible and failed (the general reader decides
-    those)."""
+    those). An answer in the order sent carries the feasible names' positions."""
     try:
         answer = _FILTER_RESULT.decode(raw)
     except _NOT_FAST:
@@ -153,14 +248,47 @@ def fast_filter_result(raw: bytes, sent: Mapping[str, Any]) -> FilterAnswer | No
     names = answer.NodeNames
     if answer.Error or names is None:
         return None
-    feasible = dict.fromkeys(names)
-    if len(feasible) != len(names) or not feasible.keys() <= sent.keys():
-        return None
     failed = answer.FailedNodes or {}
     unresolvable = answer.FailedAndUnresolvableNodes or {}
+    ordered = _in_order(names, failed, unresolvable, sent)
+    if ordered is not None:
+        return ordered
+    where = sent.where
+    feasible = dict.fromkeys(names)
+    if len(feasible) != len(names) or not feasible.keys() <= where.keys():
+        return None
     if not feasible.keys().isdisjoint(failed) or not feasible.keys().isdisjoint(unresolvable):
         return None
-    return FilterAnswer(tuple(names), _sent_only(failed, sent), _sent_only(unresolvable, sent))
+    return FilterAnswer(tuple(names), _sent_only(failed, where), _sent_only(unresolvable, where))
+
+
+def _in_order(
+    names: list[str], failed: dict[str, str], unresolvable: dict[str, str], sent: SentNames
+) -> FilterAnswer | None:
+    """The answer when its feasible names are exactly the names sent less the failed
+    ones (each failed one sent, none failed twice), in the order sent; else None.
+
+    Such an answer is one the dict path takes whole (no name repeated, unsent, or both
+    feasible and failed), and this is its result, with the sent name objects."""
+    dropped = len(failed) + len(unresolvable)
+    if len(names) + dropped != len(sent):
+        return None
+    if dropped:
+        found = list(map(sent.where.get, chain(failed, unresolvable)))
+        if None in found:
+            return None
+        keep = np.ones(len(sent), dtype=np.bool_)
+        keep[cast("list[int]", found)] = False
+        positions = np.flatnonzero(keep)
+        if positions.size != len(names):  # a node both failed and unresolvable
+            return None
+        expected = sent.objects[positions].tolist()
+    else:
+        positions = np.arange(len(sent), dtype=np.intp)
+        expected = sent.names
+    if names != expected:
+        return None
+    return FilterAnswer(tuple(expected), failed, unresolvable, positions)
 
 
 def _sent_only(reasons: dict[str, str], sent: Mapping[str, Any]) -> dict[str, str]:

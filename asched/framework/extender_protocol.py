@@ -23,8 +23,11 @@ dropped (it cannot change the decision), and duplicated hosts' scores add up.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, TypedDict
+
+import numpy as np
+import numpy.typing as npt
 
 from asched.errors import ExtenderError
 
@@ -133,11 +136,17 @@ class CallSite:
 
 @dataclass(frozen=True, slots=True)
 class FilterAnswer:
-    """A checked filter answer: names only, every one of them sent."""
+    """A checked filter answer: names only, every one of them sent.
+
+    ``positions`` (intp, ``(len(feasible),)``), when the reader knows them: the index of
+    each feasible name among the names sent (an answer in the order sent,
+    :mod:`asched.framework.extender_fast`); None otherwise.
+    """
 
     feasible: tuple[str, ...]
     failed: Mapping[str, str]
     unresolvable: Mapping[str, str]
+    positions: npt.NDArray[np.intp] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ from asched.framework.extender import (
     run_filters,
     run_prioritizers,
 )
-from asched.framework.extender_fast import EncodedPod
+from asched.framework.extender_fast import AlignedScores, EncodedPod, SentNames
 from asched.framework.extender_preemption import narrow_candidates
 from asched.framework.extender_protocol import RawObject
 from asched.framework.preemption import Candidate, CandidateSelector
@@ -70,8 +70,9 @@ class Consultation:
 
     ``names`` are the candidates of the in-tree half, in node order; ``nominated_only``
     says they are the pod's nominated node alone (upstream then evaluates every node
-    when the extenders reject it). ``sent`` maps each of them to its row while the
-    table's ``epoch`` is ``epoch`` (rows move only with the epoch). The task fills
+    when the extenders reject it). ``rows`` (intp, ``(len(names),)``) are their rows
+    while the table's ``epoch`` is ``epoch`` (rows move only with the epoch), and
+    ``sent`` the same names as the first extender call takes them. The task fills
     ``outcome`` and ``scores``, or ``error`` when a non-ignorable filter failed.
     """
 
@@ -82,11 +83,14 @@ class Consultation:
     nominated_only: bool
     started: float
     rounds: int = 1
-    sent: Mapping[str, int] = field(default_factory=dict)
+    sent: SentNames | None = None
+    rows: npt.NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     epoch: int = -1
     outcome: FilterOutcome | None = None
     scores: ExtenderScores | None = None
     error: ExtenderError | None = None
+    #: name -> row of the names sent, built when an answer is read by names
+    row_by_name: dict[str, int] | None = None
 
 
 @dataclass(slots=True)
@@ -165,23 +169,28 @@ _ORDERED: Final[weakref.WeakKeyDictionary[NodeTable, _OrderedNames]] = weakref.W
 
 def names_of(
     table: NodeTable, candidates: npt.NDArray[np.bool_]
-) -> tuple[tuple[str, ...], dict[str, int]]:
+) -> tuple[SentNames, npt.NDArray[np.intp]]:
     """The names of the live rows of ``candidates`` (bool, ``(table.size,)``), in node
-    order (upstream's node tree order): what the extenders are sent; and each name's
-    row (a mapping keyed by exactly those names)."""
+    order (upstream's node tree order): what the extenders are sent, picked from the
+    table's names in C; and their rows (intp, same order)."""
     order = table.order()
     cached = _ORDERED.get(table)
     if cached is None or cached.order is not order or cached.epoch != table.epoch:
         cached = _ORDERED[table] = _OrderedNames(table, order)
     picked = candidates[order]
-    names = cast("list[str]", cached.names[picked].tolist())
-    return tuple(names), dict(zip(names, order[picked].tolist(), strict=True))
+    objects = cached.names[picked]
+    return SentNames(cast("list[str]", objects.tolist()), objects=objects), order[picked]
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:
     """Name -> current row for the names the consultation sent: its own small map while
     no row moved (same epoch), else the table's."""
-    return consultation.sent if table.epoch == consultation.epoch else table.index
+    if table.epoch != consultation.epoch:
+        return table.index
+    if consultation.row_by_name is None:
+        rows = consultation.rows.tolist()
+        consultation.row_by_name = dict(zip(consultation.names, rows, strict=True))
+    return consultation.row_by_name
 
 
 def rows_of(
@@ -195,6 +204,25 @@ def rows_of(
     return np.fromiter(found, dtype=np.intp, count=len(found))
 
 
+def _positioned_rows(table: NodeTable, consultation: Consultation) -> npt.NDArray[np.intp] | None:
+    """The rows of the extenders' feasible names from their positions among the names
+    sent (no lookup by name), while no row moved; None when not known."""
+    outcome = consultation.outcome
+    if outcome is None or outcome.positions is None or table.epoch != consultation.epoch:
+        return None
+    return consultation.rows[outcome.positions]
+
+
+def feasible_rows(table: NodeTable, consultation: Consultation) -> npt.NDArray[np.intp]:
+    """The current rows of the nodes the extenders left (those still in the table), in
+    the extenders' order."""
+    rows = _positioned_rows(table, consultation)
+    if rows is not None:
+        return rows
+    assert consultation.outcome is not None
+    return rows_of(table, consultation, consultation.outcome.feasible)
+
+
 def score_rows(table: NodeTable, consultation: Consultation) -> npt.NDArray[np.int64] | None:
     """Every prioritizer's scaled contribution per row (int64, ``(table.size,)``), summed
     over the extenders; None when none scored. Nodes no longer in the table are dropped."""
@@ -202,9 +230,17 @@ def score_rows(table: NodeTable, consultation: Consultation) -> npt.NDArray[np.i
     if scores is None or not scores.by_extender:
         return None
     extra = np.zeros(table.size, dtype=np.int64)
-    index = _index(table, consultation)
+    outcome = consultation.outcome
     for _, contributions in scores.by_extender:
-        found = list(map(index.get, contributions))
+        if (
+            isinstance(contributions, AlignedScores)
+            and outcome is not None
+            and contributions.names is outcome.feasible
+            and (positioned := _positioned_rows(table, consultation)) is not None
+        ):
+            extra[positioned] += contributions.scores  # one row per name sent
+            continue
+        found = list(map(_index(table, consultation).get, contributions))
         if None in found:
             kept = [
                 (row, v)
@@ -236,16 +272,15 @@ async def ask(
     findNodesThatPassExtenders, then the extender half of prioritizeNodes)."""
     pod = consultation.qp.pod
     encoded = EncodedPod(consultation.pod_json)  # one encoding for every call
-    names, sent = consultation.names, consultation.sent
     try:
         outcome = await run_filters(
             extenders,
             pod,
             consultation.pod_json,
-            names,
+            consultation.names,
             node_objects,
             encoded=encoded,
-            sent=sent if len(sent) == len(names) else None,
+            sent=consultation.sent,
         )
     except ExtenderError as exc:
         consultation.error = exc

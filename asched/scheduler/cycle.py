@@ -214,16 +214,17 @@ class Scheduler:
             pod_json = self.raw.pod(pod)
             if consult.interested(self.extenders, pod_json):
                 table = self.ledger.table
-                names, sent = consult.names_of(table, decision.candidates)
+                sent, rows = consult.names_of(table, decision.candidates)
                 return Consultation(
                     qp,
                     profile,
                     pod_json,
-                    names,
+                    tuple(sent.names),
                     decision.nominated_only,
                     start,
                     rounds,
                     sent=sent,
+                    rows=rows,
                     epoch=table.epoch,
                 )
         candidates = decision.candidates
@@ -324,7 +325,7 @@ class Scheduler:
         outcome = consultation.outcome
         assert outcome is not None
         table = self.ledger.table
-        rows = consult.rows_of(table, consultation, outcome.feasible)
+        rows = consult.feasible_rows(table, consultation)
         accepted = np.zeros(table.size, dtype=np.bool_)
         accepted[rows] = True
         # the in-tree Filters again, on the accepted rows only (PreFilter over the table)

@@ -5,7 +5,8 @@ Each generated answer (the shapes of test_extender_answers_differential: exact e
 other key cases, nulls, floats, booleans, huge scores, repeated and unsent hosts, names
 both feasible and failed) is encoded to bytes. Whenever the fast path answers (not None),
 the general reader, given the same bytes decoded, must answer the same, in the same order,
-and not raise.
+and not raise. An answer the fast path read in the order sent must say truly where each
+name stood among those sent, and an answer in that order must be read so.
 """
 
 from __future__ import annotations
@@ -17,13 +18,30 @@ from hypothesis import assume, given, settings, strategies as st
 
 from asched.errors import ExtenderError
 from asched.framework import extender_protocol as protocol
-from asched.framework.extender_fast import fast_filter_result, fast_host_scores
+from asched.framework.extender_fast import (
+    AlignedScores,
+    SentNames,
+    fast_filter_result,
+    fast_host_scores,
+)
+from asched.framework.extender_protocol import FilterAnswer
 from tests.property.test_extender_answers_differential import (
     ANSWERS,
     FILTER_ANSWERS,
     SENT,
+    SENT_NAMES,
     SITE,
 )
+
+
+def _sent() -> SentNames:
+    return SentNames(SENT_NAMES)
+
+
+def _positions_hold(fast: FilterAnswer) -> None:
+    """The positions, when given, name the feasible nodes among those sent."""
+    if fast.positions is not None:
+        assert tuple(SENT_NAMES[p] for p in fast.positions.tolist()) == fast.feasible
 
 
 def _encoded(answer: Any) -> bytes:
@@ -45,11 +63,13 @@ def _general(call: Any) -> tuple[str, Any]:
 @given(ANSWERS, st.sampled_from((1, 10, 30)))
 def test_fast_host_scores_only_take_what_the_general_reader_gives(answer: Any, factor: int) -> None:
     raw = _encoded(answer)
-    fast = fast_host_scores(raw, SENT, factor)
+    fast = fast_host_scores(raw, _sent(), factor)
     general = _general(lambda: protocol.host_scores(SITE, orjson.loads(raw), SENT, factor))
     if fast is not None:
         assert general == ("ok", fast)
         assert list(general[1]) == list(fast)  # the answer's order too
+        if isinstance(fast, AlignedScores):
+            assert dict(zip(SENT_NAMES, fast.scores.tolist(), strict=True)) == general[1]
 
 
 @settings(max_examples=500, derandomize=True)
@@ -58,12 +78,13 @@ def test_fast_filter_result_only_takes_what_the_general_reader_gives(
     answer: dict[str, Any],
 ) -> None:
     raw = _encoded(answer)
-    fast = fast_filter_result(raw, SENT)
+    fast = fast_filter_result(raw, _sent())
     general = _general(
         lambda: protocol.parse_filter_result(SITE, orjson.loads(raw), SENT, node_cache_capable=True)
     )
     if fast is not None:
         assert general == ("ok", fast)
+        _positions_hold(fast)
 
 
 EXACT = st.lists(
@@ -79,7 +100,7 @@ def test_exact_answers_take_the_fast_path(pairs: list[tuple[str, int]], factor: 
     """Exact entries naming each host once are the fast path's (it cannot decline all)."""
     raw = orjson.dumps([{"Host": host, "Score": score} for host, score in pairs])
     expected = protocol.host_scores(SITE, orjson.loads(raw), SENT, factor)
-    assert fast_host_scores(raw, SENT, factor) == expected
+    assert fast_host_scores(raw, _sent(), factor) == expected
 
 
 @settings(max_examples=200, derandomize=True)
@@ -90,8 +111,51 @@ def test_exact_filter_answers_take_the_fast_path(names: list[str], failed: str) 
     general = _general(
         lambda: protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
     )
-    fast = fast_filter_result(raw, SENT)
+    fast = fast_filter_result(raw, _sent())
     if general[0] == "ok":
         assert fast == general[1]
     else:  # n0 both feasible and failed: declined, the general reader raises
         assert fast is None
+
+
+# verdicts per name sent: kept, failed, unresolvable, or dropped without a word
+VERDICTS = st.lists(
+    st.sampled_from(("keep", "failed", "unresolvable", "dropped")),
+    min_size=len(SENT_NAMES),
+    max_size=len(SENT_NAMES),
+)
+
+
+@settings(max_examples=300, derandomize=True)
+@given(VERDICTS, st.booleans(), st.booleans())
+def test_filter_answers_in_the_order_sent_carry_true_positions(
+    verdicts: list[str], reverse: bool, both: bool
+) -> None:
+    """An answer whose feasible names are the names sent less its failed ones, in the
+    order sent, is read with positions; a name dropped without a word, the feasible
+    ones reversed, or a name both failed and unresolvable, by the dict path (or the
+    general reader): the same answer either way."""
+    kept = [n for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "keep"]
+    failed = {n: "full" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "failed"}
+    gone = {n: "zone" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "unresolvable"}
+    if both and failed:
+        gone[next(iter(failed))] = "zone"  # failed and unresolvable: upstream's both maps
+    names = kept[::-1] if reverse else kept
+    answer = {"NodeNames": names, "FailedNodes": failed, "FailedAndUnresolvableNodes": gone}
+    fast = fast_filter_result(orjson.dumps(answer), _sent())
+    general = protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
+    assert fast == general
+    _positions_hold(fast)
+    in_order = "dropped" not in verdicts and not (both and failed) and (not reverse or len(kept) < 2)
+    assert (fast.positions is not None) == in_order
+
+
+@settings(max_examples=200, derandomize=True)
+@given(st.permutations(SENT_NAMES), st.lists(st.integers(0, 10), min_size=5, max_size=5))
+def test_prioritize_answers_in_the_order_sent_come_aligned(
+    hosts: list[str], scores: list[int]
+) -> None:
+    raw = orjson.dumps([{"Host": h, "Score": s} for h, s in zip(hosts, scores, strict=True)])
+    fast = fast_host_scores(raw, _sent(), 10)
+    assert fast == protocol.host_scores(SITE, orjson.loads(raw), SENT, 10)
+    assert isinstance(fast, AlignedScores) == (tuple(hosts) == SENT_NAMES)

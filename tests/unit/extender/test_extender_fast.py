@@ -9,6 +9,7 @@ deleted and another taking its row, a node moving to another zone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
@@ -17,23 +18,30 @@ import orjson
 import pytest
 
 from asched.api.extender import _plain as client_plain
-from asched.cluster.decode import decode_node
+from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
 from asched.framework import extender_protocol as protocol
-from asched.framework.extender import Extender
+from asched.framework.extender import Extender, run_filters
 from asched.framework.extender_fast import (
     EncodedPod,
+    SentNames,
     fast_filter_result,
     fast_host_scores,
     render_names_args,
 )
 from asched.framework.extender_protocol import CallSite, FilterAnswer
 from asched.scheduler import consult
-from tests.builders import make_node
+from tests.builders import make_node, make_pod
 
 SENT = dict.fromkeys(["node1", "node2", "node3"])
+
+
+def sent() -> SentNames:
+    return SentNames(list(SENT))
+
+
 PRIORITY_SITE = CallSite("http://canned/prioritize", "prioritize")
 FILTER_SITE = CallSite("http://canned/filter", "filter")
 
@@ -139,14 +147,14 @@ OTHER_FILTERS = [
 def test_fast_host_scores_equal_the_general_readers(raw: bytes, expected: dict[str, int]) -> None:
     general = protocol.host_scores(PRIORITY_SITE, orjson.loads(raw), SENT, 20)
     assert general == expected
-    fast = fast_host_scores(raw, SENT, 20)
+    fast = fast_host_scores(raw, sent(), 20)
     assert fast == expected
     assert list(fast or {}) == list(general)  # the answer's order too
 
 
 @pytest.mark.parametrize("raw", OTHER_PRIORITIES)
 def test_fast_host_scores_decline_what_they_do_not_take(raw: bytes) -> None:
-    assert fast_host_scores(raw, SENT, 20) is None
+    assert fast_host_scores(raw, sent(), 20) is None
 
 
 @pytest.mark.parametrize(("raw", "expected"), GOOD_FILTERS)
@@ -155,12 +163,12 @@ def test_fast_filter_result_equals_the_general_readers(raw: bytes, expected: Fil
         FILTER_SITE, orjson.loads(raw), SENT, node_cache_capable=True
     )
     assert general == expected
-    assert fast_filter_result(raw, SENT) == expected
+    assert fast_filter_result(raw, sent()) == expected
 
 
 @pytest.mark.parametrize("raw", OTHER_FILTERS)
 def test_fast_filter_result_declines_what_it_does_not_take(raw: bytes) -> None:
-    assert fast_filter_result(raw, SENT) is None
+    assert fast_filter_result(raw, sent()) is None
 
 
 class Plain:
@@ -235,7 +243,7 @@ async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes) -> N
     plain, fast = Plain(raw), Raw(raw)
     names = list(SENT)
     expected = await outcome(extender(plain).filter(POD, names, _unused))
-    assert await outcome(extender(fast).filter(POD, names, _unused, sent=SENT)) == expected
+    assert await outcome(extender(fast).filter(POD, names, _unused, sent=sent())) == expected
     assert fast.bodies == plain.bodies
 
 
@@ -256,35 +264,42 @@ def _table(*nodes: tuple[str, str]) -> NodeTable:
     return table
 
 
-def _expected(table: NodeTable, candidates: np.ndarray) -> tuple[str, ...]:
-    return tuple(str(table.names[row]) for row in table.order().tolist() if candidates[row])
+def _expected(table: NodeTable, candidates: np.ndarray) -> list[str]:
+    return [str(table.names[row]) for row in table.order().tolist() if candidates[row]]
+
+
+def named(table: NodeTable, candidates: np.ndarray) -> tuple[list[str], list[int]]:
+    """names_of's names and rows, as lists; its object array holds the same names."""
+    sent, rows = consult.names_of(table, candidates)
+    assert sent.objects.tolist() == sent.names
+    return sent.names, rows.tolist()
 
 
 def test_names_are_not_reused_after_a_node_is_replaced_in_its_row() -> None:
     table = _table(("a", "z1"), ("b", "z1"), ("c", "z1"))
     every = np.ones(table.size, dtype=np.bool_)
-    assert consult.names_of(table, every) == (("a", "b", "c"), {"a": 0, "b": 1, "c": 2})
+    assert named(table, every) == (["a", "b", "c"], [0, 1, 2])
     row = table.row_of("b")
     table.remove_node("b")
     table.upsert_node(decode_node(make_node("x", labels={"topology.kubernetes.io/zone": "z1"})))
     assert table.row_of("x") == row  # the free row was taken again
-    names, sent = consult.names_of(table, np.ones(table.size, dtype=np.bool_))
+    names, rows = named(table, np.ones(table.size, dtype=np.bool_))
     assert names == _expected(table, np.ones(table.size, dtype=np.bool_))
     assert "b" not in names
     assert "x" in names
-    assert sent == {name: table.row_of(name) for name in names}
+    assert rows == [table.row_of(name) for name in names]
 
 
 def test_names_follow_a_node_that_moves_to_another_zone() -> None:
     """A zone change reorders the nodes without a new epoch: the cache must follow."""
     table = _table(("a", "z1"), ("b", "z1"), ("c", "z2"), ("d", "z2"))
     every = np.ones(table.size, dtype=np.bool_)
-    before = consult.names_of(table, every)[0]
-    assert before == ("a", "c", "b", "d")  # zones interleaved: z1, z2, z1, z2
+    before = named(table, every)[0]
+    assert before == ["a", "c", "b", "d"]  # zones interleaved: z1, z2, z1, z2
     epoch = table.epoch
     table.upsert_node(decode_node(make_node("a", labels={"topology.kubernetes.io/zone": "z2"})))
     assert table.epoch == epoch  # no structural change, yet the order moved
-    after = consult.names_of(table, every)[0]
+    after = named(table, every)[0]
     assert after == _expected(table, every)
     assert after != before
 
@@ -292,4 +307,72 @@ def test_names_follow_a_node_that_moves_to_another_zone() -> None:
 def test_only_the_candidates_are_named() -> None:
     table = _table(("a", "z1"), ("b", "z2"), ("c", "z1"))
     candidates = np.array([True, False, True])
-    assert consult.names_of(table, candidates) == (("a", "c"), {"a": 0, "c": 2})
+    assert named(table, candidates) == (["a", "c"], [0, 2])
+
+
+# ------------------------------------------------------------------ positions through a chain
+class Ruled(Raw):
+    """Answers each filter call by a rule over the names it was sent."""
+
+    def __init__(self, rule: Callable[[list[str]], dict[str, Any]]) -> None:
+        super().__init__(b"")
+        self.rule = rule
+
+    async def post_bytes(self, verb: str, data: bytes) -> bytes:
+        self.bodies.append(data)
+        return orjson.dumps(self.rule(orjson.loads(data)["NodeNames"]))
+
+
+def failing(*failed: str, reverse: bool = False, say: bool = True) -> Ruled:
+    """Fail ``failed`` (named in FailedNodes unless not ``say``); the others in the order
+    sent, or reversed."""
+
+    def rule(names: list[str]) -> dict[str, Any]:
+        kept = [name for name in names if name not in failed]
+        reasons = {name: "no" for name in names if name in failed and say}
+        return {"NodeNames": kept[::-1] if reverse else kept, "FailedNodes": reasons}
+
+    return Ruled(rule)
+
+
+FIVE = ["node1", "node2", "node3", "node4", "node5"]
+
+
+@pytest.mark.parametrize(
+    ("chain", "feasible", "positions"),
+    [
+        pytest.param(
+            [failing("node2"), failing("node4")],
+            ("node1", "node3", "node5"),
+            [0, 2, 4],  # the first keeps 0, 2, 3, 4; the second drops its third (3)
+            id="both in the order sent: positions composed",
+        ),
+        pytest.param(
+            [failing("node2"), failing("node4", reverse=True)],
+            ("node5", "node3", "node1"),
+            None,
+            id="the second reverses: positions unknown",
+        ),
+        pytest.param(
+            [failing("node2", say=False), failing("node4")],
+            ("node1", "node3", "node5"),
+            None,
+            id="the first drops a node without a word: positions unknown",
+        ),
+        pytest.param(
+            [failing(), failing("node1", "node5")],
+            ("node2", "node3", "node4"),
+            [1, 2, 3],
+            id="the first keeps all",
+        ),
+    ],
+)
+async def test_positions_follow_the_chain_of_filters(
+    chain: list[Ruled], feasible: tuple[str, ...], positions: list[int] | None
+) -> None:
+    pod = decode_pod(make_pod("p"))
+    extenders = [extender(transport) for transport in chain]
+    outcome = await run_filters(extenders, pod, POD, FIVE, _unused)
+    assert outcome.feasible == feasible
+    got = None if outcome.positions is None else outcome.positions.tolist()
+    assert got == positions

@@ -25,6 +25,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework import extender
 from asched.framework.events import ClusterEvent
+from asched.framework.extender_fast import AlignedScores
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE
 from asched.scheduler import consult
@@ -431,6 +432,45 @@ async def test_extender_scores_land_on_the_rows_of_the_nodes_they_name() -> None
         moved = consult.score_rows(r.table, consultation)
         assert moved is not None
         assert moved.tolist() == [0, 35, 0, 70]
+
+
+async def test_answers_in_the_order_sent_reach_the_rows_by_position() -> None:
+    """An extender that answers in the order sent (the test server does): its feasible
+    nodes come with their positions among the names sent and its scores aligned with
+    them, so the conclusion maps both to rows without a lookup by name; the rows and the
+    per-row scores are the name lookup's (n2: 3 x 10, n3: 0, n4: 7 x 10). Once a row
+    moved (n3 deleted, z in its row: a new epoch) the names decide: n3 is gone."""
+    rules = ExtenderRules(fail=frozenset({"n1"}), scores={"n2": 3, "n3": 0, "n4": 7})
+    async with rig(spec(rules, nodeCacheCapable=True)) as r:
+        r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        await r.scheduler.ask(consultation)
+        outcome, scores = consultation.outcome, consultation.scores
+        assert outcome is not None and scores is not None
+        assert outcome.positions is not None
+        assert outcome.positions.tolist() == [1, 2, 3]  # n2, n3, n4 of n1..n4
+        [(_, aligned)] = scores.by_extender
+        assert isinstance(aligned, AlignedScores)
+        rows = {name: r.table.row_of(name) for name in NODES}
+        assert consult.feasible_rows(r.table, consultation).tolist() == [
+            rows["n2"],
+            rows["n3"],
+            rows["n4"],
+        ]
+        by_position = consult.score_rows(r.table, consultation)
+        consultation.scores = extender.ExtenderScores((("e", dict(aligned)),))
+        by_name = consult.score_rows(r.table, consultation)
+        assert by_position is not None and by_name is not None
+        assert by_position.tolist() == by_name.tolist() == [0, 30, 0, 70]
+        consultation.scores = scores
+        r.table.remove_node("n3")
+        r.table.upsert_node(decode_node(make_node("z", cpu="4", memory="8Gi")))
+        assert r.table.row_of("z") == rows["n3"]
+        assert consult.feasible_rows(r.table, consultation).tolist() == [rows["n2"], rows["n4"]]
+        moved = consult.score_rows(r.table, consultation)
+        assert moved is not None
+        assert moved.tolist() == [0, 30, 0, 70]
 
 
 @pytest.mark.parametrize(
