@@ -132,6 +132,7 @@ class Extender:
         self._raw: RawTransport | None = (
             cast("RawTransport", transport) if callable(raw) and config.node_cache_capable else None
         )
+        self._durations: dict[tuple[str, str], Any] = {}
 
     def __repr__(self) -> str:
         return f"Extender({self.name!r})"
@@ -180,9 +181,7 @@ class Extender:
             result = "ok"
             return answer
         finally:
-            metrics.EXTENDER_REQUEST_DURATION.labels(self.name, verb, result).observe(
-                time.perf_counter() - started
-            )
+            self._duration(verb, result).observe(time.perf_counter() - started)
 
     async def _post_fast(
         self, verb: str, data: bytes, fast: Callable[[bytes], _Fast | None]
@@ -201,9 +200,19 @@ class Extender:
             result = "ok"
             return checked, answer
         finally:
-            metrics.EXTENDER_REQUEST_DURATION.labels(self.name, verb, result).observe(
-                time.perf_counter() - started
+            self._duration(verb, result).observe(time.perf_counter() - started)
+
+    def _duration(self, verb: str, result: str) -> Any:
+        """This extender's ``asched_extender_request_duration_seconds`` for ``verb`` and
+        ``result``: labelled once, then kept (a labels() lookup per call costs more than
+        the observation)."""
+        key = (verb, result)
+        child = self._durations.get(key)
+        if child is None:
+            child = self._durations[key] = metrics.EXTENDER_REQUEST_DURATION.labels(
+                self.name, verb, result
             )
+        return child
 
     def _load(self, verb: str, raw: bytes) -> Any:
         """The answer decoded, or the HTTP client's error for one that is not JSON."""

@@ -28,9 +28,8 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain, repeat
-from operator import attrgetter, mul
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any, Final, Protocol, cast
 
 import msgspec
@@ -93,15 +92,21 @@ def render_names_args(pod: EncodedPod, names: Sequence[str]) -> bytes:
     return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, orjson.dumps(listed))
 
 
+#: Where some of the names sent stand among them (intp, one index per name), or None
+#: when one was not sent or the caller cannot tell (:attr:`SentNames.locate`).
+Locate = Callable[[Iterable[str]], "npt.NDArray[np.intp] | None"]
+
+
 class SentNames:
     """The node names one call sends, in the order sent.
 
     ``objects`` (the same names as a NumPy object array, e.g. picked from a table's
     cache) and ``where`` (name -> its index among the names) are built on first use
-    unless the caller has them.
+    unless the caller has them. ``locate`` finds a few names' indices without ``where``
+    (the scheduler's looks them up in its table's name index); None when it cannot tell.
     """
 
-    __slots__ = ("_objects", "_where", "given", "names")
+    __slots__ = ("_objects", "_where", "given", "locate", "names")
 
     def __init__(
         self,
@@ -109,6 +114,7 @@ class SentNames:
         *,
         objects: npt.NDArray[np.object_] | None = None,
         where: Mapping[str, int] | None = None,
+        locate: Locate | None = None,
     ) -> None:
         #: the sequence as the caller gave it
         self.given = names
@@ -116,6 +122,7 @@ class SentNames:
         self.names: list[str] = names if type(names) is list else list(names)
         self._objects = objects
         self._where = where
+        self.locate = locate
 
     def __len__(self) -> int:
         return len(self.names)
@@ -194,8 +201,6 @@ class _FilterResult(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 _HOST_PRIORITIES: Final = msgspec.json.Decoder(list[_HostPriority])
 _FILTER_RESULT: Final = msgspec.json.Decoder(_FilterResult)
-_HOST: Final = attrgetter("Host")
-_SCORE: Final = attrgetter("Score")
 # msgspec's errors, and UnicodeDecodeError (a ValueError) for bytes that are not UTF-8
 _NOT_FAST: Final = (msgspec.MsgspecError, ValueError)
 
@@ -212,20 +217,21 @@ def fast_host_scores(
         items = _HOST_PRIORITIES.decode(raw)
     except _NOT_FAST:
         return None
-    hosts = list(map(_HOST, items))
-    try:
-        # int64 or not at all (msgspec reads any integer; the general reader wants int64)
-        scores = np.fromiter(map(_SCORE, items), np.int64, len(items))
-    except OverflowError:
+    hosts = [item.Host for item in items]
+    scaled: npt.NDArray[np.int64] | None = None
+    if factor >= 1:  # then a product in int64 means a score in int64 too
+        try:
+            products = [item.Score * factor for item in items]
+            scaled = np.fromiter(products, np.int64, len(products))
+        except OverflowError:  # a product beyond int64: Python ints below
+            pass
+    if scaled is not None and hosts == sent.names:  # every host, once, in the order sent
+        return AlignedScores(sent.given, scaled)
+    scores = [item.Score for item in items]
+    # int64 or not at all (msgspec reads any integer; the general reader wants int64)
+    if scores and not (min(scores) >= _INT64_MIN and max(scores) <= _INT64_MAX):
         return None
-    low, high = (int(scores.min()), int(scores.max())) if len(hosts) else (0, 0)
-    if all(_INT64_MIN <= end * factor <= _INT64_MAX for end in (low, high)):
-        scaled = scores if factor == 1 else scores * factor  # NumPy's product is exact here
-        if hosts == sent.names:  # every host, once, in the order sent
-            return AlignedScores(sent.given, scaled)
-        values = scaled.tolist()
-    else:
-        values = list(map(mul, scores.tolist(), repeat(factor)))  # Python ints, unbounded
+    values = scaled.tolist() if scaled is not None else [score * factor for score in scores]
     out = dict(zip(hosts, values, strict=True))
     if len(out) != len(hosts):  # a host answered twice: the general reader adds them up
         return None
@@ -274,11 +280,11 @@ def _in_order(
     if len(names) + dropped != len(sent):
         return None
     if dropped:
-        found = list(map(sent.where.get, chain(failed, unresolvable)))
-        if None in found:
+        found = _positions(sent, chain(failed, unresolvable))
+        if found is None:
             return None
         keep = np.ones(len(sent), dtype=np.bool_)
-        keep[cast("list[int]", found)] = False
+        keep[found] = False
         positions = np.flatnonzero(keep)
         if positions.size != len(names):  # a node both failed and unresolvable
             return None
@@ -289,6 +295,18 @@ def _in_order(
     if names != expected:
         return None
     return FilterAnswer(tuple(expected), failed, unresolvable, positions)
+
+
+def _positions(sent: SentNames, names: Iterable[str]) -> npt.NDArray[np.intp] | list[int] | None:
+    """The indices of ``names`` among those sent; None when one was not sent."""
+    if sent.locate is not None:
+        listed = list(names)
+        found = sent.locate(listed)
+        if found is not None:
+            return found
+        names = listed
+    where = list(map(sent.where.get, names))
+    return None if None in where else cast("list[int]", where)
 
 
 def _sent_only(reasons: dict[str, str], sent: Mapping[str, Any]) -> dict[str, str]:

@@ -32,7 +32,7 @@ SelectCandidate. The pod is in flight, and holds its slot, until then.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, cast
 
@@ -179,7 +179,34 @@ def names_of(
         cached = _ORDERED[table] = _OrderedNames(table, order)
     picked = candidates[order]
     objects = cached.names[picked]
-    return SentNames(cast("list[str]", objects.tolist()), objects=objects), order[picked]
+    rows = order[picked]
+    locate = _Locator(table, rows)
+    return SentNames(cast("list[str]", objects.tolist()), objects=objects, locate=locate), rows
+
+
+class _Locator:
+    """Where some of the names sent stand among them, found through the table's name
+    index while no row moved (the epoch the names were picked in): a few lookups, no
+    dict of the names sent built (:attr:`~asched.framework.extender_fast.SentNames.locate`)."""
+
+    __slots__ = ("epoch", "rows", "table")
+
+    def __init__(self, table: NodeTable, rows: npt.NDArray[np.intp]) -> None:
+        self.table = table
+        self.rows = rows
+        self.epoch = table.epoch
+
+    def __call__(self, names: Iterable[str]) -> npt.NDArray[np.intp] | None:
+        table = self.table
+        if table.epoch != self.epoch:
+            return None
+        found = list(map(table.index.get, names))
+        if None in found:  # a node gone (or never there): the caller looks by name
+            return None
+        position = np.full(table.size, -1, dtype=np.intp)
+        position[self.rows] = np.arange(self.rows.size, dtype=np.intp)
+        at = position[np.fromiter(found, np.intp, len(found))]
+        return None if at.size and int(at.min()) < 0 else at
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:

@@ -146,7 +146,9 @@ def test_filter_answers_in_the_order_sent_carry_true_positions(
     general = protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
     assert fast == general
     _positions_hold(fast)
-    in_order = "dropped" not in verdicts and not (both and failed) and (not reverse or len(kept) < 2)
+    in_order = (
+        "dropped" not in verdicts and not (both and failed) and (not reverse or len(kept) < 2)
+    )
     assert (fast.positions is not None) == in_order
 
 

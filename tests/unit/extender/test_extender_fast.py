@@ -376,3 +376,20 @@ async def test_positions_follow_the_chain_of_filters(
     assert outcome.feasible == feasible
     got = None if outcome.positions is None else outcome.positions.tolist()
     assert got == positions
+
+
+def test_the_names_sent_are_located_through_the_table_while_no_row_moved() -> None:
+    """names_of's locate: the index among the names sent (a and c sent: c is second),
+    None for a name not sent (b) or unknown (zz), and None once a row moved (a new
+    epoch), when the caller looks the names up by name instead."""
+    table = _table(("a", "z1"), ("b", "z2"), ("c", "z1"))
+    sent, _ = consult.names_of(table, np.array([True, False, True]))
+    assert sent.locate is not None
+    located = sent.locate(["c", "a"])
+    assert located is not None
+    assert located.tolist() == [1, 0]
+    assert sent.locate(["b"]) is None
+    assert sent.locate(["zz"]) is None
+    table.remove_node("b")
+    table.upsert_node(decode_node(make_node("x", labels={"topology.kubernetes.io/zone": "z2"})))
+    assert sent.locate(["c"]) is None

@@ -447,7 +447,8 @@ async def test_answers_in_the_order_sent_reach_the_rows_by_position() -> None:
         assert isinstance(consultation, Consultation)
         await r.scheduler.ask(consultation)
         outcome, scores = consultation.outcome, consultation.scores
-        assert outcome is not None and scores is not None
+        assert outcome is not None
+        assert scores is not None
         assert outcome.positions is not None
         assert outcome.positions.tolist() == [1, 2, 3]  # n2, n3, n4 of n1..n4
         [(_, aligned)] = scores.by_extender
@@ -461,7 +462,8 @@ async def test_answers_in_the_order_sent_reach_the_rows_by_position() -> None:
         by_position = consult.score_rows(r.table, consultation)
         consultation.scores = extender.ExtenderScores((("e", dict(aligned)),))
         by_name = consult.score_rows(r.table, consultation)
-        assert by_position is not None and by_name is not None
+        assert by_position is not None
+        assert by_name is not None
         assert by_position.tolist() == by_name.tolist() == [0, 30, 0, 70]
         consultation.scores = scores
         r.table.remove_node("n3")
