@@ -15,6 +15,11 @@ the medians of the Average:
 * asched with the 10 ms extender / asched without one (target >= 0.5), same workload;
 * asched with the 10 ms extender / kube-scheduler with it (target >= 10).
 
+And the first ratio round by round: each asched run with the extender against the asched
+run without one that started just before it (``started_at``), with their median. The
+machine's speed drifts over minutes (a shared VM: the same run's CPU per pod moved by a
+third within one series), so two runs side by side compare better than two medians.
+
 Runs that did not complete are left out (and listed).
 """
 
@@ -138,6 +143,29 @@ def ratios(groups: dict[Key, Group], latency: float = 10.0) -> list[tuple[str, f
     return out
 
 
+def round_ratios(groups: dict[Key, Group], latency: float = 10.0) -> list[tuple[str, float]]:
+    """Per workload: each asched run with the extender / the asched run without one that
+    started last before it (a round), as ``(label, ratio)``, rounds in time order."""
+    out: list[tuple[str, float]] = []
+    for workload in sorted({w for _s, _l, w in groups}):
+        ours = groups.get(("asched", latency, workload))
+        bare = groups.get(("asched", None, workload))
+        if ours is None or bare is None:
+            continue
+        before = sorted(bare.runs, key=lambda r: r["started_at"])
+        for run in sorted(ours.runs, key=lambda r: r["started_at"]):
+            earlier = [r for r in before if r["started_at"] < run["started_at"]]
+            if not earlier:
+                continue
+            pair = earlier[-1]
+            with_ = run["measured"]["throughput"]["average"]
+            without = pair["measured"]["throughput"]["average"]
+            if with_ and without:
+                label = f"{workload}, {run['started_at']}: {with_:,.0f} / {without:,.0f}"
+                out.append((label, with_ / without))
+    return out
+
+
 def plot(groups: dict[Key, Group], path: Path) -> None:
     """Median Average per scheduler and latency, one bar each (the larger workload per pair)."""
     import matplotlib
@@ -198,6 +226,13 @@ def main() -> None:
     print()
     for name, value in ratios(groups):
         print(f"- {name}: {value:.2f}")
+    rounds = round_ratios(groups)
+    if rounds:
+        print()
+        print("Round by round (asched with the extender / without it, the run just before):")
+        for name, value in rounds:
+            print(f"- {name} = {value:.2f}")
+        print(f"- median of {len(rounds)} rounds: {statistics.median(v for _n, v in rounds):.2f}")
     if skipped:
         print(f"\nleft out (not completed): {', '.join(skipped)}")
     if args.plot is not None:

@@ -259,7 +259,7 @@ class Extender:
             return FilterAnswer(tuple(names), {}, {}, np.arange(len(names), dtype=np.intp))
         given = SentNames(names) if sent is None else sent
         if self._raw is not None:
-            data = render_names_args(encoded or EncodedPod(pod_json), given.names)
+            data = render_names_args(encoded or EncodedPod(pod_json), given)
             checked, answer = await self._post_fast(
                 verb, data, lambda raw: fast_filter_result(raw, given)
             )
@@ -300,7 +300,7 @@ class Extender:
         factor = self.config.weight * SCORE_SCALE
         sent = SentNames(names)
         if self._raw is not None:
-            data = render_names_args(encoded or EncodedPod(pod_json), sent.names)
+            data = render_names_args(encoded or EncodedPod(pod_json), sent)
             checked, answer = await self._post_fast(
                 verb, data, lambda raw: fast_host_scores(raw, sent, factor)
             )

@@ -19,9 +19,11 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
 * **Answers in the order sent**, what an extender that walks the names it was given
   answers, are checked without a dict of names: a filter answer whose feasible names are
   the names sent less those it failed, in the order sent, and a prioritize answer that
-  names the hosts sent in the order sent, are compared with the names sent as two lists
-  (C-level string compares of names whose hashes were never needed). They come out with
-  the positions of their names among those sent (:attr:`FilterAnswer.positions`,
+  names the hosts sent in the order sent. The check compares bytes: the answer's names
+  (with a filter's failed ones put back where they were sent) encode to the very JSON
+  array the request carried (:attr:`SentNames.json`), so the names sent, the table's
+  strings and cold in the caches by then, are not touched one by one. Such answers come
+  out with the positions of their names among those sent (:attr:`FilterAnswer.positions`,
   :class:`AlignedScores`), so that the caller maps them to rows in NumPy. Any other
   answer takes the dict path, with the same result.
 """
@@ -29,7 +31,6 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import chain
 from typing import Any, Final, Protocol, cast
 
 import msgspec
@@ -81,15 +82,19 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
-def render_names_args(pod: EncodedPod, names: Sequence[str]) -> bytes:
+def render_names_args(pod: EncodedPod, names: Sequence[str] | SentNames) -> bytes:
     """``{"Pod": ..., "Nodes": null, "NodeNames": [...]}`` as bytes, byte for byte what
     orjson makes of :func:`~asched.framework.extender_protocol.extender_args`' dict.
 
     The names are encoded by one ``orjson.dumps`` of the list: for 500 names that is a
     few microseconds, less than looking up 500 pre-encoded fragments and joining them.
+    :class:`SentNames` keep that encoding, which their answers are checked against.
     """
-    listed = names if type(names) is list else list(names)
-    return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, orjson.dumps(listed))
+    if isinstance(names, SentNames):
+        encoded = names.json
+    else:
+        encoded = orjson.dumps(names if type(names) is list else list(names))
+    return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, encoded)
 
 
 #: Where some of the names sent stand among them (intp, one index per name), or None
@@ -106,7 +111,7 @@ class SentNames:
     (the scheduler's looks them up in its table's name index); None when it cannot tell.
     """
 
-    __slots__ = ("_objects", "_where", "given", "locate", "names")
+    __slots__ = ("_json", "_objects", "_where", "given", "locate", "names")
 
     def __init__(
         self,
@@ -123,9 +128,22 @@ class SentNames:
         self._objects = objects
         self._where = where
         self.locate = locate
+        self._json: bytes | None = None
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def json(self) -> bytes:
+        """The names as a JSON array (``orjson.dumps``), as the request carries them.
+
+        An answer's names are checked against these bytes, not against the name objects:
+        the names sent are the table's strings, cold in the CPU's caches by the time the
+        answer comes, while the answer's are fresh; comparing 500 of each touched the
+        former one by one."""
+        if self._json is None:
+            self._json = orjson.dumps(self.names)
+        return self._json
 
     @property
     def objects(self) -> npt.NDArray[np.object_]:
@@ -225,7 +243,7 @@ def fast_host_scores(
             scaled = np.fromiter(products, np.int64, len(products))
         except OverflowError:  # a product beyond int64: Python ints below
             pass
-    if scaled is not None and hosts == sent.names:  # every host, once, in the order sent
+    if scaled is not None and orjson.dumps(hosts) == sent.json:  # every host sent, in order
         return AlignedScores(sent.given, scaled)
     scores = [item.Score for item in items]
     # int64 or not at all (msgspec reads any integer; the general reader wants int64)
@@ -275,26 +293,31 @@ def _in_order(
     ones (each failed one sent, none failed twice), in the order sent; else None.
 
     Such an answer is one the dict path takes whole (no name repeated, unsent, or both
-    feasible and failed), and this is its result, with the sent name objects."""
+    feasible and failed), and this is its result. The check: the feasible names, with
+    the failed ones put back where they were sent, encode to the very bytes sent."""
+    n = len(sent)
     dropped = len(failed) + len(unresolvable)
-    if len(names) + dropped != len(sent):
+    if len(names) + dropped != n:
         return None
-    if dropped:
-        found = _positions(sent, chain(failed, unresolvable))
-        if found is None:
+    if not dropped:
+        if orjson.dumps(names) != sent.json:
             return None
-        keep = np.ones(len(sent), dtype=np.bool_)
-        keep[found] = False
-        positions = np.flatnonzero(keep)
-        if positions.size != len(names):  # a node both failed and unresolvable
-            return None
-        expected = sent.objects[positions].tolist()
-    else:
-        positions = np.arange(len(sent), dtype=np.intp)
-        expected = sent.names
-    if names != expected:
+        return FilterAnswer(tuple(names), failed, unresolvable, np.arange(n, dtype=np.intp))
+    gone = [*failed, *unresolvable]
+    found = _positions(sent, gone)
+    if found is None:
         return None
-    return FilterAnswer(tuple(expected), failed, unresolvable, positions)
+    keep = np.ones(n, dtype=np.bool_)
+    keep[found] = False
+    positions = np.flatnonzero(keep)
+    if positions.size != len(names):  # a node both failed and unresolvable
+        return None
+    merged = np.empty(n, dtype=object)
+    merged[found] = gone
+    merged[positions] = names
+    if orjson.dumps(merged.tolist()) != sent.json:
+        return None
+    return FilterAnswer(tuple(names), failed, unresolvable, positions)
 
 
 def _positions(sent: SentNames, names: Iterable[str]) -> npt.NDArray[np.intp] | list[int] | None:

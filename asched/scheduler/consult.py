@@ -179,34 +179,37 @@ def names_of(
         cached = _ORDERED[table] = _OrderedNames(table, order)
     picked = candidates[order]
     objects = cached.names[picked]
-    rows = order[picked]
-    locate = _Locator(table, rows)
-    return SentNames(cast("list[str]", objects.tolist()), objects=objects, locate=locate), rows
+    names = cast("list[str]", objects.tolist())
+    return SentNames(names, objects=objects, locate=_Locator(names)), order[picked]
 
 
 class _Locator:
-    """Where some of the names sent stand among them, found through the table's name
-    index while no row moved (the epoch the names were picked in): a few lookups, no
-    dict of the names sent built (:attr:`~asched.framework.extender_fast.SentNames.locate`)."""
+    """Where some of the names sent stand among them, found by their hashes: a binary
+    search among the hashes of the names sent, taken when they were picked (their
+    strings were being read then), so that no string sent is read again when the answer
+    comes, long after (:attr:`~asched.framework.extender_fast.SentNames.locate`).
 
-    __slots__ = ("epoch", "rows", "table")
+    Two names of one hash may be placed wrongly: the reader's final check (the names,
+    put back in place, encode to the bytes sent) catches it and reads by name.
+    """
 
-    def __init__(self, table: NodeTable, rows: npt.NDArray[np.intp]) -> None:
-        self.table = table
-        self.rows = rows
-        self.epoch = table.epoch
+    __slots__ = ("hashes", "where")
+
+    def __init__(self, names: list[str]) -> None:
+        hashes = np.fromiter(map(hash, names), np.int64, len(names))
+        #: index among the names sent of each hash of :attr:`hashes`
+        self.where = np.argsort(hashes, kind="stable")
+        #: the names' hashes, sorted
+        self.hashes = hashes[self.where]
 
     def __call__(self, names: Iterable[str]) -> npt.NDArray[np.intp] | None:
-        table = self.table
-        if table.epoch != self.epoch:
+        listed = names if isinstance(names, list) else list(names)
+        wanted = np.fromiter(map(hash, listed), np.int64, len(listed))
+        at = np.searchsorted(self.hashes, wanted)
+        at[at == self.hashes.size] = 0  # beyond every hash sent: not sent (caught below)
+        if not np.array_equal(self.hashes[at], wanted):
             return None
-        found = list(map(table.index.get, names))
-        if None in found:  # a node gone (or never there): the caller looks by name
-            return None
-        position = np.full(table.size, -1, dtype=np.intp)
-        position[self.rows] = np.arange(self.rows.size, dtype=np.intp)
-        at = position[np.fromiter(found, np.intp, len(found))]
-        return None if at.size and int(at.min()) < 0 else at
+        return self.where[at]
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:
