@@ -3,11 +3,11 @@
 Usage::
 
     PYTHONPATH=. python bench/extender_cpu.py [--nodes 5000] [--pods 400] [--depth 20]
-        [--calls 300] [--concurrency 20]
+        [--calls 300] [--concurrency 20] [--parts abcdef]
 
-Three parts, each timed in CPU time of this process (``time.process_time``), so the
-figures hold on a machine shared with other work; printed as the median and p90
-microseconds per pod (or per call):
+Six parts, each timed in CPU time of this process (``time.process_time``; (e) in the
+extender's), so the figures hold on a machine shared with other work; printed as the
+median and p90 microseconds per pod (or per call), or the mean:
 
 (a) **the cycle's two synchronous halves** on the real :class:`Scheduler` over a table of
     ``--nodes`` default nodes (scheduler_perf's shape, 3 zones), the default profile,
@@ -25,6 +25,19 @@ microseconds per pod (or per call):
     (``asched bench extender``, its own process on loopback, no latency): the client's
     CPU only; ``--concurrency`` calls in flight at once, as the consultations are.
 
+(d) **the whole consultation in one loop**: ``schedule_one``, both calls over loopback HTTP
+    to the benchmark extender (10 ms by default), ``conclude``; CPU per bound pod.
+(e) **the benchmark extender's own CPU** per call (its ``/stats``).
+(f) **one consultation's synchronous CPU**, no HTTP: ``schedule_one``, both answers read
+    through a transport that speaks bytes (the fast path, as over HTTP) and answers by the
+    benchmark's hash rule (its own CPU left out), and the conclusion of the consultation
+    ``--depth`` pods earlier; median and mean per pod after a warm-up of 200, and a digest
+    of the nodes chosen (two checkouts that decide alike print the same). Two checkouts
+    compare best run at once, one core each, so that the machine's drift touches both::
+
+        taskset -c 0 python bench/extender_cpu.py --parts f --pods 3000 &
+        (cd ../other && taskset -c 1 python bench/extender_cpu.py --parts f --pods 3000)
+
 Nothing here asserts a speed; it prints figures for bench/RESULTS.md's reader.
 """
 
@@ -32,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import statistics
 import subprocess
 import sys
@@ -380,6 +394,71 @@ def part_whole(n_nodes: int, pods: int, depth: int, latency_ms: float) -> None:
     print(f"  {'CPU per pod':<44} mean   {seconds / max(bound, 1) * 1e6:8.1f} µs ({bound} bound)")
 
 
+class _RuleTransport:
+    """Answers a nodeCacheCapable call's bytes by the benchmark's hash rule, as the
+    benchmark extender does; the CPU spent here is counted in ``spent`` (left out)."""
+
+    def __init__(self) -> None:
+        self.rule = HashRule(REJECT_EVERY)
+        self.spent = 0.0
+
+    def url(self, verb: str) -> str:
+        return f"http://rule/{verb}"
+
+    async def post(self, verb: str, body: Any) -> Any:
+        raise AssertionError("the bytes path is expected")
+
+    async def post_bytes(self, verb: str, data: bytes) -> bytes:
+        started = time.process_time()
+        names = orjson.loads(data)["NodeNames"]
+        if verb == "filter":
+            passed, failed = self.rule.split(names)
+            reasons = dict.fromkeys(failed, "rejected by the benchmark extender")
+            answer = orjson.dumps({"NodeNames": passed, "FailedNodes": reasons, "Error": ""})
+        else:
+            answer = self.rule.priorities(names)
+        self.spent += time.process_time() - started
+        return answer
+
+    async def close(self) -> None:
+        pass
+
+
+def part_sync(n_nodes: int, pods: int, depth: int) -> None:
+    transport = _RuleTransport()
+    extenders = (Extender(_extenders("http://rule")[0].config, transport),)
+    scheduler = _scheduler(n_nodes, extenders)
+    pending: list[Consultation] = []
+    chosen: list[str] = []
+    samples: list[float] = []
+    for index in range(pods + depth):
+        raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
+        pod = decode_pod(raw)
+        scheduler.raw.pods[pod.key] = raw
+        scheduler.queue.add(pod)
+        qp = scheduler.queue.pop()
+        assert qp is not None
+        transport.spent = 0.0
+        started = time.process_time()
+        consultation = scheduler.schedule_one(qp)
+        assert isinstance(consultation, Consultation), consultation
+        pending.append(consultation)
+        _now(scheduler.ask(consultation))
+        if len(pending) > depth:
+            job = scheduler.conclude(pending.pop(0))
+            assert isinstance(job, BindJob), job
+            chosen.append(job.node)
+        samples.append(time.process_time() - started - transport.spent)
+    kept = [s * 1e6 for s in samples[200:]]
+    digest = hashlib.sha256(",".join(chosen).encode()).hexdigest()[:12]
+    print(f"(f) one consultation, synchronous CPU, no HTTP, {n_nodes} nodes, depth {depth}")
+    print(
+        f"  {'decide + both answers read + a conclusion':<44} median "
+        f"{statistics.median(kept):8.1f} µs   mean {statistics.mean(kept):8.1f} µs"
+        f"   ({len(kept)} pods, choices {digest})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
@@ -388,7 +467,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--latency-ms", type=float, default=10.0, help="part (d)'s extender")
-    parser.add_argument("--parts", default="abcd", help="which parts to run (abcde)")
+    parser.add_argument("--parts", default="abcd", help="which parts to run (abcdef)")
     args = parser.parse_args()
     if "a" in args.parts:
         part_cycle(args.nodes, args.pods, args.depth)
@@ -400,6 +479,8 @@ def main() -> None:
         part_whole(args.nodes, args.pods, args.depth, args.latency_ms)
     if "e" in args.parts:
         part_extender(args.calls, args.concurrency, args.latency_ms)
+    if "f" in args.parts:
+        part_sync(args.nodes, args.pods, args.depth)
 
 
 if __name__ == "__main__":
