@@ -83,6 +83,7 @@ from asched.framework.extender import (
 from asched.framework.registry import installed
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
+from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.consult import Consultation
@@ -142,6 +143,17 @@ def _scheduler(n_nodes: int, extenders: tuple[Extender, ...]) -> Scheduler:
     )
 
 
+def _queued(scheduler: Scheduler, index: int) -> QueuedPod:
+    """Pod ``pod-{index}`` (scheduler_perf's template) added to the queue and popped."""
+    raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
+    pod = decode_pod(raw)
+    scheduler.raw.pods[pod.key] = raw
+    scheduler.queue.add(pod)
+    qp = scheduler.queue.pop()
+    assert qp is not None
+    return qp
+
+
 def _answer(rule: HashRule, extender: Extender, consultation: Consultation) -> None:
     """Fill ``consultation`` as :func:`asched.scheduler.consult.ask` would, without HTTP."""
     passed, failed = rule.split(consultation.names)
@@ -170,12 +182,7 @@ def part_cycle(n_nodes: int, pods: int, depth: int) -> None:
         bound += 1
 
     for index in range(pods + depth):
-        raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
-        pod = decode_pod(raw)
-        scheduler.raw.pods[pod.key] = raw
-        scheduler.queue.add(pod)
-        qp = scheduler.queue.pop()
-        assert qp is not None
+        qp = _queued(scheduler, index)
         started = time.process_time()
         outcome = scheduler.schedule_one(qp)
         elapsed = time.process_time() - started
@@ -367,12 +374,7 @@ async def _consult_all(url: str, n_nodes: int, pods: int, depth: int) -> tuple[f
             started = time.process_time()
             for index in range(pods):
                 await slots.acquire()
-                raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
-                pod = decode_pod(raw)
-                scheduler.raw.pods[pod.key] = raw
-                scheduler.queue.add(pod)
-                qp = scheduler.queue.pop()
-                assert qp is not None
+                qp = _queued(scheduler, index)
                 outcome = scheduler.schedule_one(qp)
                 assert isinstance(outcome, Consultation), outcome
                 group.create_task(consult(outcome))
@@ -432,12 +434,7 @@ def part_sync(n_nodes: int, pods: int, depth: int) -> None:
     chosen: list[str] = []
     samples: list[float] = []
     for index in range(pods + depth):
-        raw = templates.pod(f"pod-{index}", scheduler_name=SCHEDULER)
-        pod = decode_pod(raw)
-        scheduler.raw.pods[pod.key] = raw
-        scheduler.queue.add(pod)
-        qp = scheduler.queue.pop()
-        assert qp is not None
+        qp = _queued(scheduler, index)
         transport.spent = 0.0
         started = time.process_time()
         consultation = scheduler.schedule_one(qp)
