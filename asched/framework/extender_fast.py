@@ -108,7 +108,8 @@ class SentNames:
     ``objects`` (the same names as a NumPy object array, e.g. picked from a table's
     cache) and ``where`` (name -> its index among the names) are built on first use
     unless the caller has them. ``locate`` finds a few names' indices without ``where``
-    (the scheduler's looks them up in its table's name index); None when it cannot tell.
+    (the scheduler's by the names' hashes, taken when it picked them); None when it
+    cannot tell.
     """
 
     __slots__ = ("_json", "_objects", "_where", "given", "locate", "names")
@@ -123,7 +124,7 @@ class SentNames:
     ) -> None:
         #: the sequence as the caller gave it
         self.given = names
-        #: the names as a list (what an answer's list is compared with)
+        #: the names as a list (what :attr:`json` encodes)
         self.names: list[str] = names if type(names) is list else list(names)
         self._objects = objects
         self._where = where
