@@ -259,6 +259,7 @@ class Extender:
             return FilterAnswer(tuple(names), {}, {}, np.arange(len(names), dtype=np.intp))
         given = SentNames(names) if sent is None else sent
         if self._raw is not None:
+            given.take_hashes()  # the names are read now, for the request: not again later
             data = render_names_args(encoded or EncodedPod(pod_json), given)
             checked, answer = await self._post_fast(
                 verb, data, lambda raw: fast_filter_result(raw, given)
@@ -428,8 +429,7 @@ async def run_filters(
     """Chain the extenders' filters over ``names`` (see the module docstring).
 
     ``encoded`` is the pod's JSON encoded once for every call; ``sent``, ``names`` as
-    :class:`SentNames` (its object array picked by the caller), spares the first call
-    building one.
+    :class:`SentNames`, spares the first call building one.
 
     Raises
     ------
@@ -437,7 +437,7 @@ async def run_filters(
         From the first non-ignorable extender whose call failed: the attempt fails.
     """
     feasible = tuple(names)
-    current = sent if sent is not None else SentNames(names)
+    current = sent  # the first call's names; a later call builds its own
     # the survivors' indices among ``names`` while every answer said where they stand
     positions: npt.NDArray[np.intp] | None = np.arange(len(names), dtype=np.intp)
     statuses: dict[str, Status] = {}
@@ -464,14 +464,11 @@ async def run_filters(
         if not failed.keys().isdisjoint(answer.unresolvable):  # Unresolvable wins
             failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
         _add_statuses(statuses, failed, Status.unschedulable, extender.name)
-        feasible = answer.feasible
-        if answer.positions is None:
+        feasible, current = answer.feasible, None
+        if answer.positions is None or positions is None:
             positions = None
-            current = SentNames(feasible)
         else:
-            if positions is not None:
-                positions = positions[answer.positions]
-            current = current.picked(answer.positions)
+            positions = positions[answer.positions]
     filtered = len(feasible) != len(names)
     return FilterOutcome(feasible, statuses, tuple(skipped), filtered, positions)
 

@@ -22,7 +22,8 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
   names the hosts sent in the order sent. The check compares bytes: the answer's names
   (with a filter's failed ones put back where they were sent) encode to the very JSON
   array the request carried (:attr:`SentNames.json`), so the names sent, the table's
-  strings and cold in the caches by then, are not touched one by one. Such answers come
+  strings and cold in the caches by then, are not touched one by one (a filter's failed
+  names are placed by hashes noted when the request was rendered). Such answers come
   out with the positions of their names among those sent (:attr:`FilterAnswer.positions`,
   :class:`AlignedScores`), so that the caller maps them to rows in NumPy. Any other
   answer takes the dict path, with the same result.
@@ -30,7 +31,7 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol, cast
 
 import msgspec
@@ -97,39 +98,28 @@ def render_names_args(pod: EncodedPod, names: Sequence[str] | SentNames) -> byte
     return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, encoded)
 
 
-#: Where some of the names sent stand among them (intp, one index per name), or None
-#: when one was not sent or the caller cannot tell (:attr:`SentNames.locate`).
-Locate = Callable[[Iterable[str]], "npt.NDArray[np.intp] | None"]
-
-
 class SentNames:
     """The node names one call sends, in the order sent.
 
-    ``objects`` (the same names as a NumPy object array, e.g. picked from a table's
-    cache) and ``where`` (name -> its index among the names) are built on first use
-    unless the caller has them. ``locate`` finds a few names' indices without ``where``
-    (the scheduler's by the names' hashes, taken when it picked them); None when it
-    cannot tell.
+    Built on first use: :attr:`json` (the names as the request carries them) and
+    :attr:`where` (name -> its index among the names, for answers read by name).
+    :meth:`take_hashes` notes the names' hashes while their strings are being read for
+    the request, so that :meth:`locate` later places a filter answer's failed names
+    without reading the names sent again.
     """
 
-    __slots__ = ("_json", "_objects", "_where", "given", "locate", "names")
+    __slots__ = ("_by_hash", "_hashes", "_json", "_where", "given", "names")
 
-    def __init__(
-        self,
-        names: Sequence[str],
-        *,
-        objects: npt.NDArray[np.object_] | None = None,
-        where: Mapping[str, int] | None = None,
-        locate: Locate | None = None,
-    ) -> None:
+    def __init__(self, names: Sequence[str]) -> None:
         #: the sequence as the caller gave it
         self.given = names
         #: the names as a list (what :attr:`json` encodes)
         self.names: list[str] = names if type(names) is list else list(names)
-        self._objects = objects
-        self._where = where
-        self.locate = locate
         self._json: bytes | None = None
+        self._where: dict[str, int] | None = None
+        #: the names' hashes, sorted, and the index of each among the names
+        self._hashes: npt.NDArray[np.int64] | None = None
+        self._by_hash: npt.NDArray[np.intp] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -147,25 +137,33 @@ class SentNames:
         return self._json
 
     @property
-    def objects(self) -> npt.NDArray[np.object_]:
-        """The names as an object array, shape ``(len(self),)``."""
-        if self._objects is None:
-            objects = np.empty(len(self.names), dtype=object)
-            objects[:] = self.names
-            self._objects = objects
-        return self._objects
-
-    @property
     def where(self) -> Mapping[str, int]:
         """Name -> its index among the names sent (keyed by exactly the names sent)."""
         if self._where is None:
             self._where = dict(zip(self.names, range(len(self.names)), strict=True))
         return self._where
 
-    def picked(self, positions: npt.NDArray[np.intp]) -> SentNames:
-        """The names at ``positions``, in that order, as the next call's names."""
-        objects = self.objects[positions]
-        return SentNames(objects.tolist(), objects=objects)
+    def take_hashes(self) -> None:
+        """Note the names' hashes (call it as the request is rendered, while the
+        strings are being read anyway)."""
+        hashes = np.fromiter(map(hash, self.names), np.int64, len(self.names))
+        self._by_hash = np.argsort(hashes, kind="stable")
+        self._hashes = hashes[self._by_hash]
+
+    def locate(self, names: list[str]) -> npt.NDArray[np.intp] | list[int] | None:
+        """The indices of ``names`` among the names sent; None when one was not sent.
+
+        By the hashes when taken (two names of one hash may be placed wrongly: a reader
+        must check what it derives, as :func:`fast_filter_result` checks its answer
+        against the bytes sent), else through :attr:`where`."""
+        if self._hashes is not None and self._by_hash is not None:
+            wanted = np.fromiter(map(hash, names), np.int64, len(names))
+            at = np.searchsorted(self._hashes, wanted)
+            at[at == self._hashes.size] = 0  # beyond every hash sent: caught just below
+            if np.array_equal(self._hashes[at], wanted):
+                return self._by_hash[at]
+        found = list(map(self.where.get, names))
+        return None if None in found else cast("list[int]", found)
 
 
 class AlignedScores(Mapping[str, int]):
@@ -305,7 +303,7 @@ def _in_order(
             return None
         return FilterAnswer(tuple(names), failed, unresolvable, np.arange(n, dtype=np.intp))
     gone = [*failed, *unresolvable]
-    found = _positions(sent, gone)
+    found = sent.locate(gone)
     if found is None:
         return None
     keep = np.ones(n, dtype=np.bool_)
@@ -319,18 +317,6 @@ def _in_order(
     if orjson.dumps(merged.tolist()) != sent.json:
         return None
     return FilterAnswer(tuple(names), failed, unresolvable, positions)
-
-
-def _positions(sent: SentNames, names: Iterable[str]) -> npt.NDArray[np.intp] | list[int] | None:
-    """The indices of ``names`` among those sent; None when one was not sent."""
-    if sent.locate is not None:
-        listed = list(names)
-        found = sent.locate(listed)
-        if found is not None:
-            return found
-        names = listed
-    where = list(map(sent.where.get, names))
-    return None if None in where else cast("list[int]", where)
 
 
 def _sent_only(reasons: dict[str, str], sent: Mapping[str, Any]) -> dict[str, str]:

@@ -32,8 +32,8 @@ SelectCandidate. The pod is in flight, and holds its slot, until then.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
@@ -68,29 +68,33 @@ MAX_ROUNDS: Final = 3
 class Consultation:
     """One pod's attempt while its extenders are asked (see the module docstring).
 
-    ``names`` are the candidates of the in-tree half, in node order; ``nominated_only``
-    says they are the pod's nominated node alone (upstream then evaluates every node
-    when the extenders reject it). ``rows`` (intp, ``(len(names),)``) are their rows
-    while the table's ``epoch`` is ``epoch`` (rows move only with the epoch), and
-    ``sent`` the same names as the first extender call takes them. The task fills
-    ``outcome`` and ``scores``, or ``error`` when a non-ignorable filter failed.
+    ``sent`` are the candidates of the in-tree half, in node order, as the first
+    extender call sends them (:attr:`names`); ``rows`` (intp, ``(len(sent),)``) are
+    their rows while the table's ``epoch`` is ``epoch`` (rows move only with the epoch).
+    ``nominated_only`` says they are the pod's nominated node alone (upstream then
+    evaluates every node when the extenders reject it). The task fills ``outcome`` and
+    ``scores``, or ``error`` when a non-ignorable filter failed.
     """
 
     qp: QueuedPod
     profile: ProfileRuntime
     pod_json: RawObject
-    names: tuple[str, ...]
+    sent: SentNames
+    rows: npt.NDArray[np.intp]
+    epoch: int
     nominated_only: bool
     started: float
     rounds: int = 1
-    sent: SentNames | None = None
-    rows: npt.NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
-    epoch: int = -1
     outcome: FilterOutcome | None = None
     scores: ExtenderScores | None = None
     error: ExtenderError | None = None
     #: name -> row of the names sent, built when an answer is read by names
     row_by_name: dict[str, int] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """The candidates' names, in node order: what the extenders are sent."""
+        return self.sent.names
 
 
 @dataclass(slots=True)
@@ -178,38 +182,7 @@ def names_of(
     if cached is None or cached.order is not order or cached.epoch != table.epoch:
         cached = _ORDERED[table] = _OrderedNames(table, order)
     picked = candidates[order]
-    objects = cached.names[picked]
-    names = cast("list[str]", objects.tolist())
-    return SentNames(names, objects=objects, locate=_Locator(names)), order[picked]
-
-
-class _Locator:
-    """Where some of the names sent stand among them, found by their hashes: a binary
-    search among the hashes of the names sent, taken when they were picked (their
-    strings were being read then), so that no string sent is read again when the answer
-    comes, long after (:attr:`~asched.framework.extender_fast.SentNames.locate`).
-
-    Two names of one hash may be placed wrongly: the reader's final check (the names,
-    put back in place, encode to the bytes sent) catches it and reads by name.
-    """
-
-    __slots__ = ("hashes", "where")
-
-    def __init__(self, names: list[str]) -> None:
-        hashes = np.fromiter(map(hash, names), np.int64, len(names))
-        #: index among the names sent of each hash of :attr:`hashes`
-        self.where = np.argsort(hashes, kind="stable")
-        #: the names' hashes, sorted
-        self.hashes = hashes[self.where]
-
-    def __call__(self, names: Iterable[str]) -> npt.NDArray[np.intp] | None:
-        listed = names if isinstance(names, list) else list(names)
-        wanted = np.fromiter(map(hash, listed), np.int64, len(listed))
-        at = np.searchsorted(self.hashes, wanted)
-        at[at == self.hashes.size] = 0  # beyond every hash sent: not sent (caught below)
-        if not np.array_equal(self.hashes[at], wanted):
-            return None
-        return self.where[at]
+    return SentNames(cast("list[str]", cached.names[picked].tolist())), order[picked]
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:

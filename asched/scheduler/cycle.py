@@ -219,13 +219,12 @@ class Scheduler:
                     qp,
                     profile,
                     pod_json,
-                    tuple(sent.names),
+                    sent,
+                    rows,
+                    table.epoch,
                     decision.nominated_only,
                     start,
                     rounds,
-                    sent=sent,
-                    rows=rows,
-                    epoch=table.epoch,
                 )
         candidates = decision.candidates
         chosen = contain.guarded(pod, "decide", partial(algorithm.choose, decision, candidates))
@@ -396,7 +395,7 @@ class Scheduler:
             (name, weights.get(name, 1), contributions)
             for name, contributions in (scores.by_extender if scores is not None else ())
         )
-        return Consulted(consultation.names, outcome.statuses, columns)
+        return Consulted(tuple(consultation.names), outcome.statuses, columns)
 
     def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
         if self._on_attempt is not None:
