@@ -259,7 +259,6 @@ class Extender:
             return FilterAnswer(tuple(names), {}, {}, np.arange(len(names), dtype=np.intp))
         given = SentNames(names) if sent is None else sent
         if self._raw is not None:
-            given.take_hashes()  # the names are read now, for the request: not again later
             data = render_names_args(encoded or EncodedPod(pod_json), given)
             checked, answer = await self._post_fast(
                 verb, data, lambda raw: fast_filter_result(raw, given)
@@ -424,20 +423,20 @@ async def run_filters(
     node_objects: NodeObjects,
     *,
     encoded: EncodedPod | None = None,
-    sent: SentNames | None = None,
 ) -> FilterOutcome:
     """Chain the extenders' filters over ``names`` (see the module docstring).
 
-    ``encoded`` is the pod's JSON encoded once for every call; ``sent``, ``names`` as
-    :class:`SentNames`, spares the first call building one.
+    ``encoded`` is the pod's JSON encoded once for every call; ``names`` may be
+    :class:`SentNames`, which the first call then sends as they are.
 
     Raises
     ------
     ExtenderError
         From the first non-ignorable extender whose call failed: the attempt fails.
     """
-    feasible = tuple(names)
-    current = sent  # the first call's names; a later call builds its own
+    feasible: Sequence[str] = names
+    # the first call's names as SentNames when given so; a later call builds its own
+    current = names if isinstance(names, SentNames) else None
     # the survivors' indices among ``names`` while every answer said where they stand
     positions: npt.NDArray[np.intp] | None = np.arange(len(names), dtype=np.intp)
     statuses: dict[str, Status] = {}
@@ -470,7 +469,7 @@ async def run_filters(
         else:
             positions = positions[answer.positions]
     filtered = len(feasible) != len(names)
-    return FilterOutcome(feasible, statuses, tuple(skipped), filtered, positions)
+    return FilterOutcome(tuple(feasible), statuses, tuple(skipped), filtered, positions)
 
 
 def _add_statuses(

@@ -32,7 +32,7 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final, Protocol, cast
+from typing import Any, Final, Protocol, cast, overload
 
 import msgspec
 import numpy as np
@@ -98,31 +98,71 @@ def render_names_args(pod: EncodedPod, names: Sequence[str] | SentNames) -> byte
     return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, encoded)
 
 
-class SentNames:
-    """The node names one call sends, in the order sent.
+class SentNames(Sequence[str]):
+    """The node names one call sends, in the order sent: a sequence of them.
 
-    Built on first use: :attr:`json` (the names as the request carries them) and
-    :attr:`where` (name -> its index among the names, for answers read by name).
-    :meth:`take_hashes` notes the names' hashes while their strings are being read for
-    the request, so that :meth:`locate` later places a filter answer's failed names
-    without reading the names sent again.
+    Made from the names (``SentNames(names)``), or from their encoding
+    (:meth:`encoded`: the JSON array the request carries and the names' hashes, picked
+    from a cache of the table's names in node order without touching the names
+    themselves). Built on first use: :attr:`json` (the names as the request carries
+    them), :attr:`names` (decoded from :attr:`json` when made from it) and :attr:`where`
+    (name -> its index among the names, for answers read by name). :meth:`locate`
+    places a filter answer's failed names by their hashes.
     """
 
-    __slots__ = ("_by_hash", "_hashes", "_json", "_where", "given", "names")
+    __slots__ = ("_by_hash", "_count", "_given", "_hashes", "_json", "_names", "_sorted", "_where")
 
     def __init__(self, names: Sequence[str]) -> None:
-        #: the sequence as the caller gave it
-        self.given = names
-        #: the names as a list (what :attr:`json` encodes)
-        self.names: list[str] = names if type(names) is list else list(names)
+        self._given: Sequence[str] | None = names
+        self._names: list[str] | None = names if type(names) is list else list(names)
+        self._count = len(self._names)
         self._json: bytes | None = None
         self._where: dict[str, int] | None = None
-        #: the names' hashes, sorted, and the index of each among the names
+        #: the names' hashes in name order, when given (:meth:`encoded`)
         self._hashes: npt.NDArray[np.int64] | None = None
+        #: the hashes sorted, and the index of each among the names (built by locate)
+        self._sorted: npt.NDArray[np.int64] | None = None
         self._by_hash: npt.NDArray[np.intp] | None = None
 
+    @classmethod
+    def encoded(cls, json: bytes, hashes: npt.NDArray[np.int64]) -> SentNames:
+        """The names whose JSON array is ``json`` (what ``orjson.dumps`` makes of them)
+        and whose ``hash()`` values are ``hashes`` (int64, ``(count,)``, in name order):
+        nothing is decoded until :attr:`names` is read."""
+        sent = cls.__new__(cls)
+        sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
+        sent._json = json
+        sent._hashes = hashes
+        sent._count = len(hashes)
+        return sent
+
     def __len__(self) -> int:
-        return len(self.names)
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self.names[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    @property
+    def names(self) -> list[str]:
+        """The names as a list (what :attr:`json` encodes)."""
+        if self._names is None:
+            assert self._json is not None
+            self._names = orjson.loads(self._json)
+        return self._names
+
+    @property
+    def given(self) -> Sequence[str]:
+        """The names as the caller gave them (:attr:`names` when made from their JSON)."""
+        return self._given if self._given is not None else self.names
 
     @property
     def json(self) -> bytes:
@@ -140,28 +180,26 @@ class SentNames:
     def where(self) -> Mapping[str, int]:
         """Name -> its index among the names sent (keyed by exactly the names sent)."""
         if self._where is None:
-            self._where = dict(zip(self.names, range(len(self.names)), strict=True))
+            self._where = dict(zip(self.names, range(self._count), strict=True))
         return self._where
-
-    def take_hashes(self) -> None:
-        """Note the names' hashes (call it as the request is rendered, while the
-        strings are being read anyway)."""
-        hashes = np.fromiter(map(hash, self.names), np.int64, len(self.names))
-        self._by_hash = np.argsort(hashes, kind="stable")
-        self._hashes = hashes[self._by_hash]
 
     def locate(self, names: list[str]) -> npt.NDArray[np.intp] | list[int] | None:
         """The indices of ``names`` among the names sent; None when one was not sent.
 
-        By the hashes when taken (two names of one hash may be placed wrongly: a reader
-        must check what it derives, as :func:`fast_filter_result` checks its answer
-        against the bytes sent), else through :attr:`where`."""
-        if self._hashes is not None and self._by_hash is not None:
-            wanted = np.fromiter(map(hash, names), np.int64, len(names))
-            at = np.searchsorted(self._hashes, wanted)
-            at[at == self._hashes.size] = 0  # beyond every hash sent: caught just below
-            if np.array_equal(self._hashes[at], wanted):
-                return self._by_hash[at]
+        By the names' hashes (two names of one hash may be placed wrongly: a reader must
+        check what it derives, as :func:`fast_filter_result` checks its answer against
+        the bytes sent), else through :attr:`where`."""
+        if self._sorted is None or self._by_hash is None:
+            hashes = self._hashes
+            if hashes is None:
+                hashes = np.fromiter(map(hash, self.names), np.int64, self._count)
+            self._by_hash = np.argsort(hashes, kind="stable")
+            self._sorted = hashes[self._by_hash]
+        wanted = np.fromiter(map(hash, names), np.int64, len(names))
+        at = np.searchsorted(self._sorted, wanted)
+        at[at == self._sorted.size] = 0  # beyond every hash sent: caught just below
+        if np.array_equal(self._sorted[at], wanted):
+            return self._by_hash[at]
         found = list(map(self.where.get, names))
         return None if None in found else cast("list[int]", found)
 

@@ -309,6 +309,26 @@ def test_only_the_candidates_are_named() -> None:
     assert named(table, candidates) == (["a", "c"], [0, 2])
 
 
+@pytest.mark.parametrize("names", [*ODD_NAMES, pytest.param(["n", "x" * 253], id="lengths")])
+def test_names_are_sent_as_orjson_encodes_them(names: list[str]) -> None:
+    """names_of picks the candidates' JSON from NUL-padded fragments: joined, they must be
+    orjson's bytes of the names, whatever the names hold (a NUL in a name is escaped by
+    JSON, so the padding never eats one), with each name's hash beside it."""
+    table = _table(*((name, "z1") for name in names))
+    for every_other in (False, True):
+        candidates = np.ones(table.size, dtype=np.bool_)
+        if every_other:
+            candidates[::2] = False
+        sent, rows = consult.names_of(table, candidates)
+        expected = _expected(table, candidates)
+        assert sent.json == orjson.dumps(expected)
+        assert sent.names == expected
+        assert rows.tolist() == [table.row_of(name) for name in expected]
+        located = sent.locate(expected)
+        assert located is not None
+        assert list(located) == list(range(len(expected)))  # each name where it was sent
+
+
 # ------------------------------------------------------------------ positions through a chain
 class Ruled(Raw):
     """Answers each filter call by a rule over the names it was sent."""
@@ -377,19 +397,22 @@ async def test_positions_follow_the_chain_of_filters(
     assert got == positions
 
 
-@pytest.mark.parametrize("hashes", [True, False], ids=["by hashes", "by name"])
-def test_the_names_sent_are_located(hashes: bool) -> None:
+@pytest.mark.parametrize("encoded", [False, True], ids=["from names", "from JSON and hashes"])
+def test_the_names_sent_are_located(encoded: bool) -> None:
     """SentNames.locate: each name's index among the names sent (a, c, d sent: c is
-    second), None when one was not sent (b) or is unknown (zz); by the hashes taken as
-    the request is rendered, or by name without them, the same answers."""
-    sent = SentNames(["a", "c", "d"])
-    if hashes:
-        sent.take_hashes()
+    second), None when one was not sent (b) or is unknown (zz); made from the names or
+    from their JSON and hashes (names_of's way), the same answers."""
+    names = ["a", "c", "d"]
+    sent = SentNames(names)
+    if encoded:
+        sent = SentNames.encoded(orjson.dumps(names), np.array([hash(n) for n in names]))
     located = sent.locate(["d", "a"])
     assert located is not None
     assert list(located) == [2, 0]
     assert sent.locate(["b"]) is None
     assert sent.locate(["a", "zz"]) is None
+    assert (list(sent), len(sent), sent[1]) == (names, 3, "c")  # decoded when read
+    assert sent.json == orjson.dumps(names)
 
 
 class Misplacing(SentNames):
