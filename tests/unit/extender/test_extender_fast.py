@@ -25,6 +25,7 @@ from asched.errors import ExtenderError
 from asched.framework import extender_protocol as protocol
 from asched.framework.extender import Extender, run_filters
 from asched.framework.extender_fast import (
+    AlignedScores,
     EncodedPod,
     SentNames,
     fast_filter_result,
@@ -150,6 +151,28 @@ def test_fast_host_scores_equal_the_general_readers(raw: bytes, expected: dict[s
     fast = fast_host_scores(raw, sent(), 20)
     assert fast == expected
     assert list(fast or {}) == list(general)  # the answer's order too
+
+
+INT64_MAX = 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    ("score", "aligned"),
+    [
+        pytest.param(INT64_MAX // 20, True, id="max // 20: its product fits int64"),
+        pytest.param(INT64_MAX // 20 + 1, False, id="max // 20 + 1: its product does not"),
+        pytest.param(-(2**63 // 20), True, id="-(2**63 // 20): its product is int64"),
+        pytest.param(-(2**63 // 20) - 1, False, id="one less: its product is not"),
+    ],
+)
+def test_scores_whose_products_leave_int64_are_scaled_exactly(score: int, aligned: bool) -> None:
+    """Weight 2 (factor 20): an in-order answer is scaled in NumPy only when every
+    product fits int64; otherwise in Python ints, as the general reader scales it."""
+    raw = orjson.dumps([{"Host": name, "Score": score} for name in SENT])
+    general = protocol.host_scores(PRIORITY_SITE, orjson.loads(raw), SENT, 20)
+    fast = fast_host_scores(raw, sent(), 20)
+    assert fast == general == dict.fromkeys(SENT, score * 20)
+    assert isinstance(fast, AlignedScores) is aligned
 
 
 @pytest.mark.parametrize("raw", OTHER_PRIORITIES)
