@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, TypeVar, cast
 
@@ -439,7 +439,7 @@ async def run_filters(
     current = names if isinstance(names, SentNames) else None
     # the survivors' indices among ``names`` while every answer said where they stand
     positions: npt.NDArray[np.intp] | None = np.arange(len(names), dtype=np.intp)
-    statuses: dict[str, Status] = {}
+    statuses = _Statuses()
     skipped: list[tuple[str, ExtenderError]] = []
     for extender in extenders:
         if not feasible:
@@ -458,11 +458,11 @@ async def run_filters(
             )
             skipped.append((extender.name, exc))
             continue
-        _add_statuses(statuses, answer.unresolvable, Status.unresolvable, extender.name)
+        statuses.add(answer.unresolvable, Status.unresolvable, extender.name)
         failed = answer.failed
         if not failed.keys().isdisjoint(answer.unresolvable):  # Unresolvable wins
             failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
-        _add_statuses(statuses, failed, Status.unschedulable, extender.name)
+        statuses.add(failed, Status.unschedulable, extender.name)
         feasible, current = answer.feasible, None
         if answer.positions is None or positions is None:
             positions = None
@@ -472,18 +472,47 @@ async def run_filters(
     return FilterOutcome(tuple(feasible), statuses, tuple(skipped), filtered, positions)
 
 
-def _add_statuses(
-    statuses: dict[str, Status],
-    reasons: Mapping[str, str],
-    make: Callable[..., Status],
-    plugin: str,
-) -> None:
-    """``statuses[node] = make(reason, plugin=plugin)`` for each node, with one (frozen)
-    Status per distinct reason: an extender gives most nodes the same text."""
-    if not reasons:
-        return
-    made = {reason: make(reason, plugin=plugin) for reason in set(reasons.values())}
-    statuses.update(zip(reasons, map(made.__getitem__, reasons.values()), strict=True))
+class _Statuses(Mapping[str, Status]):
+    """:attr:`FilterOutcome.statuses` as :func:`run_filters` collects them: each
+    extender's failed nodes and reasons are noted as they come, and the Statuses are
+    made when first read (a pod that is bound never reads them: that was some fifty
+    Statuses and a dict per consultation for nothing)."""
+
+    __slots__ = ("_made", "_noted")
+
+    def __init__(self) -> None:
+        self._noted: list[tuple[Mapping[str, str], Callable[..., Status], str]] = []
+        self._made: dict[str, Status] | None = None
+
+    def add(self, reasons: Mapping[str, str], make: Callable[..., Status], plugin: str) -> None:
+        """``make(reason, plugin=plugin)`` for each node of ``reasons``, replacing what an
+        earlier call said of it."""
+        if reasons:
+            assert self._made is None, "statuses are noted before they are read"
+            self._noted.append((reasons, make, plugin))
+
+    def _statuses(self) -> dict[str, Status]:
+        if self._made is None:
+            made: dict[str, Status] = {}
+            for reasons, make, plugin in self._noted:
+                # one (frozen) Status per distinct reason: an extender gives most nodes
+                # the same text
+                kinds = {reason: make(reason, plugin=plugin) for reason in set(reasons.values())}
+                made.update(zip(reasons, map(kinds.__getitem__, reasons.values()), strict=True))
+            self._made = made
+        return self._made
+
+    def __getitem__(self, name: str) -> Status:
+        return self._statuses()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._statuses())
+
+    def __len__(self) -> int:
+        return len(self._statuses())
+
+    def __repr__(self) -> str:
+        return repr(self._statuses())
 
 
 @dataclass(frozen=True, slots=True)
