@@ -88,12 +88,18 @@ def select_host(
 def best_rows(
     totals: npt.NDArray[np.int64], candidates: npt.NDArray[np.bool_]
 ) -> npt.NDArray[np.intp]:
-    """The candidate rows with the highest total, ascending."""
-    best = int(totals.argmax()) if totals.size else 0
-    if totals.size and candidates[best] and totals[best] >= 0:
-        # the best total over all rows is a candidate's (the usual case: every feasible row
-        # is a candidate), so it is the candidates' best; the masked copy is not needed
-        return np.flatnonzero((totals == totals[best]) & candidates)
+    """The candidate rows with the highest total, ascending.
+
+    The masked formula (non-candidates at -1, the rows of the maximum) in its usual case
+    is the candidates' own maximum when it is not negative: then it is found over the
+    candidates alone (an extender conclusion's few hundred rows, not the table's)."""
+    rows = np.flatnonzero(candidates)
+    if rows.size:
+        taken = totals[rows]
+        best = taken.max()
+        if best >= 0:
+            top: npt.NDArray[np.intp] = rows[taken == best]
+            return top
     masked = np.where(candidates, totals, -1)
     return np.flatnonzero(masked == masked.max())
 

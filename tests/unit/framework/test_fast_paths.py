@@ -1,7 +1,7 @@
 """The whole-table fast paths answer as the plain formulas they replace.
 
-* ``select_host`` skips the masked copy when the best total over all rows is a
-  candidate's: the top rows and the seeded choice must be the masked formula's;
+* ``select_host`` looks at the candidate rows alone when their best total is not
+  negative: the top rows and the seeded choice must be the masked formula's;
 * ``default_normalize`` skips the masked maximum when no score is positive;
 * ``check_range`` settles the usual case with one pass over the scores viewed as
   ``uint64``: it must raise exactly when a row taking part is out of ``[0, 100]``.
