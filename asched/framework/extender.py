@@ -298,7 +298,7 @@ class Extender:
         if not verb:
             return dict.fromkeys(names, 0)
         factor = self.config.weight * SCORE_SCALE
-        sent = SentNames(names)
+        sent = names if isinstance(names, SentNames) else SentNames(names)
         if self._raw is not None:
             data = render_names_args(encoded or EncodedPod(pod_json), sent)
             checked, answer = await self._post_fast(
@@ -392,8 +392,9 @@ class FilterOutcome:
 
     Attributes
     ----------
-    feasible : tuple of str
-        The surviving node names, in the last extender's order.
+    feasible : sequence of str
+        The surviving node names, in the last extender's order: a tuple, or
+        :class:`SentNames` when an answer was taken as the bytes sent (decoded when read).
     statuses : dict
         Node name -> Unschedulable or UnschedulableAndUnresolvable status, the
         extender's text as the reason, tagged with the extender's name (its URL, for
@@ -404,7 +405,7 @@ class FilterOutcome:
         Ignorable extenders whose call failed, and why.
     """
 
-    feasible: tuple[str, ...]
+    feasible: Sequence[str]
     statuses: Mapping[str, Status]
     skipped: tuple[tuple[str, ExtenderError], ...] = ()
     #: the extenders removed a node: upstream then adds :data:`EXTENDER_NAME` to the
@@ -469,7 +470,9 @@ async def run_filters(
         else:
             positions = positions[answer.positions]
     filtered = len(feasible) != len(names)
-    return FilterOutcome(tuple(feasible), statuses, tuple(skipped), filtered, positions)
+    if not isinstance(feasible, tuple | SentNames):
+        feasible = tuple(feasible)
+    return FilterOutcome(feasible, statuses, tuple(skipped), filtered, positions)
 
 
 class _Statuses(Mapping[str, Status]):

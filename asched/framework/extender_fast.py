@@ -98,6 +98,22 @@ def render_names_args(pod: EncodedPod, names: Sequence[str] | SentNames) -> byte
     return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, encoded)
 
 
+def json_fragments(names: Sequence[str]) -> npt.NDArray[np.bytes_]:
+    """Each name's JSON string and a comma (``b'"node-1",'``), NUL-padded to the longest
+    (``S{w}``, ``(len(names),)``). JSON never holds a raw NUL, so any selection of them,
+    joined and stripped of NULs, is the items of the selection's JSON array
+    (:func:`json_array`)."""
+    encoded = [orjson.dumps(name) + b"," for name in names]
+    width = max(map(len, encoded), default=1)
+    return np.array(encoded, dtype=f"S{width}")
+
+
+def json_array(fragments: npt.NDArray[np.bytes_]) -> bytes:
+    """``orjson.dumps`` of the names whose :func:`json_fragments` are ``fragments``."""
+    items = fragments.tobytes().replace(b"\0", b"")
+    return b"".join((b"[", memoryview(items)[:-1], b"]")) if items else b"[]"
+
+
 class SentNames(Sequence[str]):
     """The node names one call sends, in the order sent: a sequence of them.
 
@@ -110,7 +126,17 @@ class SentNames(Sequence[str]):
     places a filter answer's failed names by their hashes.
     """
 
-    __slots__ = ("_by_hash", "_count", "_given", "_hashes", "_json", "_names", "_sorted", "_where")
+    __slots__ = (
+        "_by_hash",
+        "_count",
+        "_fragments",
+        "_given",
+        "_hashes",
+        "_json",
+        "_names",
+        "_sorted",
+        "_where",
+    )
 
     def __init__(self, names: Sequence[str]) -> None:
         self._given: Sequence[str] | None = names
@@ -123,18 +149,45 @@ class SentNames(Sequence[str]):
         #: the hashes sorted, and the index of each among the names (built by locate)
         self._sorted: npt.NDArray[np.int64] | None = None
         self._by_hash: npt.NDArray[np.intp] | None = None
+        self._fragments: npt.NDArray[np.bytes_] | None = None
 
     @classmethod
-    def encoded(cls, json: bytes, hashes: npt.NDArray[np.int64]) -> SentNames:
-        """The names whose JSON array is ``json`` (what ``orjson.dumps`` makes of them)
-        and whose ``hash()`` values are ``hashes`` (int64, ``(count,)``, in name order):
-        nothing is decoded until :attr:`names` is read."""
+    def encoded(
+        cls, json: bytes, hashes: npt.NDArray[np.int64], fragments: npt.NDArray[np.bytes_]
+    ) -> SentNames:
+        """The names whose JSON array is ``json`` (what ``orjson.dumps`` makes of them),
+        whose ``hash()`` values are ``hashes`` (int64, ``(count,)``, in name order) and
+        whose :func:`json_fragments` are ``fragments``: nothing is decoded until
+        :attr:`names` is read."""
         sent = cls.__new__(cls)
         sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
         sent._json = json
         sent._hashes = hashes
+        sent._fragments = fragments
         sent._count = len(hashes)
         return sent
+
+    def subset(self, positions: npt.NDArray[np.intp], json: bytes) -> SentNames:
+        """The names at ``positions`` (intp, ascending) as :meth:`encoded` names, whose
+        JSON array the caller has checked is ``json``; only for encoded names."""
+        assert self._hashes is not None
+        assert self._fragments is not None
+        return SentNames.encoded(json, self._hashes[positions], self._fragments[positions])
+
+    @property
+    def fragments(self) -> npt.NDArray[np.bytes_] | None:
+        """Each name's :func:`json_fragments` entry, when made by :meth:`encoded`."""
+        return self._fragments
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to names in the same order: other SentNames, a list or a tuple."""
+        if isinstance(other, SentNames):
+            return self.json == other.json
+        if isinstance(other, list | tuple):
+            return self.names == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __len__(self) -> int:
         return self._count
@@ -161,8 +214,8 @@ class SentNames(Sequence[str]):
 
     @property
     def given(self) -> Sequence[str]:
-        """The names as the caller gave them (:attr:`names` when made from their JSON)."""
-        return self._given if self._given is not None else self.names
+        """The names as the caller gave them (these SentNames when made from their JSON)."""
+        return self._given if self._given is not None else self
 
     @property
     def json(self) -> bytes:
@@ -245,9 +298,11 @@ class _HostPriority(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 class _FilterResult(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """An ``ExtenderFilterResult`` of a nodeCacheCapable extender with upstream's keys
-    only; ``Nodes`` may only be absent or null."""
+    only; ``Nodes`` may only be absent or null. ``NodeNames`` is kept as it came (a
+    list of strings in the order sent is compared as bytes, never decoded); absent, it
+    reads as ``null``."""
 
-    NodeNames: list[str] | None = None
+    NodeNames: msgspec.Raw = msgspec.Raw(b"null")
     FailedNodes: dict[str, str] | None = None
     FailedAndUnresolvableNodes: dict[str, str] | None = None
     Error: str = ""
@@ -256,6 +311,7 @@ class _FilterResult(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 _HOST_PRIORITIES: Final = msgspec.json.Decoder(list[_HostPriority])
 _FILTER_RESULT: Final = msgspec.json.Decoder(_FilterResult)
+_NODE_NAMES: Final = msgspec.json.Decoder(list[str] | None)
 # msgspec's errors, and UnicodeDecodeError (a ValueError) for bytes that are not UTF-8
 _NOT_FAST: Final = (msgspec.MsgspecError, ValueError)
 
@@ -301,16 +357,28 @@ def fast_filter_result(raw: bytes, sent: SentNames) -> FilterAnswer | None:
     :func:`~asched.framework.extender_protocol.parse_filter_result` reads it; None when
     it has another key, a ``null`` ``NodeNames``, an ``Error``, a repeated or unsent
     feasible name, or a node both feasible and failed (the general reader decides
-    those). An answer in the order sent carries the feasible names' positions."""
+    those). An answer in the order sent carries the feasible names' positions; when the
+    names sent came with their JSON fragments (:meth:`SentNames.encoded`) and the
+    answer's names are those fragments' bytes, its feasible names are not even decoded
+    (:func:`_as_sent`)."""
     try:
         answer = _FILTER_RESULT.decode(raw)
     except _NOT_FAST:
         return None
-    names = answer.NodeNames
-    if answer.Error or names is None:
+    if answer.Error:
         return None
     failed = answer.FailedNodes or {}
     unresolvable = answer.FailedAndUnresolvableNodes or {}
+    if sent.fragments is not None:
+        taken = _as_sent(answer.NodeNames, failed, unresolvable, sent)
+        if taken is not None:
+            return taken
+    try:
+        names = _NODE_NAMES.decode(answer.NodeNames)
+    except _NOT_FAST:
+        return None
+    if names is None:
+        return None
     ordered = _in_order(names, failed, unresolvable, sent)
     if ordered is not None:
         return ordered
@@ -321,6 +389,42 @@ def fast_filter_result(raw: bytes, sent: SentNames) -> FilterAnswer | None:
     if not feasible.keys().isdisjoint(failed) or not feasible.keys().isdisjoint(unresolvable):
         return None
     return FilterAnswer(tuple(names), _sent_only(failed, where), _sent_only(unresolvable, where))
+
+
+def _as_sent(
+    names: msgspec.Raw, failed: dict[str, str], unresolvable: dict[str, str], sent: SentNames
+) -> FilterAnswer | None:
+    """:func:`_in_order`'s answer read from bytes, for names sent with their fragments:
+    the failed names are placed by hash, and the answer's ``NodeNames`` must be, byte
+    for byte, the JSON array of the other names sent (and the failed names those at
+    their places); the feasible names are then a subset of ``sent``, decoded only if
+    read. None when the bytes differ (another encoding, spaces, another order...): the
+    caller decodes the names."""
+    fragments = sent.fragments
+    assert fragments is not None
+    n = len(sent)
+    gone = [*failed, *unresolvable]
+    if not gone:
+        if memoryview(names) != sent.json:
+            return None
+        return FilterAnswer(sent, failed, unresolvable, np.arange(n, dtype=np.intp))
+    found = sent.locate(gone)
+    if found is None:
+        return None
+    at = np.asarray(found, dtype=np.intp)
+    keep = np.ones(n, dtype=np.bool_)
+    keep[at] = False
+    positions = np.flatnonzero(keep)
+    if positions.size + len(gone) != n:  # a node both failed and unresolvable
+        return None
+    json = json_array(fragments[positions])
+    if memoryview(names) != json:
+        return None
+    # the failed names, in the order sent, must be the fragments where they were placed
+    order = np.argsort(at, kind="stable").tolist()
+    if orjson.dumps([gone[i] for i in order]) != json_array(fragments[np.sort(at)]):
+        return None
+    return FilterAnswer(sent.subset(positions, json), failed, unresolvable, positions)
 
 
 def _in_order(

@@ -136,14 +136,16 @@ class CallSite:
 
 @dataclass(frozen=True, slots=True)
 class FilterAnswer:
-    """A checked filter answer: names only, every one of them sent.
+    """A checked filter answer: names only, every one of them sent (``feasible``: a
+    tuple, or the :class:`~asched.framework.extender_fast.SentNames` subset of the names
+    sent when the fast path took the answer as their bytes).
 
     ``positions`` (intp, ``(len(feasible),)``), when the reader knows them: the index of
     each feasible name among the names sent (an answer in the order sent,
     :mod:`asched.framework.extender_fast`); None otherwise.
     """
 
-    feasible: tuple[str, ...]
+    feasible: Sequence[str]
     failed: Mapping[str, str]
     unresolvable: Mapping[str, str]
     positions: npt.NDArray[np.intp] | None = field(default=None, compare=False)

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 import numpy.typing as npt
-import orjson
 
 from asched.cluster.table import NodeTable
 from asched.errors import ExtenderError
@@ -51,7 +50,13 @@ from asched.framework.extender import (
     run_filters,
     run_prioritizers,
 )
-from asched.framework.extender_fast import AlignedScores, EncodedPod, SentNames
+from asched.framework.extender_fast import (
+    AlignedScores,
+    EncodedPod,
+    SentNames,
+    json_array,
+    json_fragments,
+)
 from asched.framework.extender_preemption import narrow_candidates
 from asched.framework.extender_protocol import RawObject
 from asched.framework.preemption import Candidate, CandidateSelector
@@ -153,9 +158,8 @@ class _OrderedNames:
     candidates' from in C, without touching the name strings one by one (500 of them,
     cold in the CPU's caches, cost more than the rest of the pick):
 
-    * ``fragments`` (``S{w}``, ``(live,)``): each name's JSON string and a comma
-      (``b'"node-1",'``), NUL-padded to the longest; JSON never holds a raw NUL, so the
-      candidates' fragments, joined and stripped of NULs, are their JSON array's items;
+    * ``fragments`` (``S{w}``, ``(live,)``): the names' :func:`json_fragments`, whose
+      selection is joined into the candidates' JSON array (:func:`json_array`);
     * ``hashes`` (int64, ``(live,)``): each name's ``hash()``.
 
     Valid while the table's ``order()`` is the same array (it is recomputed whenever a
@@ -172,9 +176,7 @@ class _OrderedNames:
         if None in found:  # a free row in the order: cannot be, but the table says so
             raise ValueError("a candidate row holds no node")
         names = cast("list[str]", found)
-        encoded = [orjson.dumps(name) + b"," for name in names]
-        width = max(map(len, encoded), default=1)
-        self.fragments: npt.NDArray[np.bytes_] = np.array(encoded, dtype=f"S{width}")
+        self.fragments = json_fragments(names)
         self.hashes: npt.NDArray[np.int64] = np.fromiter(map(hash, names), np.int64, len(names))
 
 
@@ -194,9 +196,9 @@ def names_of(
     if cached is None or cached.order is not order or cached.epoch != table.epoch:
         cached = _ORDERED[table] = _OrderedNames(table, order)
     picked = candidates[order]
-    items = cached.fragments[picked].tobytes().replace(b"\0", b"")
-    json = b"".join((b"[", memoryview(items)[:-1], b"]")) if items else b"[]"
-    return SentNames.encoded(json, cached.hashes[picked]), order[picked]
+    fragments = cached.fragments[picked]
+    sent = SentNames.encoded(json_array(fragments), cached.hashes[picked], fragments)
+    return sent, order[picked]
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:

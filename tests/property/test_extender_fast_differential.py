@@ -11,8 +11,10 @@ name stood among those sent, and an answer in that order must be read so.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import numpy as np
 import orjson
 from hypothesis import assume, given, settings, strategies as st
 
@@ -23,6 +25,7 @@ from asched.framework.extender_fast import (
     SentNames,
     fast_filter_result,
     fast_host_scores,
+    json_fragments,
 )
 from asched.framework.extender_protocol import FilterAnswer
 from tests.property.test_extender_answers_differential import (
@@ -34,7 +37,13 @@ from tests.property.test_extender_answers_differential import (
 )
 
 
-def _sent() -> SentNames:
+def _sent(encoded: bool = False) -> SentNames:
+    """The names sent; ``encoded``: as names_of makes them (JSON, hashes, fragments),
+    so that a filter answer in the order sent is taken as their bytes."""
+    if encoded:
+        hashes = np.array([hash(name) for name in SENT_NAMES], dtype=np.int64)
+        names = list(SENT_NAMES)
+        return SentNames.encoded(orjson.dumps(names), hashes, json_fragments(names))
     return SentNames(SENT_NAMES)
 
 
@@ -73,12 +82,12 @@ def test_fast_host_scores_only_take_what_the_general_reader_gives(answer: Any, f
 
 
 @settings(max_examples=500, derandomize=True)
-@given(FILTER_ANSWERS)
+@given(FILTER_ANSWERS, st.booleans())
 def test_fast_filter_result_only_takes_what_the_general_reader_gives(
-    answer: dict[str, Any],
+    answer: dict[str, Any], encoded: bool
 ) -> None:
     raw = _encoded(answer)
-    fast = fast_filter_result(raw, _sent())
+    fast = fast_filter_result(raw, _sent(encoded))
     general = _general(
         lambda: protocol.parse_filter_result(SITE, orjson.loads(raw), SENT, node_cache_capable=True)
     )
@@ -104,14 +113,20 @@ def test_exact_answers_take_the_fast_path(pairs: list[tuple[str, int]], factor: 
 
 
 @settings(max_examples=200, derandomize=True)
-@given(st.lists(st.sampled_from(tuple(SENT)), unique=True), st.sampled_from(("gone", "n0")))
-def test_exact_filter_answers_take_the_fast_path(names: list[str], failed: str) -> None:
+@given(
+    st.lists(st.sampled_from(tuple(SENT)), unique=True),
+    st.sampled_from(("gone", "n0")),
+    st.booleans(),
+)
+def test_exact_filter_answers_take_the_fast_path(
+    names: list[str], failed: str, encoded: bool
+) -> None:
     answer = {"NodeNames": names, "FailedNodes": {failed: "full"}, "Error": ""}
     raw = orjson.dumps(answer)
     general = _general(
         lambda: protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
     )
-    fast = fast_filter_result(raw, _sent())
+    fast = fast_filter_result(raw, _sent(encoded))
     if general[0] == "ok":
         assert fast == general[1]
     else:  # n0 both feasible and failed: declined, the general reader raises
@@ -127,14 +142,16 @@ VERDICTS = st.lists(
 
 
 @settings(max_examples=300, derandomize=True)
-@given(VERDICTS, st.booleans(), st.booleans())
+@given(VERDICTS, st.booleans(), st.booleans(), st.booleans(), st.booleans())
 def test_filter_answers_in_the_order_sent_carry_true_positions(
-    verdicts: list[str], reverse: bool, both: bool
+    verdicts: list[str], reverse: bool, both: bool, encoded: bool, spaced: bool
 ) -> None:
     """An answer whose feasible names are the names sent less its failed ones, in the
     order sent, is read with positions; a name dropped without a word, the feasible
     ones reversed, or a name both failed and unresolvable, by the dict path (or the
-    general reader): the same answer either way."""
+    general reader): the same answer either way. Names sent with their fragments
+    (``encoded``) take such an answer as their bytes, its names not decoded, unless it
+    is encoded otherwise (``spaced``: Python's json.dumps, a space after each comma)."""
     kept = [n for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "keep"]
     failed = {n: "full" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "failed"}
     gone = {n: "zone" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "unresolvable"}
@@ -142,14 +159,19 @@ def test_filter_answers_in_the_order_sent_carry_true_positions(
         gone[next(iter(failed))] = "zone"  # failed and unresolvable: upstream's both maps
     names = kept[::-1] if reverse else kept
     answer = {"NodeNames": names, "FailedNodes": failed, "FailedAndUnresolvableNodes": gone}
-    fast = fast_filter_result(orjson.dumps(answer), _sent())
+    raw = json.dumps(answer).encode() if spaced else orjson.dumps(answer)
+    fast = fast_filter_result(raw, _sent(encoded))
     general = protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
     assert fast == general
+    assert general == fast  # SentNames equal a tuple of the same names, both ways
     _positions_hold(fast)
     in_order = (
         "dropped" not in verdicts and not (both and failed) and (not reverse or len(kept) < 2)
     )
     assert (fast.positions is not None) == in_order
+    as_bytes = in_order and encoded and not (spaced and len(kept) > 1)
+    assert isinstance(fast.feasible, SentNames) == as_bytes
+    assert list(fast.feasible) == names
 
 
 @settings(max_examples=200, derandomize=True)

@@ -30,6 +30,7 @@ from asched.framework.extender_fast import (
     SentNames,
     fast_filter_result,
     fast_host_scores,
+    json_fragments,
     render_names_args,
 )
 from asched.framework.extender_protocol import CallSite, FilterAnswer
@@ -428,7 +429,8 @@ def test_the_names_sent_are_located(encoded: bool) -> None:
     names = ["a", "c", "d"]
     sent = SentNames(names)
     if encoded:
-        sent = SentNames.encoded(orjson.dumps(names), np.array([hash(n) for n in names]))
+        hashes = np.array([hash(n) for n in names])
+        sent = SentNames.encoded(orjson.dumps(names), hashes, json_fragments(names))
     located = sent.locate(["d", "a"])
     assert located is not None
     assert list(located) == [2, 0]
@@ -459,3 +461,48 @@ def test_a_name_placed_wrongly_cannot_mislead_the_reader() -> None:
     assert read == honest
     assert read is not None
     assert read.positions is None
+
+
+class Colliding(SentNames):
+    """Places every name at index 1 (node2's), as a name sharing node2's hash would be."""
+
+    def locate(self, names: list[str]) -> np.ndarray:
+        return np.ones(len(names), dtype=np.intp)
+
+
+def encoded_as_sent(cls: type[SentNames], names: list[str]) -> SentNames:
+    """``cls`` made as names_of makes SentNames: their JSON, hashes and fragments."""
+    hashes = np.array([hash(name) for name in names], dtype=np.int64)
+    return cls.encoded(orjson.dumps(names), hashes, json_fragments(names))
+
+
+def test_a_failed_name_placed_on_another_cannot_pass_for_it() -> None:
+    """Names sent with their fragments: the answer's feasible names are compared as
+    bytes, and so are the failed ones at the places their hashes gave. A failed name that
+    was not sent ("other"), placed where node2 was, must not pass for node2: the answer
+    is read as the general reader reads it (other dropped, node2 dropped without a
+    word), not as "other failed at node2's place"."""
+    names = ["node1", "node2", "node3"]
+    answer = {"NodeNames": ["node1", "node3"], "FailedNodes": {"other": "no"}}
+    general = protocol.parse_filter_result(
+        FILTER_SITE, answer, dict.fromkeys(names), node_cache_capable=True
+    )
+    assert general == FilterAnswer(("node1", "node3"), {}, {})
+    read = fast_filter_result(orjson.dumps(answer), encoded_as_sent(Colliding, names))
+    assert read == general
+    assert read is not None
+    assert read.positions is None  # read by name
+
+
+def test_an_answer_in_the_order_sent_is_taken_as_its_bytes() -> None:
+    """Names sent with their fragments, an answer in the order sent: its feasible names
+    are the names sent at its positions, not decoded until read."""
+    names = ["node1", "node2", "node3"]
+    answer = orjson.dumps({"NodeNames": ["node1", "node3"], "FailedNodes": {"node2": "no"}})
+    read = fast_filter_result(answer, encoded_as_sent(SentNames, names))
+    assert read is not None
+    assert isinstance(read.feasible, SentNames)
+    assert read.feasible.json == b'["node1","node3"]'
+    assert read.positions is not None
+    assert read.positions.tolist() == [0, 2]
+    assert read == FilterAnswer(("node1", "node3"), {"node2": "no"}, {})
