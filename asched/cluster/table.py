@@ -82,6 +82,13 @@ class PlacedPod:
     ports: tuple[HostPort, ...]
 
 
+def _plain(pod: PodInfo) -> bool:
+    """A pod without affinity terms and volumes: counting it changes no other pod's
+    PreFilter or PreScore answers but those of plugins that follow the pods on the nodes
+    (:attr:`NodeTable.shared_generation`)."""
+    return (pod.affinity is None or pod.affinity.empty) and not pod.volumes
+
+
 class NodeTable:
     """Columnar node state. See the module docstring for layout and invariants."""
 
@@ -134,6 +141,9 @@ class NodeTable:
         self._order: npt.NDArray[np.intp] | None = None
         self.epoch = 0
         self.generation = 0
+        #: bumps on every change but a plain pod counted or taken off (see
+        #: :meth:`shared_changed`)
+        self.shared_generation = 0
         self.changes: list[int] = []
         self.changes_base = 0
         for name in BASE_RESOURCES:
@@ -156,7 +166,17 @@ class NodeTable:
         catalog.listeners.append(self._storage_changed)
         self.attachments.rebuild(catalog, self.index)
 
+    def shared_changed(self) -> None:
+        """Note a change other than a *plain* pod (no affinity terms, no volumes) counted
+        on a node or taken off: a node (added, updated, removed), a resource axis, a pod
+        with affinity terms or volumes, the storage objects, and, noted by whoever changes
+        them, the namespaces' labels and the workloads. A decision's PreFilter and
+        PreScore state may be reused while it holds still
+        (:mod:`asched.framework.pre_state`)."""
+        self.shared_generation += 1
+
     def _storage_changed(self, resource: str, key: str) -> None:
+        self.shared_changed()
         if resource == "csinodes":
             row = self.index.get(key)
             if row is not None:
@@ -214,6 +234,7 @@ class NodeTable:
         self._structural()
 
     def _structural(self) -> None:
+        self.shared_generation += 1
         self.epoch += 1
         self.generation += 1
         self._order = None
@@ -246,6 +267,7 @@ class NodeTable:
         old = self.nodes[row]
         self._write_node(row, node, old)
         self._touch(row)
+        self.shared_changed()
         return row
 
     def _add_node(self, node: NodeInfo) -> int:
@@ -365,6 +387,8 @@ class NodeTable:
             pod, row, tuple(deltas), pod.nonzero_cpu, pod.nonzero_memory, pod.host_ports
         )
         self._apply(placed, +1)
+        if not _plain(pod):
+            self.shared_changed()
         self.pods[pod.key] = placed
         self.pod_columns.add(pod, row, deltas)
         self.row_pods[row][pod.key] = placed
@@ -383,6 +407,8 @@ class NodeTable:
         self.pod_columns.remove(key)
         self.attachments.remove(key)
         self._apply(placed, -1)
+        if not _plain(placed.info):
+            self.shared_changed()
         return placed.info
 
     def _apply(self, placed: PlacedPod, sign: int) -> None:

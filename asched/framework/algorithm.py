@@ -25,9 +25,10 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, row_recompute, selection
 from asched.framework.class_run import Normalized, Run
-from asched.framework.cycle_state import SCORED_ROWS, CycleState
+from asched.framework.cycle_state import SCORED_ROWS, CycleState, copy_state
 from asched.framework.equivalence import ClassCache, ClassEntry
 from asched.framework.interface import PreFilterOutcome
+from asched.framework.pre_state import PreState
 from asched.framework.resource_fit import ResourceNeed
 from asched.framework.runtime import Framework, check_range, weighted
 from asched.framework.status import Code, Status
@@ -69,6 +70,9 @@ class Decision:
     #: filter, PreFilter node names, nomination or sampling took any away): a
     #: :class:`~asched.framework.class_run.Run` of the class may choose among them
     plain: bool = False
+    #: PreFilter's and PreScore's state, kept when asked for and reusable
+    #: (:mod:`asched.framework.pre_state`), for an extender conclusion
+    pre_state: PreState | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -166,6 +170,8 @@ class Algorithm:
         #: choices made from a run without a pass over the table, and passes (counters)
         self.run_steps = 0
         self.run_passes = 0
+        #: decisions that reused a kept PreFilter and PreScore state (:class:`PreState`)
+        self.pre_state_reuses = 0
 
     # ------------------------------------------------------------------ public
     def schedule(self, pod: PodInfo) -> Decision:
@@ -182,6 +188,8 @@ class Algorithm:
         nominated: bool = True,
         sample: bool = True,
         within: npt.NDArray[np.bool_] | None = None,
+        keep_pre_state: bool = False,
+        pre_state: PreState | None = None,
     ) -> Decision:
         """The first half of :meth:`schedule`: PreFilter, PreScore, the Filters and the
         sampling, without choosing.
@@ -199,22 +207,36 @@ class Algorithm:
         the unrestricted answer AND ``within``. The failure details of such a decision
         (``nominated_failures``) cover those rows only: explain a failure with an
         unrestricted decision.
+
+        ``keep_pre_state``: keep a copy of PreFilter's and PreScore's state in
+        ``decision.pre_state`` when it may be reused (:mod:`asched.framework.pre_state`);
+        ``pre_state``: such a copy, which stands for PreFilter and PreScore when it still
+        holds (it is then this call's own: pass it once).
         """
         table = self.table
-        state = CycleState()
         if table.n_nodes == 0:
             status = Status.unresolvable(diagnosis.NO_NODES)
-            return Decision(pod, status, state=state, _algorithm=self)
-        started = time.perf_counter()
-        outcome = self.framework.run_pre_filter(state, pod, table)
-        self._observe("PreFilter", outcome.status, started)
-        if not outcome.status.ok:
-            return Decision(pod, outcome.status, state=state, pre_filter=outcome, _algorithm=self)
-        started = time.perf_counter()
-        pre_score = self.framework.run_pre_score(state, pod, table)
-        self._observe("PreScore", pre_score, started)
-        if pre_score.code == Code.ERROR:
-            return Decision(pod, pre_score, state=state, pre_filter=outcome, _algorithm=self)
+            return Decision(pod, status, state=CycleState(), _algorithm=self)
+        kept: PreState | None = None
+        if pre_state is not None and pre_state.holds(table):
+            state, outcome = pre_state.state, pre_state.outcome  # used once, by this call
+            self.pre_state_reuses += 1
+        else:
+            state = CycleState()
+            started = time.perf_counter()
+            outcome = self.framework.run_pre_filter(state, pod, table)
+            self._observe("PreFilter", outcome.status, started)
+            if not outcome.status.ok:
+                return Decision(
+                    pod, outcome.status, state=state, pre_filter=outcome, _algorithm=self
+                )
+            started = time.perf_counter()
+            pre_score = self.framework.run_pre_score(state, pod, table)
+            self._observe("PreScore", pre_score, started)
+            if pre_score.code == Code.ERROR:
+                return Decision(pod, pre_score, state=state, pre_filter=outcome, _algorithm=self)
+            if keep_pre_state and self.framework.pre_state_reusable(state, pod):
+                kept = PreState(copy_state(state), outcome, table.epoch, table.shared_generation)
         entry = self._class_entry(state, pod)
         if within is None:
             feasible = self._with_cycle_filters(state, pod, entry.feasible)
@@ -261,6 +283,7 @@ class Algorithm:
             entry=entry,
             nominated_only=nominated_only,
             plain=plain,
+            pre_state=kept,
         )
         if count == 0:
             decision.status = Status.unschedulable(plugin="")

@@ -68,6 +68,7 @@ from asched.framework.interface import (
     ScoresRow,
     SignPlugin,
 )
+from asched.framework.pre_state import PreStateScope
 from asched.framework.registry import Registry, installed
 from asched.framework.selectors import name_in
 from asched.framework.status import Code, Status
@@ -151,6 +152,14 @@ class Framework:
         self._extensible = all(
             getattr(p, READS_PODS, True) is False for p in self.pre_filter if p not in hooked
         )
+        #: each PreFilter and PreScore plugin's word on what it reads
+        #: (:mod:`asched.framework.pre_state`); None when one has none: never reused
+        scoped = list(dict.fromkeys([*self.pre_filter, *self.pre_score]))
+        self._pre_state_scopes: list[Callable[[CycleState, PodInfo], bool]] | None = (
+            [p.pre_state_follows_pods for p in scoped]  # type: ignore[attr-defined]
+            if all(isinstance(p, PreStateScope) for p in scoped)
+            else None
+        )
         #: ``(name, hook)`` per hooked plugin, bound once (a search calls them per change)
         self._add_hooks: list[tuple[str, _Hook]] = [(p.name, p.pre_filter_add_pod) for p in hooked]
         self._remove_hooks: list[tuple[str, _Hook]] = [
@@ -228,6 +237,19 @@ class Framework:
         if remembered is not None:
             return PreFilterOutcome(remembered)
         return PreFilterOutcome(Status.success(), allowed, tuple(restricted_by))
+
+    def pre_state_reusable(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether ``state`` (as PreFilter and PreScore left it for ``pod``) may stand for
+        a fresh run while the table's ``shared_generation`` and ``epoch`` hold: every
+        PreFilter and PreScore plugin says its answers for ``pod`` do not follow the
+        plain pods on the nodes (:mod:`asched.framework.pre_state`)."""
+        scopes = self._pre_state_scopes
+        if scopes is None:
+            return False
+        try:
+            return not any(follows(state, pod) for follows in scopes)
+        except Exception:  # a plugin's word that cannot be had: run them afresh
+            return False
 
     def pre_filter_extensible(self) -> bool:
         """Whether every PreFilter plugin either has hooks (:class:`PreFilterExtensions`)

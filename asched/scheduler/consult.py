@@ -59,6 +59,7 @@ from asched.framework.extender_fast import (
 )
 from asched.framework.extender_preemption import narrow_candidates
 from asched.framework.extender_protocol import RawObject
+from asched.framework.pre_state import PreState
 from asched.framework.preemption import Candidate, CandidateSelector
 from asched.queue.queued import QueuedPod
 
@@ -96,6 +97,9 @@ class Consultation:
     error: ExtenderError | None = None
     #: name -> row of the names sent, built when an answer is read by names
     row_by_name: dict[str, int] | None = None
+    #: the decision's PreFilter and PreScore state, for the conclusion to reuse while
+    #: it holds (:mod:`asched.framework.pre_state`)
+    pre_state: PreState | None = None
 
     @property
     def names(self) -> list[str]:

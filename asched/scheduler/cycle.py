@@ -203,29 +203,33 @@ class Scheduler:
                 outcome = PreFilterOutcome(refused)
                 refusal = Decision(pod, refused, pre_filter=outcome, _algorithm=algorithm)
                 return self._failed(qp, profile, refusal)
+        pod_json = self.raw.pod(pod) if self.extenders else None
+        consulting = pod_json is not None and consult.interested(self.extenders, pod_json)
         decided = contain.guarded(
-            pod, "decide", partial(algorithm.candidates, pod, nominated=nominated)
+            pod,
+            "decide",
+            partial(algorithm.candidates, pod, nominated=nominated, keep_pre_state=consulting),
         )
         decision = Decision(pod, decided) if isinstance(decided, Status) else decided
         if decision.candidates is None:
             self._attempt(_result(decision.status), profile, start)
             return self._failed(qp, profile, decision)
-        if self.extenders:
-            pod_json = self.raw.pod(pod)
-            if consult.interested(self.extenders, pod_json):
-                table = self.ledger.table
-                sent, rows = consult.names_of(table, decision.candidates)
-                return Consultation(
-                    qp,
-                    profile,
-                    pod_json,
-                    sent,
-                    rows,
-                    table.epoch,
-                    decision.nominated_only,
-                    start,
-                    rounds,
-                )
+        if consulting:
+            assert pod_json is not None
+            table = self.ledger.table
+            sent, rows = consult.names_of(table, decision.candidates)
+            return Consultation(
+                qp,
+                profile,
+                pod_json,
+                sent,
+                rows,
+                table.epoch,
+                decision.nominated_only,
+                start,
+                rounds,
+                pre_state=decision.pre_state,
+            )
         candidates = decision.candidates
         chosen = contain.guarded(pod, "decide", partial(algorithm.choose, decision, candidates))
         if isinstance(chosen, Status):
@@ -332,8 +336,16 @@ class Scheduler:
         decided = contain.guarded(
             pod,
             "decide",
-            partial(algorithm.candidates, pod, nominated=False, sample=False, within=accepted),
+            partial(
+                algorithm.candidates,
+                pod,
+                nominated=False,
+                sample=False,
+                within=accepted,
+                pre_state=consultation.pre_state,
+            ),
         )
+        consultation.pre_state = None  # the conclusion's own now, whatever comes
         if isinstance(decided, Status):  # a plugin raised: the pod's attempt fails, contained
             self._attempt(_result(decided), profile, start)
             return self._failed(qp, profile, Decision(pod, decided))

@@ -127,6 +127,10 @@ class Ingest:
             logger.exception("internal error applying %s: skipped", what)
 
     def _apply(self, event: WatchEvent | Relisted) -> None:
+        if event.kind not in ("nodes", "pods"):
+            # namespaces' labels, workloads, storage...: what a pod's PreFilter and
+            # PreScore may read beside the nodes and pods, which the table notes itself
+            self.table.shared_changed()
         if isinstance(event, Relisted):
             self._relist(event)
         elif event.kind == "nodes":  # the resource names the shape (unchecked: decoding checks)

@@ -173,6 +173,12 @@ class Coscheduling:
         return (-pod.priority, created if created is not None else timestamp)
 
     # ------------------------------------------------------------------ PreFilter
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): a pod outside a gang is let through; a gang's members
+        are pods."""
+        return bool(pod.gang)
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         host = self.host
         if host is None or not pod.gang:

@@ -280,6 +280,13 @@ class InterPodAffinity(FollowsPods):
         self._ignore_existing_preferred = args.ignore_preferred_terms_of_existing_pods
 
     # ------------------------------------------------------------------ filter
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): without terms of its own, the pod is matched against
+        the terms of pods that have some (a plain pod has none), in the namespaces' labels, on the
+        nodes' labels; its own terms count every pod they match."""
+        return pod.affinity is not None and not pod.affinity.empty
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         if pod.affinity is not None and pod.affinity.errors:
             reason = f"parsing pod: {pod.affinity.error_message}"

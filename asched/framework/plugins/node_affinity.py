@@ -84,6 +84,11 @@ class NodeAffinity:
         added = self._added is None or self._added.required_matches(name, labels)
         return selector and required and added
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): the pod's node affinity and selector, and the args."""
+        return False
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         required = pod.node_affinity.required if pod.node_affinity is not None else None
         if required is None and self._added is None and not pod.node_selector:

@@ -36,6 +36,11 @@ class NodePorts:
     def sign(self, pod: PodInfo) -> Hashable:
         return pod.host_ports
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): the pod's host ports."""
+        return False
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         return PRE_FILTER_SUCCESS if pod.host_ports else PRE_FILTER_SKIP
 

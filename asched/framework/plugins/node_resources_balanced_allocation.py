@@ -36,6 +36,11 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self._resources = args.resources
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): the pod's requests and the table's resource axes."""
+        return False
+
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         if all(pod.requests.get(spec.name, 0) == 0 for spec in self._resources):
             return Status.skip()

@@ -81,6 +81,11 @@ class NodeResourcesFit:
         """The resources to compare, in reason order (cpu, memory, storage, sorted scalars)."""
         return resource_checks(pod, table, self._ignores)
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): the pod's requests and the table's resource axes."""
+        return False
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         state.write(_CHECK_KEY, self._need_of(pod, table))
         return PRE_FILTER_SUCCESS

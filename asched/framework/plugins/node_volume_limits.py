@@ -92,6 +92,11 @@ class NodeVolumeLimits:
             )
         return True
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): a pod without volumes is skipped."""
+        return bool(pod.volumes)
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         if not needs_count(pod):
             return PRE_FILTER_SKIP

@@ -418,6 +418,13 @@ class PodTopologySpread(FollowsPods):
         return constraints_for(pod, action, self._args, defaults)
 
     # ------------------------------------------------------------------ filter
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): a pod without constraints of either kind (its own, or
+        the defaults the workloads give it) is skipped by both whatever the pods; constraints count
+        the pods they select."""
+        return NAME not in state.skip_filter or NAME not in state.skip_score
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         try:
             constraints = self._constraints(pod, table, DO_NOT_SCHEDULE)

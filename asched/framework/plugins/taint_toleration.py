@@ -80,6 +80,11 @@ class TaintToleration:
                 return Status.unresolvable(reason, plugin=NAME)
         return Status.success()
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): the pod's tolerations and the nodes' taints."""
+        return False
+
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         prefer = tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
         state.write(_PREFER_KEY, table.taints.untolerated(prefer, SOFT_EFFECTS))

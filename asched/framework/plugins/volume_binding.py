@@ -187,6 +187,12 @@ class VolumeBinding:
         return True
 
     # ------------------------------------------------------------------ PreFilter
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): a pod without volumes is skipped; claims are storage
+        objects."""
+        return bool(pod.volumes)
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         if not pod.pvc_names:
             return PRE_FILTER_SKIP

@@ -109,6 +109,11 @@ class VolumeRestrictions(FollowsPods):
             return any(v.kind == "claim" and v.claim in mine for v in changed.volumes)
         return True
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): a pod without volumes is skipped whatever the pods."""
+        return bool(pod.volumes)
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         needs_check = any(v.kind in DISK_KINDS for v in pod.volumes)
         found = read_write_once_pod_claims(pod, table.volumes.claims)

@@ -162,6 +162,12 @@ class VolumeZone:
             )
         return True
 
+    def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether PreFilter or PreScore follow the plain pods on the nodes
+        (:mod:`asched.framework.pre_state`): a pod without volumes is skipped; volumes are storage
+        objects."""
+        return bool(pod.volumes)
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
         catalog = table.volumes
         found = pod_topologies(pod, catalog.claims, catalog.pvs, catalog.classes)

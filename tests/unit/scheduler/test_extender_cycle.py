@@ -506,3 +506,38 @@ async def test_a_conclusion_that_raises_is_the_pods_error_not_the_loops(
         assert pod.key in r.reporter.errors
         assert "a plugin bug" in r.reporter.said[pod.key]
         assert r.scheduler.ledger.node_of(pod.key) is None
+
+
+@pytest.mark.parametrize(
+    ("meanwhile", "reused"),
+    [
+        # an assumed plain pod moves no shared state: PreFilter/PreScore's answers stand
+        pytest.param("fill", 1, id="a plain pod assumed"),
+        # a node updated (its labels) may change them: run afresh
+        pytest.param("relabel", 0, id="a node updated"),
+    ],
+)
+async def test_the_conclusion_reuses_prefilter_and_prescore_while_they_hold(
+    meanwhile: str, reused: int
+) -> None:
+    """n4 filled (or relabelled) while the extender is asked; the extender prefers n3.
+    The conclusion takes n3 either way, with the decision's PreFilter and PreScore state
+    when only a plain pod was assumed, afresh when a node changed."""
+    rules = ExtenderRules(passes=frozenset({"n3", "n4"}), scores={"n3": 10})
+    async with rig(spec(rules, nodeCacheCapable=True)) as r:
+        r.add("p")
+        consultation = r.scheduler.schedule_one(r.pop())
+        assert isinstance(consultation, Consultation)
+        assert consultation.pre_state is not None
+        if meanwhile == "fill":
+            r.fill("n4")
+        else:
+            raw = make_node("n4", cpu="4", memory="8Gi", labels={"tier": "b"})
+            r.table.upsert_node(decode_node(raw))
+        algorithm = consultation.profile.algorithm
+        before = algorithm.pre_state_reuses
+        job = await r.consult(consultation)
+        assert isinstance(job, BindJob)
+        assert job.node == "n3"
+        assert algorithm.pre_state_reuses - before == reused
+        assert consultation.pre_state is None  # used once
