@@ -234,7 +234,7 @@ class NodeTable:
         self._structural()
 
     def _structural(self) -> None:
-        self.shared_generation += 1
+        self.shared_changed()
         self.epoch += 1
         self.generation += 1
         self._order = None

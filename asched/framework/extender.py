@@ -239,13 +239,12 @@ class Extender:
         node_objects: NodeObjects,
         *,
         encoded: EncodedPod | None = None,
-        sent: SentNames | None = None,
     ) -> FilterAnswer:
         """Filter ``names`` (the nodes that passed the in-tree filters) for ``pod_json``.
 
         Without a filterVerb every node passes and nothing is sent. ``encoded`` (the
-        pod's JSON, encoded once for all of a consultation's calls) and ``sent`` (the
-        same names, as :class:`SentNames`) spare the work when the caller has them.
+        pod's JSON, encoded once for all of a consultation's calls) and ``names`` given
+        as :class:`SentNames` spare the work when the caller has them.
         The answer's ``positions`` are known when every name stayed, or when the fast
         path read an answer in the order sent.
 
@@ -257,7 +256,7 @@ class Extender:
         verb = self.config.filter_verb
         if not verb:
             return FilterAnswer(tuple(names), {}, {}, np.arange(len(names), dtype=np.intp))
-        given = SentNames(names) if sent is None else sent
+        given = names if isinstance(names, SentNames) else SentNames(names)
         if self._raw is not None:
             data = render_names_args(encoded or EncodedPod(pod_json), given)
             checked, answer = await self._post_fast(
@@ -436,8 +435,6 @@ async def run_filters(
         From the first non-ignorable extender whose call failed: the attempt fails.
     """
     feasible: Sequence[str] = names
-    # the first call's names as SentNames when given so; a later call builds its own
-    current = names if isinstance(names, SentNames) else None
     # the survivors' indices among ``names`` while every answer said where they stand
     positions: npt.NDArray[np.intp] | None = np.arange(len(names), dtype=np.intp)
     statuses = _Statuses()
@@ -448,9 +445,7 @@ async def run_filters(
         if not extender.is_interested(pod_json):
             continue
         try:
-            answer = await extender.filter(
-                pod_json, feasible, node_objects, encoded=encoded, sent=current
-            )
+            answer = await extender.filter(pod_json, feasible, node_objects, encoded=encoded)
         except ExtenderError as exc:
             if not extender.is_ignorable:
                 raise
@@ -464,7 +459,7 @@ async def run_filters(
         if not failed.keys().isdisjoint(answer.unresolvable):  # Unresolvable wins
             failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
         statuses.add(failed, Status.unschedulable, extender.name)
-        feasible, current = answer.feasible, None
+        feasible = answer.feasible  # SentNames when taken as bytes: sent on as they are
         if answer.positions is None or positions is None:
             positions = None
         else:

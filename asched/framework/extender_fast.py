@@ -401,34 +401,28 @@ def _as_sent(
     names: msgspec.Raw, failed: dict[str, str], unresolvable: dict[str, str], sent: SentNames
 ) -> FilterAnswer | None:
     """:func:`_in_order`'s answer read from bytes, for names sent with their fragments:
-    the failed names are placed by hash, and the answer's ``NodeNames`` must be, byte
-    for byte, the JSON array of the other names sent (and the failed names those at
-    their places); the feasible names are then a subset of ``sent``, decoded only if
-    read. None when the bytes differ (another encoding, spaces, another order...): the
-    caller decodes the names."""
+    the answer's ``NodeNames`` must be, byte for byte, the JSON array of the names sent
+    less the failed ones, and the failed names those placed where their hashes put them;
+    the feasible names are then a subset of ``sent``, decoded only if read. None when
+    the bytes differ (another encoding, spaces, another order...): the caller decodes
+    the names."""
     fragments = sent.fragments
     assert fragments is not None
-    n = len(sent)
     gone = [*failed, *unresolvable]
     if not gone:
         if memoryview(names) != sent.json:
             return None
-        return FilterAnswer(sent, failed, unresolvable, np.arange(n, dtype=np.intp))
-    found = sent.locate(gone)
-    if found is None:
+        return FilterAnswer(sent, failed, unresolvable, np.arange(len(sent), dtype=np.intp))
+    placed = _placed(sent, gone)
+    if placed is None:
         return None
-    at = np.asarray(found, dtype=np.intp)
-    keep = np.ones(n, dtype=np.bool_)
-    keep[at] = False
-    positions = np.flatnonzero(keep)
-    if positions.size + len(gone) != n:  # a node both failed and unresolvable
-        return None
+    at, positions = placed
     json = json_array(fragments[positions])
     if memoryview(names) != json:
         return None
     # the failed names, in the order sent, must be the fragments where they were placed
-    order = np.argsort(at, kind="stable").tolist()
-    if orjson.dumps([gone[i] for i in order]) != json_array(fragments[np.sort(at)]):
+    order = np.argsort(at, kind="stable")
+    if orjson.dumps([gone[i] for i in order.tolist()]) != json_array(fragments[at[order]]):
         return None
     return FilterAnswer(sent.subset(positions, json), failed, unresolvable, positions)
 
@@ -443,28 +437,41 @@ def _in_order(
     feasible and failed), and this is its result. The check: the feasible names, with
     the failed ones put back where they were sent, encode to the very bytes sent."""
     n = len(sent)
-    dropped = len(failed) + len(unresolvable)
-    if len(names) + dropped != n:
+    gone = [*failed, *unresolvable]
+    if len(names) + len(gone) != n:
         return None
-    if not dropped:
+    if not gone:
         if orjson.dumps(names) != sent.json:
             return None
         return FilterAnswer(tuple(names), failed, unresolvable, np.arange(n, dtype=np.intp))
-    gone = [*failed, *unresolvable]
-    found = sent.locate(gone)
-    if found is None:
+    placed = _placed(sent, gone)
+    if placed is None:
         return None
-    keep = np.ones(n, dtype=np.bool_)
-    keep[found] = False
-    positions = np.flatnonzero(keep)
-    if positions.size != len(names):  # a node both failed and unresolvable
-        return None
+    at, positions = placed
     merged = np.empty(n, dtype=object)
-    merged[found] = gone
+    merged[at] = gone
     merged[positions] = names
     if orjson.dumps(merged.tolist()) != sent.json:
         return None
     return FilterAnswer(tuple(names), failed, unresolvable, positions)
+
+
+def _placed(
+    sent: SentNames, gone: list[str]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None:
+    """Where each of a filter answer's failed names was sent (by hash: the caller checks)
+    and the indices of the other names sent, ascending; None when one was not sent or
+    one is named twice (failed and unresolvable)."""
+    found = sent.locate(gone)
+    if found is None:
+        return None
+    at = np.asarray(found, dtype=np.intp)
+    keep = np.ones(len(sent), dtype=np.bool_)
+    keep[at] = False
+    positions = np.flatnonzero(keep)
+    if positions.size + len(gone) != len(sent):
+        return None
+    return at, positions
 
 
 def _sent_only(reasons: dict[str, str], sent: Mapping[str, Any]) -> dict[str, str]:

@@ -263,11 +263,13 @@ async def test_prioritize_gives_the_general_readers_answer_or_error(raw: bytes) 
 @pytest.mark.parametrize(
     "raw", [p.values[0] for p in GOOD_FILTERS] + [p.values[0] for p in OTHER_FILTERS]
 )
-async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes) -> None:
+@pytest.mark.parametrize("encoded", [False, True], ids=["names", "names with fragments"])
+async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes, encoded: bool) -> None:
     plain, fast = Plain(raw), Raw(raw)
     names = list(SENT)
     expected = await outcome(extender(plain).filter(POD, names, _unused))
-    assert await outcome(extender(fast).filter(POD, names, _unused, sent=sent())) == expected
+    given = encoded_as_sent(SentNames, names) if encoded else sent()
+    assert await outcome(extender(fast).filter(POD, given, _unused)) == expected
     assert fast.bodies == plain.bodies
 
 

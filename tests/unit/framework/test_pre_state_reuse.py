@@ -12,7 +12,7 @@ used whenever it holds, and it must hold after plain pods alone.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pytest
@@ -22,8 +22,12 @@ from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.algorithm import Algorithm, Decision
+from asched.framework.cycle_state import CycleState
+from asched.framework.interface import PRE_FILTER_SUCCESS, PreFilterResult
+from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework
-from tests.builders import make_pod
+from asched.framework.spec import declare
+from tests.builders import default_profile, make_pod, profile_with
 from tests.configs import default_config
 
 ZONE = "topology.kubernetes.io/zone"
@@ -158,18 +162,35 @@ def test_the_kept_state_answers_as_a_fresh_run(seed: int) -> None:
     assert held == plain_only_rounds  # plain pods alone never invalidate it
 
 
+class Quiet:
+    """An out-of-tree PreFilter plugin that lets every pod through and says nothing of
+    what it reads (it has no ``pre_state_follows_pods``)."""
+
+    name: Final = "Quiet"
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterResult:
+        return PRE_FILTER_SUCCESS
+
+
 def test_a_plugin_without_a_word_keeps_nothing() -> None:
     """A profile whose PreFilter or PreScore plugin does not say what it reads (an
-    out-of-tree one) never keeps its state: the conclusion runs them afresh."""
+    out-of-tree one) never keeps its state: the conclusion runs them afresh. The same
+    profile without it keeps it."""
     rng = np.random.default_rng(0)
-    table = NodeTable(capacity=4)
-    framework = Framework(default_config().profiles[0])
-    algorithm = Algorithm(framework, table, percentage=100, seed=0)
-    table.upsert_node(decode_node(node(rng, "n0")))
-    me = pod(rng, "me", "plain")
-    assert algorithm.candidates(me, keep_pre_state=True).pre_state is not None
-    framework._pre_state_scopes = None  # as when one plugin has no pre_state_follows_pods
-    assert algorithm.candidates(me, keep_pre_state=True).pre_state is None
+    default = default_profile().resolved
+    for pre_filter, kept in ((default.pre_filter, True), ((*default.pre_filter, "Quiet"), False)):
+        profile = profile_with(
+            filter=default.filter,
+            score=default.score,
+            pre_filter=pre_filter,
+            pre_score=default.pre_score,
+        )
+        framework = Framework(profile, registry=in_tree().adding(declare(Quiet, api_version="1.0")))
+        table = NodeTable(capacity=4)
+        algorithm = Algorithm(framework, table, percentage=100, seed=0)
+        table.upsert_node(decode_node(node(rng, "n0")))
+        decided = algorithm.candidates(pod(rng, "me", "plain"), keep_pre_state=True)
+        assert (decided.pre_state is not None) == kept
 
 
 @pytest.mark.parametrize(
