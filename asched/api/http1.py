@@ -131,6 +131,10 @@ class _Connection(asyncio.Protocol):
     async def exactly(self, size: int) -> bytes:
         while len(self.buffer) < size:
             await self._more()
+        if len(self.buffer) == size:  # the usual case: one copy, not a slice and a copy
+            out = bytes(self.buffer)
+            self.buffer.clear()
+            return out
         out = bytes(self.buffer[:size])
         del self.buffer[:size]
         return out

@@ -436,7 +436,10 @@ async def run_filters(
     """
     feasible: Sequence[str] = names
     # the survivors' indices among ``names`` while every answer said where they stand
-    positions: npt.NDArray[np.intp] | None = np.arange(len(names), dtype=np.intp)
+    # (None while no extender answered: all of them; the first answer's are taken as
+    # they are, no arange to compose with)
+    known = True
+    positions: npt.NDArray[np.intp] | None = None
     statuses = _Statuses()
     skipped: list[tuple[str, ExtenderError]] = []
     for extender in extenders:
@@ -460,10 +463,14 @@ async def run_filters(
             failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
         statuses.add(failed, Status.unschedulable, extender.name)
         feasible = answer.feasible  # SentNames when taken as bytes: sent on as they are
-        if answer.positions is None or positions is None:
-            positions = None
-        else:
-            positions = positions[answer.positions]
+        if answer.positions is None:
+            known = False
+        elif known:
+            positions = answer.positions if positions is None else positions[answer.positions]
+    if not known:
+        positions = None
+    elif positions is None:
+        positions = np.arange(len(names), dtype=np.intp)
     filtered = len(feasible) != len(names)
     if not isinstance(feasible, tuple | SentNames):
         feasible = tuple(feasible)

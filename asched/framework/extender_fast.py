@@ -120,6 +120,58 @@ def json_array(fragments: npt.NDArray[np.bytes_]) -> bytes:
     return b"".join((b"[", memoryview(items)[:-1], b"]")) if items else b"[]"
 
 
+class NameTable:
+    """Node names in a fixed order (the table's node order), encoded once for every call
+    that sends some of them (:meth:`pick`):
+
+    * ``fragments`` (``S{w}``, ``(count,)``): the names' :func:`json_fragments`;
+    * built on the first :meth:`SentNames.locate` of names picked from it,
+      :meth:`position`: name -> its position in the order, so that a filter answer's
+      failed names are placed by one lookup each, not by sorting the names sent call
+      after call.
+    """
+
+    __slots__ = ("_names", "_position", "fragments")
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+        self.fragments = json_fragments(names)
+        self._position: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @property
+    def position(self) -> Mapping[str, int]:
+        """Name -> its position in the order."""
+        if self._position is None:
+            self._position = dict(zip(self._names, range(len(self._names)), strict=True))
+        return self._position
+
+    def kept(self, picks: npt.NDArray[np.intp], names: list[str]) -> npt.NDArray[np.intp] | None:
+        """The indices among ``picks`` (intp, ascending positions in the order) of the
+        names picked that ``names`` does not name (intp, ascending); None when one of
+        ``names`` was not picked, or is named twice. A few array operations over the
+        order, whatever the number of names (each is looked up once, by name)."""
+        found = list(map(self.position.get, names))
+        if None in found:
+            return None
+        mask = np.zeros(len(self._names), dtype=np.bool_)
+        mask[picks] = True
+        mask[cast("list[int]", found)] = False
+        positions = np.flatnonzero(mask[picks])
+        # as many names left out as named: each named name was picked, and named once
+        if positions.size + len(names) != picks.size:
+            return None
+        return positions
+
+    def pick(self, picks: npt.NDArray[np.intp]) -> SentNames:
+        """The names at ``picks`` (intp, ascending positions in the order) as
+        :class:`SentNames`, their JSON joined from the fragments in C."""
+        fragments = self.fragments[picks]
+        return SentNames.picked(json_array(fragments), fragments, (self, picks))
+
+
 class SentNames(Sequence[str]):
     """The node names one call sends, in the order sent: a sequence of them.
 
@@ -141,6 +193,7 @@ class SentNames(Sequence[str]):
         "_json",
         "_names",
         "_sorted",
+        "_source",
         "_where",
     )
 
@@ -156,6 +209,8 @@ class SentNames(Sequence[str]):
         self._sorted: npt.NDArray[np.int64] | None = None
         self._by_hash: npt.NDArray[np.intp] | None = None
         self._fragments: npt.NDArray[np.bytes_] | None = None
+        #: the NameTable the names were picked from, and their positions in it
+        self._source: tuple[NameTable, npt.NDArray[np.intp]] | None = None
 
     @classmethod
     def encoded(
@@ -167,18 +222,61 @@ class SentNames(Sequence[str]):
         :attr:`names` is read."""
         sent = cls.__new__(cls)
         sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
+        sent._source = None
         sent._json = json
         sent._hashes = hashes
         sent._fragments = fragments
         sent._count = len(hashes)
         return sent
 
-    def subset(self, positions: npt.NDArray[np.intp], json: bytes) -> SentNames:
+    @classmethod
+    def picked(
+        cls,
+        json: bytes,
+        fragments: npt.NDArray[np.bytes_],
+        source: tuple[NameTable, npt.NDArray[np.intp]],
+    ) -> SentNames:
+        """:meth:`encoded` names picked from a :class:`NameTable` at ``source[1]`` (intp,
+        ascending): placed by name, so their hashes are never needed."""
+        sent = cls.__new__(cls)
+        sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
+        sent._hashes = None
+        sent._source = source
+        sent._json = json
+        sent._fragments = fragments
+        sent._count = len(fragments)
+        return sent
+
+    def subset(
+        self,
+        positions: npt.NDArray[np.intp],
+        json: bytes,
+        fragments: npt.NDArray[np.bytes_] | None = None,
+    ) -> SentNames:
         """The names at ``positions`` (intp, ascending) as :meth:`encoded` names, whose
-        JSON array the caller has checked is ``json``; only for encoded names."""
-        assert self._hashes is not None
+        JSON array the caller has checked is ``json`` (and whose fragments are
+        ``fragments`` when the caller has picked them already); only for encoded names."""
         assert self._fragments is not None
-        return SentNames.encoded(json, self._hashes[positions], self._fragments[positions])
+        if fragments is None:
+            fragments = self._fragments[positions]
+        if self._source is not None:
+            table, picks = self._source
+            return SentNames.picked(json, fragments, (table, picks[positions]))
+        assert self._hashes is not None
+        return SentNames.encoded(json, self._hashes[positions], fragments)
+
+    @property
+    def source(self) -> tuple[NameTable, npt.NDArray[np.intp]] | None:
+        """The :class:`NameTable` the names were picked from and their positions in it
+        (intp, ascending), when picked (names placed by name, exactly); else None (names
+        placed by hash, which a reader checks)."""
+        return self._source
+
+    @property
+    def located_by_name(self) -> bool:
+        """Whether :meth:`locate` places names by the names themselves (picked from a
+        :class:`NameTable`), not by their hashes: its places need no check."""
+        return self._source is not None
 
     @property
     def fragments(self) -> npt.NDArray[np.bytes_] | None:
@@ -245,9 +343,12 @@ class SentNames(Sequence[str]):
     def locate(self, names: list[str]) -> npt.NDArray[np.intp] | list[int] | None:
         """The indices of ``names`` among the names sent; None when one was not sent.
 
-        By the names' hashes (two names of one hash may be placed wrongly: a reader must
-        check what it derives, as :func:`fast_filter_result` checks its answer against
-        the bytes sent), else through :attr:`where`."""
+        Names picked from a :class:`NameTable` are placed through its positions. Others
+        by their hashes (two names of one hash may be placed wrongly: a reader must check
+        what it derives, as :func:`fast_filter_result` checks its answer against the
+        bytes sent), else through :attr:`where`."""
+        if self._source is not None:
+            return _located(*self._source, names)
         if self._sorted is None or self._by_hash is None:
             hashes = self._hashes
             if hashes is None:
@@ -255,12 +356,31 @@ class SentNames(Sequence[str]):
             self._by_hash = np.argsort(hashes, kind="stable")
             self._sorted = hashes[self._by_hash]
         wanted = np.fromiter(map(hash, names), np.int64, len(names))
-        at = np.searchsorted(self._sorted, wanted)
-        at[at == self._sorted.size] = 0  # beyond every hash sent: caught just below
-        if np.array_equal(self._sorted[at], wanted):
-            return self._by_hash[at]
+        if self._sorted.size:
+            at = np.searchsorted(self._sorted, wanted)
+            np.minimum(at, self._sorted.size - 1, out=at)  # beyond every hash: caught below
+            if (self._sorted[at] == wanted).all():
+                return self._by_hash[at]
         found = list(map(self.where.get, names))
         return None if None in found else cast("list[int]", found)
+
+
+def _located(
+    table: NameTable, picks: npt.NDArray[np.intp], names: list[str]
+) -> npt.NDArray[np.intp] | None:
+    """The indices among ``picks`` (intp, ascending positions in ``table``) of ``names``;
+    None when one of them was not picked."""
+    found = list(map(table.position.get, names))
+    if None in found:
+        return None
+    positions = np.fromiter(cast("list[int]", found), np.intp, len(found))
+    if not picks.size:
+        return None if positions.size else positions
+    index = np.searchsorted(picks, positions)
+    np.minimum(index, picks.size - 1, out=index)
+    if not (picks[index] == positions).all():
+        return None
+    return index
 
 
 class AlignedScores(Mapping[str, int]):
@@ -402,8 +522,9 @@ def _as_sent(
 ) -> FilterAnswer | None:
     """:func:`_in_order`'s answer read from bytes, for names sent with their fragments:
     the answer's ``NodeNames`` must be, byte for byte, the JSON array of the names sent
-    less the failed ones, and the failed names those placed where their hashes put them;
-    the feasible names are then a subset of ``sent``, decoded only if read. None when
+    less the failed ones, and the failed names those placed where their hashes put them
+    (no check when they were placed by name); the feasible names are then a subset of
+    ``sent``, decoded only if read. None when
     the bytes differ (another encoding, spaces, another order...): the caller decodes
     the names."""
     fragments = sent.fragments
@@ -413,18 +534,30 @@ def _as_sent(
         if memoryview(names) != sent.json:
             return None
         return FilterAnswer(sent, failed, unresolvable, np.arange(len(sent), dtype=np.intp))
+    source = sent.source
+    if source is not None:  # placed by name: exact
+        positions = source[0].kept(source[1], gone)
+        if positions is None:
+            return None
+        kept = fragments[positions]
+        json = json_array(kept)
+        if memoryview(names) != json:
+            return None
+        return FilterAnswer(sent.subset(positions, json, kept), failed, unresolvable, positions)
     placed = _placed(sent, gone)
     if placed is None:
         return None
     at, positions = placed
-    json = json_array(fragments[positions])
+    kept = fragments[positions]
+    json = json_array(kept)
     if memoryview(names) != json:
         return None
-    # the failed names, in the order sent, must be the fragments where they were placed
+    # placed by hash: the failed names, in the order sent, must be the fragments where
+    # they were placed
     order = np.argsort(at, kind="stable")
     if orjson.dumps([gone[i] for i in order.tolist()]) != json_array(fragments[at[order]]):
         return None
-    return FilterAnswer(sent.subset(positions, json), failed, unresolvable, positions)
+    return FilterAnswer(sent.subset(positions, json, kept), failed, unresolvable, positions)
 
 
 def _in_order(

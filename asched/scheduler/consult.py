@@ -53,9 +53,8 @@ from asched.framework.extender import (
 from asched.framework.extender_fast import (
     AlignedScores,
     EncodedPod,
+    NameTable,
     SentNames,
-    json_array,
-    json_fragments,
 )
 from asched.framework.extender_preemption import narrow_candidates
 from asched.framework.extender_protocol import RawObject
@@ -158,20 +157,17 @@ def still_valid(table: NodeTable, candidates: Sequence[Candidate] | None) -> lis
 
 
 class _OrderedNames:
-    """The table's node names in node order, encoded for :func:`names_of` to pick the
-    candidates' from in C, without touching the name strings one by one (500 of them,
-    cold in the CPU's caches, cost more than the rest of the pick):
-
-    * ``fragments`` (``S{w}``, ``(live,)``): the names' :func:`json_fragments`, whose
-      selection is joined into the candidates' JSON array (:func:`json_array`);
-    * ``hashes`` (int64, ``(live,)``): each name's ``hash()``.
+    """The table's node names in node order, encoded (:class:`NameTable`) for
+    :func:`names_of` to pick the candidates' from in C, without touching the name
+    strings one by one (500 of them, cold in the CPU's caches, cost more than the rest
+    of the pick).
 
     Valid while the table's ``order()`` is the same array (it is recomputed whenever a
     row is added or removed or a node changes zone) and its ``epoch`` is unchanged (a
     row's name changes only with the epoch: a node deleted and another taking its row).
     """
 
-    __slots__ = ("epoch", "fragments", "hashes", "order")
+    __slots__ = ("encoded", "epoch", "order")
 
     def __init__(self, table: NodeTable, order: npt.NDArray[np.intp]) -> None:
         self.order = order  # held, so that its identity cannot be reused
@@ -179,9 +175,7 @@ class _OrderedNames:
         found = [table.names[row] for row in order.tolist()]
         if None in found:  # a free row in the order: cannot be, but the table says so
             raise ValueError("a candidate row holds no node")
-        names = cast("list[str]", found)
-        self.fragments = json_fragments(names)
-        self.hashes: npt.NDArray[np.int64] = np.fromiter(map(hash, names), np.int64, len(names))
+        self.encoded = NameTable(cast("list[str]", found))
 
 
 #: per table: its names in node order (weakly held: a table's cache goes with it)
@@ -193,16 +187,14 @@ def names_of(
 ) -> tuple[SentNames, npt.NDArray[np.intp]]:
     """The names of the live rows of ``candidates`` (bool, ``(table.size,)``), in node
     order (upstream's node tree order): what the extenders are sent, as their JSON array
-    and hashes picked in C (:meth:`SentNames.encoded`); and their rows (intp, same
+    and hashes picked in C (:meth:`NameTable.pick`); and their rows (intp, same
     order)."""
     order = table.order()
     cached = _ORDERED.get(table)
     if cached is None or cached.order is not order or cached.epoch != table.epoch:
         cached = _ORDERED[table] = _OrderedNames(table, order)
-    picked = candidates[order]
-    fragments = cached.fragments[picked]
-    sent = SentNames.encoded(json_array(fragments), cached.hashes[picked], fragments)
-    return sent, order[picked]
+    picked = np.flatnonzero(candidates[order])
+    return cached.encoded.pick(picked), order[picked]
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:

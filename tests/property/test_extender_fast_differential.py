@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 import orjson
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import assume, example, given, settings, strategies as st
 
 from asched.errors import ExtenderError
 from asched.framework import extender_protocol as protocol
 from asched.framework.extender_fast import (
     AlignedScores,
+    NameTable,
     SentNames,
     fast_filter_result,
     fast_host_scores,
@@ -36,14 +37,23 @@ from tests.property.test_extender_answers_differential import (
     SITE,
 )
 
+#: how the names sent are made: from the names; as their JSON, hashes and fragments
+#: (placed by hash); picked from a NameTable of more names (placed by name), as
+#: names_of makes them: the table also holds "gone" (never sent) between two sent names
+HOW = st.sampled_from(("names", "encoded", "picked"))
+TABLE_NAMES = ["x0", "n0", "n1", "gone", "n2", "x1", "n3", "n4", "x2"]
 
-def _sent(encoded: bool = False) -> SentNames:
-    """The names sent; ``encoded``: as names_of makes them (JSON, hashes, fragments),
-    so that a filter answer in the order sent is taken as their bytes."""
-    if encoded:
+
+def _sent(how: str = "names") -> SentNames:
+    """The names sent, made as ``how`` says (:data:`HOW`): the encoded ones take a
+    filter answer in the order sent as its bytes."""
+    if how == "encoded":
         hashes = np.array([hash(name) for name in SENT_NAMES], dtype=np.int64)
         names = list(SENT_NAMES)
         return SentNames.encoded(orjson.dumps(names), hashes, json_fragments(names))
+    if how == "picked":
+        picks = np.array([TABLE_NAMES.index(n) for n in SENT_NAMES], dtype=np.intp)
+        return NameTable(TABLE_NAMES).pick(picks)
     return SentNames(SENT_NAMES)
 
 
@@ -82,12 +92,12 @@ def test_fast_host_scores_only_take_what_the_general_reader_gives(answer: Any, f
 
 
 @settings(max_examples=500, derandomize=True)
-@given(FILTER_ANSWERS, st.booleans())
+@given(FILTER_ANSWERS, HOW)
 def test_fast_filter_result_only_takes_what_the_general_reader_gives(
-    answer: dict[str, Any], encoded: bool
+    answer: dict[str, Any], how: str
 ) -> None:
     raw = _encoded(answer)
-    fast = fast_filter_result(raw, _sent(encoded))
+    fast = fast_filter_result(raw, _sent(how))
     general = _general(
         lambda: protocol.parse_filter_result(SITE, orjson.loads(raw), SENT, node_cache_capable=True)
     )
@@ -116,17 +126,15 @@ def test_exact_answers_take_the_fast_path(pairs: list[tuple[str, int]], factor: 
 @given(
     st.lists(st.sampled_from(tuple(SENT)), unique=True),
     st.sampled_from(("gone", "n0")),
-    st.booleans(),
+    HOW,
 )
-def test_exact_filter_answers_take_the_fast_path(
-    names: list[str], failed: str, encoded: bool
-) -> None:
+def test_exact_filter_answers_take_the_fast_path(names: list[str], failed: str, how: str) -> None:
     answer = {"NodeNames": names, "FailedNodes": {failed: "full"}, "Error": ""}
     raw = orjson.dumps(answer)
     general = _general(
         lambda: protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
     )
-    fast = fast_filter_result(raw, _sent(encoded))
+    fast = fast_filter_result(raw, _sent(how))
     if general[0] == "ok":
         assert fast == general[1]
     else:  # n0 both feasible and failed: declined, the general reader raises
@@ -142,34 +150,47 @@ VERDICTS = st.lists(
 
 
 @settings(max_examples=300, derandomize=True)
-@given(VERDICTS, st.booleans(), st.booleans(), st.booleans(), st.booleans())
+@given(VERDICTS, st.booleans(), st.booleans(), HOW, st.booleans(), st.booleans())
+@example(["keep", "failed", "keep", "keep", "keep"], False, False, "picked", False, False)
+@example(["failed", "keep", "unresolvable", "keep", "failed"], False, False, "picked", False, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, True, "picked", False, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, True, "encoded", False, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, False, "picked", False, True)
 def test_filter_answers_in_the_order_sent_carry_true_positions(
-    verdicts: list[str], reverse: bool, both: bool, encoded: bool, spaced: bool
+    verdicts: list[str], reverse: bool, both: bool, how: str, spaced: bool, stranger: bool
 ) -> None:
     """An answer whose feasible names are the names sent less its failed ones, in the
     order sent, is read with positions; a name dropped without a word, the feasible
     ones reversed, or a name both failed and unresolvable, by the dict path (or the
     general reader): the same answer either way. Names sent with their fragments
-    (``encoded``) take such an answer as their bytes, its names not decoded, unless it
-    is encoded otherwise (``spaced``: Python's json.dumps, a space after each comma)."""
+    (``how``: encoded or picked) take such an answer as their bytes, its names not
+    decoded, unless it is encoded otherwise (``spaced``: Python's json.dumps, a space
+    after each comma). ``stranger``: the answer also fails "gone", a name not sent
+    (picked: a name of the table between two names sent), which the general reader
+    drops and which must not be placed among the names sent."""
     kept = [n for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "keep"]
     failed = {n: "full" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "failed"}
     gone = {n: "zone" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "unresolvable"}
     if both and failed:
         gone[next(iter(failed))] = "zone"  # failed and unresolvable: upstream's both maps
+    if stranger:
+        failed["gone"] = "full"
     names = kept[::-1] if reverse else kept
     answer = {"NodeNames": names, "FailedNodes": failed, "FailedAndUnresolvableNodes": gone}
     raw = json.dumps(answer).encode() if spaced else orjson.dumps(answer)
-    fast = fast_filter_result(raw, _sent(encoded))
+    fast = fast_filter_result(raw, _sent(how))
     general = protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
     assert fast == general
     assert general == fast  # SentNames equal a tuple of the same names, both ways
     _positions_hold(fast)
     in_order = (
-        "dropped" not in verdicts and not (both and failed) and (not reverse or len(kept) < 2)
+        "dropped" not in verdicts
+        and not (both and failed)
+        and not stranger
+        and (not reverse or len(kept) < 2)
     )
     assert (fast.positions is not None) == in_order
-    as_bytes = in_order and encoded and not (spaced and len(kept) > 1)
+    as_bytes = in_order and how != "names" and not (spaced and len(kept) > 1)
     assert isinstance(fast.feasible, SentNames) == as_bytes
     assert list(fast.feasible) == names
 

@@ -27,6 +27,7 @@ from asched.framework.extender import Extender, run_filters
 from asched.framework.extender_fast import (
     AlignedScores,
     EncodedPod,
+    NameTable,
     SentNames,
     fast_filter_result,
     fast_host_scores,
@@ -263,12 +264,17 @@ async def test_prioritize_gives_the_general_readers_answer_or_error(raw: bytes) 
 @pytest.mark.parametrize(
     "raw", [p.values[0] for p in GOOD_FILTERS] + [p.values[0] for p in OTHER_FILTERS]
 )
-@pytest.mark.parametrize("encoded", [False, True], ids=["names", "names with fragments"])
-async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes, encoded: bool) -> None:
+@pytest.mark.parametrize("how", ["names", "encoded", "picked"])
+async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes, how: str) -> None:
     plain, fast = Plain(raw), Raw(raw)
     names = list(SENT)
     expected = await outcome(extender(plain).filter(POD, names, _unused))
-    given = encoded_as_sent(SentNames, names) if encoded else sent()
+    given = sent()
+    if how == "encoded":
+        given = encoded_as_sent(SentNames, names)
+    elif how == "picked":  # from a table that also holds other names, around them
+        table = NameTable(["other", *names, "unsent"])
+        given = table.pick(np.arange(1, len(names) + 1, dtype=np.intp))
     assert await outcome(extender(fast).filter(POD, given, _unused)) == expected
     assert fast.bodies == plain.bodies
 
@@ -423,23 +429,42 @@ async def test_positions_follow_the_chain_of_filters(
     assert got == positions
 
 
-@pytest.mark.parametrize("encoded", [False, True], ids=["from names", "from JSON and hashes"])
-def test_the_names_sent_are_located(encoded: bool) -> None:
+@pytest.mark.parametrize("how", ["names", "encoded", "picked"])
+def test_the_names_sent_are_located(how: str) -> None:
     """SentNames.locate: each name's index among the names sent (a, c, d sent: c is
-    second), None when one was not sent (b) or is unknown (zz); made from the names or
-    from their JSON and hashes (names_of's way), the same answers."""
+    second), None when one was not sent (b) or is unknown (zz); made from the names,
+    from their JSON and hashes, or picked from a NameTable that also holds b and x (names_of's way),
+    the same answers. Only the picked ones are placed by name."""
     names = ["a", "c", "d"]
     sent = SentNames(names)
-    if encoded:
+    if how == "encoded":
         hashes = np.array([hash(n) for n in names])
         sent = SentNames.encoded(orjson.dumps(names), hashes, json_fragments(names))
+    elif how == "picked":
+        sent = NameTable(["b", "a", "x", "c", "d"]).pick(np.array([1, 3, 4], dtype=np.intp))
     located = sent.locate(["d", "a"])
     assert located is not None
     assert list(located) == [2, 0]
     assert sent.locate(["b"]) is None
+    assert sent.locate(["x", "c"]) is None
     assert sent.locate(["a", "zz"]) is None
     assert (list(sent), len(sent), sent[1]) == (names, 3, "c")  # decoded when read
     assert sent.json == orjson.dumps(names)
+    assert sent.located_by_name == (how == "picked")
+
+
+def test_a_subset_of_picked_names_is_still_placed_by_name() -> None:
+    """The feasible names a filter leaves (SentNames.subset, what prioritize is sent)
+    keep their places in the NameTable: c and e of a, c, d, e picked from a..e."""
+    table = NameTable(["a", "b", "c", "d", "e"])
+    sent = table.pick(np.array([0, 2, 3, 4], dtype=np.intp))
+    kept = sent.subset(np.array([1, 3], dtype=np.intp), orjson.dumps(["c", "e"]))
+    assert list(kept) == ["c", "e"]
+    assert kept.located_by_name
+    located = kept.locate(["e"])
+    assert located is not None
+    assert list(located) == [1]
+    assert kept.locate(["d"]) is None  # picked at first, not kept
 
 
 class Misplacing(SentNames):
