@@ -353,22 +353,16 @@ class Scheduler:
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
             self._attempt(_result(decision.status), profile, start)
             return self._failed(qp, profile, decision)  # the cluster changed that much
-        if decision.candidates is not None:
+        if decision.candidates is not None:  # some row left (feasible: their count)
             mask = decision.candidates
-            if mask.any():
-                extra = consult.score_rows(table, consultation)
-                chose = contain.guarded(
-                    pod, "decide", partial(algorithm.choose, decision, mask, extra)
-                )
-                if isinstance(chose, Status):
-                    self._attempt(_result(chose), profile, start)
-                    return self._failed(qp, profile, Decision(pod, chose))
-                decision.feasible = int(np.count_nonzero(mask))  # what the extenders left
-                if self.recorder is not None:
-                    self.recorder.chosen(
-                        qp, algorithm, decision, mask, self._consulted(consultation)
-                    )
-                return self._assume(qp, profile, decision, start)
+            extra = consult.score_rows(table, consultation)
+            chose = contain.guarded(pod, "decide", partial(algorithm.choose, decision, mask, extra))
+            if isinstance(chose, Status):
+                self._attempt(_result(chose), profile, start)
+                return self._failed(qp, profile, Decision(pod, chose))
+            if self.recorder is not None:
+                self.recorder.chosen(qp, algorithm, decision, mask, self._consulted(consultation))
+            return self._assume(qp, profile, decision, start)
         again = bool(rows.size) or (consultation.nominated_only and not outcome.feasible)
         if again and consultation.rounds < consult.MAX_ROUNDS:
             # what the extenders accepted no longer fits (or upstream's nominated-node
