@@ -23,16 +23,20 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
   (with a filter's failed ones put back where they were sent) encode to the very JSON
   array the request carried (:attr:`SentNames.json`), so the names sent, the table's
   strings and cold in the caches by then, are not touched one by one (a filter's failed
-  names are placed by the names' hashes). Such answers come out with the positions of
+  names are placed by name in the table's order, or by their hashes for names not
+  picked from it). Such answers come out with the positions of
   their names among those sent (:attr:`FilterAnswer.positions`, :class:`AlignedScores`),
   so that the caller maps them to rows in NumPy. Any other answer takes the dict path,
   with the same result.
-* **Names sent with their JSON fragments** (:meth:`SentNames.encoded`, what a
-  consultation sends: :func:`~asched.scheduler.consult.names_of` picks them from a cache
-  of the table's names, never reading a name string): a filter answer in the order sent
-  is compared with them as bytes before its names are even decoded
-  (``NodeNames`` kept raw), and its feasible names are the :meth:`SentNames.subset` of
-  those sent, which the prioritize call then sends as they are.
+* **Names sent with their JSON fragments** (:meth:`NameTable.pick`, what a
+  consultation sends: :func:`~asched.scheduler.consult.names_of` picks them from the
+  table's names in node order, encoded once, never reading a name string): a filter
+  answer in the order sent is compared with them as bytes before its names are even
+  decoded (``NodeNames`` kept raw). Its failed names are looked up once each, by name, in
+  the table's order, and cleared from a mask of the names picked
+  (:meth:`NameTable.kept`): exact, so nothing is checked after. Its feasible names are
+  the :meth:`SentNames.subset` of those sent, which the prioritize call then sends as
+  they are.
 """
 
 from __future__ import annotations
@@ -175,13 +179,14 @@ class NameTable:
 class SentNames(Sequence[str]):
     """The node names one call sends, in the order sent: a sequence of them.
 
-    Made from the names (``SentNames(names)``), or from their encoding
-    (:meth:`encoded`: the JSON array the request carries, the names' hashes and their
-    JSON fragments, picked from a cache of the table's names in node order without
-    touching the names themselves). Built on first use: :attr:`json` (the names as the request carries
-    them), :attr:`names` (decoded from :attr:`json` when made from it) and :attr:`where`
-    (name -> its index among the names, for answers read by name). :meth:`locate`
-    places a filter answer's failed names by their hashes.
+    Made from the names (``SentNames(names)``), from their encoding (:meth:`encoded`:
+    the JSON array the request carries, the names' hashes and their JSON fragments), or
+    picked from a :class:`NameTable` (:meth:`picked`, what a consultation sends: the
+    table's names in node order, never touched one by one). Built on first use:
+    :attr:`json` (the names as the request carries them), :attr:`names` (decoded from
+    :attr:`json` when made from it) and :attr:`where` (name -> its index among the
+    names, for answers read by name). :meth:`locate` places a filter answer's failed
+    names: by name for picked names, else by their hashes.
     """
 
     __slots__ = (
