@@ -225,14 +225,7 @@ class SentNames(Sequence[str]):
         whose ``hash()`` values are ``hashes`` (int64, ``(count,)``, in name order) and
         whose :func:`json_fragments` are ``fragments``: nothing is decoded until
         :attr:`names` is read."""
-        sent = cls.__new__(cls)
-        sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
-        sent._source = None
-        sent._json = json
-        sent._hashes = hashes
-        sent._fragments = fragments
-        sent._count = len(hashes)
-        return sent
+        return cls._from_json(json, fragments, hashes, None)
 
     @classmethod
     def picked(
@@ -243,12 +236,22 @@ class SentNames(Sequence[str]):
     ) -> SentNames:
         """:meth:`encoded` names picked from a :class:`NameTable` at ``source[1]`` (intp,
         ascending): placed by name, so their hashes are never needed."""
+        return cls._from_json(json, fragments, None, source)
+
+    @classmethod
+    def _from_json(
+        cls,
+        json: bytes,
+        fragments: npt.NDArray[np.bytes_],
+        hashes: npt.NDArray[np.int64] | None,
+        source: tuple[NameTable, npt.NDArray[np.intp]] | None,
+    ) -> SentNames:
         sent = cls.__new__(cls)
         sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
-        sent._hashes = None
-        sent._source = source
         sent._json = json
         sent._fragments = fragments
+        sent._hashes = hashes
+        sent._source = source
         sent._count = len(fragments)
         return sent
 
