@@ -129,10 +129,10 @@ class NameTable:
     that sends some of them (:meth:`pick`):
 
     * ``fragments`` (``S{w}``, ``(count,)``): the names' :func:`json_fragments`;
-    * built on the first :meth:`SentNames.locate` of names picked from it,
-      :meth:`position`: name -> its position in the order, so that a filter answer's
-      failed names are placed by one lookup each, not by sorting the names sent call
-      after call.
+    * built on the first answer that fails some of the names picked from it,
+      :attr:`position`: name -> its position in the order, so that the failed names are
+      placed by one lookup each (:meth:`kept`), not by sorting the names sent call after
+      call.
     """
 
     __slots__ = ("_names", "_position", "fragments")
@@ -261,9 +261,10 @@ class SentNames(Sequence[str]):
         json: bytes,
         fragments: npt.NDArray[np.bytes_] | None = None,
     ) -> SentNames:
-        """The names at ``positions`` (intp, ascending) as :meth:`encoded` names, whose
-        JSON array the caller has checked is ``json`` (and whose fragments are
-        ``fragments`` when the caller has picked them already); only for encoded names."""
+        """The names at ``positions`` (intp, ascending), made as these were (encoded, or
+        picked from the same :class:`NameTable`), whose JSON array the caller has checked
+        is ``json`` (and whose fragments are ``fragments`` when the caller has picked them
+        already); only for names made from their encoding."""
         assert self._fragments is not None
         if fragments is None:
             fragments = self._fragments[positions]
@@ -279,12 +280,6 @@ class SentNames(Sequence[str]):
         (intp, ascending), when picked (names placed by name, exactly); else None (names
         placed by hash, which a reader checks)."""
         return self._source
-
-    @property
-    def located_by_name(self) -> bool:
-        """Whether :meth:`locate` places names by the names themselves (picked from a
-        :class:`NameTable`), not by their hashes: its places need no check."""
-        return self._source is not None
 
     @property
     def fragments(self) -> npt.NDArray[np.bytes_] | None:
@@ -530,11 +525,11 @@ def _as_sent(
 ) -> FilterAnswer | None:
     """:func:`_in_order`'s answer read from bytes, for names sent with their fragments:
     the answer's ``NodeNames`` must be, byte for byte, the JSON array of the names sent
-    less the failed ones, and the failed names those placed where their hashes put them
-    (no check when they were placed by name); the feasible names are then a subset of
-    ``sent``, decoded only if read. None when
-    the bytes differ (another encoding, spaces, another order...): the caller decodes
-    the names."""
+    less the failed ones. The failed names are placed by name for names picked from a
+    :class:`NameTable` (exact: :meth:`NameTable.kept`), else where their hashes put them,
+    and then they too must be the fragments placed. The feasible names are a subset of
+    ``sent``, decoded only if read. None when the bytes differ (another encoding,
+    spaces, another order...): the caller decodes the names."""
     fragments = sent.fragments
     assert fragments is not None
     gone = [*failed, *unresolvable]

@@ -450,7 +450,7 @@ def test_the_names_sent_are_located(how: str) -> None:
     assert sent.locate(["a", "zz"]) is None
     assert (list(sent), len(sent), sent[1]) == (names, 3, "c")  # decoded when read
     assert sent.json == orjson.dumps(names)
-    assert sent.located_by_name == (how == "picked")
+    assert (sent.source is not None) == (how == "picked")  # placed by name
 
 
 def test_a_subset_of_picked_names_is_still_placed_by_name() -> None:
@@ -460,7 +460,7 @@ def test_a_subset_of_picked_names_is_still_placed_by_name() -> None:
     sent = table.pick(np.array([0, 2, 3, 4], dtype=np.intp))
     kept = sent.subset(np.array([1, 3], dtype=np.intp), orjson.dumps(["c", "e"]))
     assert list(kept) == ["c", "e"]
-    assert kept.located_by_name
+    assert kept.source is not None
     located = kept.locate(["e"])
     assert located is not None
     assert list(located) == [1]
