@@ -169,6 +169,21 @@ class NameTable:
             return None
         return positions
 
+    def located(self, picks: npt.NDArray[np.intp], names: list[str]) -> npt.NDArray[np.intp] | None:
+        """The indices among ``picks`` (intp, ascending positions in the order) of
+        ``names``, in their order; None when one of them was not picked."""
+        found = list(map(self.position.get, names))
+        if None in found:
+            return None
+        positions = np.fromiter(cast("list[int]", found), np.intp, len(found))
+        if not picks.size:
+            return None if positions.size else positions
+        index = np.searchsorted(picks, positions)
+        np.minimum(index, picks.size - 1, out=index)
+        if not (picks[index] == positions).all():
+            return None
+        return index
+
     def pick(self, picks: npt.NDArray[np.intp]) -> SentNames:
         """The names at ``picks`` (intp, ascending positions in the order) as
         :class:`SentNames`, their JSON joined from the fragments in C."""
@@ -179,10 +194,10 @@ class NameTable:
 class SentNames(Sequence[str]):
     """The node names one call sends, in the order sent: a sequence of them.
 
-    Made from the names (``SentNames(names)``), from their encoding (:meth:`encoded`:
-    the JSON array the request carries, the names' hashes and their JSON fragments), or
-    picked from a :class:`NameTable` (:meth:`picked`, what a consultation sends: the
-    table's names in node order, never touched one by one). Built on first use:
+    Made from the names (``SentNames(names)``), or picked from a :class:`NameTable`
+    (:meth:`picked`, what a consultation sends: the JSON array the request carries and
+    the names' JSON fragments, from the table's names in node order, never touched one
+    by one). Built on first use:
     :attr:`json` (the names as the request carries them), :attr:`names` (decoded from
     :attr:`json` when made from it) and :attr:`where` (name -> its index among the
     names, for answers read by name). :meth:`locate` places a filter answer's failed
@@ -194,7 +209,6 @@ class SentNames(Sequence[str]):
         "_count",
         "_fragments",
         "_given",
-        "_hashes",
         "_json",
         "_names",
         "_sorted",
@@ -208,8 +222,6 @@ class SentNames(Sequence[str]):
         self._count = len(self._names)
         self._json: bytes | None = None
         self._where: dict[str, int] | None = None
-        #: the names' hashes in name order, when given (:meth:`encoded`)
-        self._hashes: npt.NDArray[np.int64] | None = None
         #: the hashes sorted, and the index of each among the names (built by locate)
         self._sorted: npt.NDArray[np.int64] | None = None
         self._by_hash: npt.NDArray[np.intp] | None = None
@@ -218,39 +230,20 @@ class SentNames(Sequence[str]):
         self._source: tuple[NameTable, npt.NDArray[np.intp]] | None = None
 
     @classmethod
-    def encoded(
-        cls, json: bytes, hashes: npt.NDArray[np.int64], fragments: npt.NDArray[np.bytes_]
-    ) -> SentNames:
-        """The names whose JSON array is ``json`` (what ``orjson.dumps`` makes of them),
-        whose ``hash()`` values are ``hashes`` (int64, ``(count,)``, in name order) and
-        whose :func:`json_fragments` are ``fragments``: nothing is decoded until
-        :attr:`names` is read."""
-        return cls._from_json(json, fragments, hashes, None)
-
-    @classmethod
     def picked(
         cls,
         json: bytes,
         fragments: npt.NDArray[np.bytes_],
         source: tuple[NameTable, npt.NDArray[np.intp]],
     ) -> SentNames:
-        """:meth:`encoded` names picked from a :class:`NameTable` at ``source[1]`` (intp,
-        ascending): placed by name, so their hashes are never needed."""
-        return cls._from_json(json, fragments, None, source)
-
-    @classmethod
-    def _from_json(
-        cls,
-        json: bytes,
-        fragments: npt.NDArray[np.bytes_],
-        hashes: npt.NDArray[np.int64] | None,
-        source: tuple[NameTable, npt.NDArray[np.intp]] | None,
-    ) -> SentNames:
+        """The names picked from a :class:`NameTable` at ``source[1]`` (intp, ascending),
+        whose JSON array is ``json`` (what ``orjson.dumps`` makes of them) and whose
+        :func:`json_fragments` are ``fragments``: nothing is decoded until :attr:`names`
+        is read, and they are placed by name."""
         sent = cls.__new__(cls)
         sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
         sent._json = json
         sent._fragments = fragments
-        sent._hashes = hashes
         sent._source = source
         sent._count = len(fragments)
         return sent
@@ -261,18 +254,16 @@ class SentNames(Sequence[str]):
         json: bytes,
         fragments: npt.NDArray[np.bytes_] | None = None,
     ) -> SentNames:
-        """The names at ``positions`` (intp, ascending), made as these were (encoded, or
-        picked from the same :class:`NameTable`), whose JSON array the caller has checked
-        is ``json`` (and whose fragments are ``fragments`` when the caller has picked them
-        already); only for names made from their encoding."""
+        """The names at ``positions`` (intp, ascending), picked from the same
+        :class:`NameTable`, whose JSON array the caller has checked is ``json`` (and whose
+        fragments are ``fragments`` when the caller has picked them already); only for
+        picked names."""
+        assert self._source is not None
         assert self._fragments is not None
         if fragments is None:
             fragments = self._fragments[positions]
-        if self._source is not None:
-            table, picks = self._source
-            return SentNames.picked(json, fragments, (table, picks[positions]))
-        assert self._hashes is not None
-        return SentNames.encoded(json, self._hashes[positions], fragments)
+        table, picks = self._source
+        return SentNames.picked(json, fragments, (table, picks[positions]))
 
     @property
     def source(self) -> tuple[NameTable, npt.NDArray[np.intp]] | None:
@@ -283,7 +274,7 @@ class SentNames(Sequence[str]):
 
     @property
     def fragments(self) -> npt.NDArray[np.bytes_] | None:
-        """Each name's :func:`json_fragments` entry, when made by :meth:`encoded`."""
+        """Each name's :func:`json_fragments` entry, when picked (:meth:`picked`)."""
         return self._fragments
 
     def __eq__(self, other: object) -> bool:
@@ -351,11 +342,9 @@ class SentNames(Sequence[str]):
         what it derives, as :func:`fast_filter_result` checks its answer against the
         bytes sent), else through :attr:`where`."""
         if self._source is not None:
-            return _located(*self._source, names)
+            return self._source[0].located(self._source[1], names)
         if self._sorted is None or self._by_hash is None:
-            hashes = self._hashes
-            if hashes is None:
-                hashes = np.fromiter(map(hash, self.names), np.int64, self._count)
+            hashes = np.fromiter(map(hash, self.names), np.int64, self._count)
             self._by_hash = np.argsort(hashes, kind="stable")
             self._sorted = hashes[self._by_hash]
         wanted = np.fromiter(map(hash, names), np.int64, len(names))
@@ -366,24 +355,6 @@ class SentNames(Sequence[str]):
                 return self._by_hash[at]
         found = list(map(self.where.get, names))
         return None if None in found else cast("list[int]", found)
-
-
-def _located(
-    table: NameTable, picks: npt.NDArray[np.intp], names: list[str]
-) -> npt.NDArray[np.intp] | None:
-    """The indices among ``picks`` (intp, ascending positions in ``table``) of ``names``;
-    None when one of them was not picked."""
-    found = list(map(table.position.get, names))
-    if None in found:
-        return None
-    positions = np.fromiter(cast("list[int]", found), np.intp, len(found))
-    if not picks.size:
-        return None if positions.size else positions
-    index = np.searchsorted(picks, positions)
-    np.minimum(index, picks.size - 1, out=index)
-    if not (picks[index] == positions).all():
-        return None
-    return index
 
 
 class AlignedScores(Mapping[str, int]):
@@ -487,8 +458,8 @@ def fast_filter_result(raw: bytes, sent: SentNames) -> FilterAnswer | None:
     it has another key, a ``null`` ``NodeNames``, an ``Error``, a repeated or unsent
     feasible name, or a node both feasible and failed (the general reader decides
     those). An answer in the order sent carries the feasible names' positions; when the
-    names sent came with their JSON fragments (:meth:`SentNames.encoded`) and the
-    answer's names are those fragments' bytes, its feasible names are not even decoded
+    names sent were picked from a :class:`NameTable` (:meth:`SentNames.picked`) and the
+    answer's names are their fragments' bytes, its feasible names are not even decoded
     (:func:`_as_sent`)."""
     try:
         answer = _FILTER_RESULT.decode(raw)
@@ -498,7 +469,7 @@ def fast_filter_result(raw: bytes, sent: SentNames) -> FilterAnswer | None:
         return None
     failed = answer.FailedNodes or {}
     unresolvable = answer.FailedAndUnresolvableNodes or {}
-    if sent.fragments is not None:
+    if sent.source is not None:
         taken = _as_sent(answer.NodeNames, failed, unresolvable, sent)
         if taken is not None:
             return taken
@@ -523,42 +494,26 @@ def fast_filter_result(raw: bytes, sent: SentNames) -> FilterAnswer | None:
 def _as_sent(
     names: msgspec.Raw, failed: dict[str, str], unresolvable: dict[str, str], sent: SentNames
 ) -> FilterAnswer | None:
-    """:func:`_in_order`'s answer read from bytes, for names sent with their fragments:
-    the answer's ``NodeNames`` must be, byte for byte, the JSON array of the names sent
-    less the failed ones. The failed names are placed by name for names picked from a
-    :class:`NameTable` (exact: :meth:`NameTable.kept`), else where their hashes put them,
-    and then they too must be the fragments placed. The feasible names are a subset of
-    ``sent``, decoded only if read. None when the bytes differ (another encoding,
-    spaces, another order...): the caller decodes the names."""
-    fragments = sent.fragments
+    """:func:`_in_order`'s answer read from bytes, for names picked from a
+    :class:`NameTable`: the answer's ``NodeNames`` must be, byte for byte, the JSON
+    array of the names sent less the failed ones, which are placed by name
+    (:meth:`NameTable.kept`: exact, so nothing about them is checked after). The
+    feasible names are a subset of ``sent``, decoded only if read. None when the bytes
+    differ (another encoding, spaces, another order...): the caller decodes the names."""
+    fragments, source = sent.fragments, sent.source
     assert fragments is not None
+    assert source is not None
     gone = [*failed, *unresolvable]
     if not gone:
         if memoryview(names) != sent.json:
             return None
         return FilterAnswer(sent, failed, unresolvable, np.arange(len(sent), dtype=np.intp))
-    source = sent.source
-    if source is not None:  # placed by name: exact
-        positions = source[0].kept(source[1], gone)
-        if positions is None:
-            return None
-        kept = fragments[positions]
-        json = json_array(kept)
-        if memoryview(names) != json:
-            return None
-        return FilterAnswer(sent.subset(positions, json, kept), failed, unresolvable, positions)
-    placed = _placed(sent, gone)
-    if placed is None:
+    positions = source[0].kept(source[1], gone)
+    if positions is None:
         return None
-    at, positions = placed
     kept = fragments[positions]
     json = json_array(kept)
     if memoryview(names) != json:
-        return None
-    # placed by hash: the failed names, in the order sent, must be the fragments where
-    # they were placed
-    order = np.argsort(at, kind="stable")
-    if orjson.dumps([gone[i] for i in order.tolist()]) != json_array(fragments[at[order]]):
         return None
     return FilterAnswer(sent.subset(positions, json, kept), failed, unresolvable, positions)
 
@@ -580,34 +535,21 @@ def _in_order(
         if orjson.dumps(names) != sent.json:
             return None
         return FilterAnswer(tuple(names), failed, unresolvable, np.arange(n, dtype=np.intp))
-    placed = _placed(sent, gone)
-    if placed is None:
+    found = sent.locate(gone)  # by hash or by name: checked just below either way
+    if found is None:
         return None
-    at, positions = placed
+    at = np.asarray(found, dtype=np.intp)
+    keep = np.ones(n, dtype=np.bool_)
+    keep[at] = False
+    positions = np.flatnonzero(keep)
+    if positions.size + len(gone) != n:  # a name both failed and unresolvable
+        return None
     merged = np.empty(n, dtype=object)
     merged[at] = gone
     merged[positions] = names
     if orjson.dumps(merged.tolist()) != sent.json:
         return None
     return FilterAnswer(tuple(names), failed, unresolvable, positions)
-
-
-def _placed(
-    sent: SentNames, gone: list[str]
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None:
-    """Where each of a filter answer's failed names was sent (by hash: the caller checks)
-    and the indices of the other names sent, ascending; None when one was not sent or
-    one is named twice (failed and unresolvable)."""
-    found = sent.locate(gone)
-    if found is None:
-        return None
-    at = np.asarray(found, dtype=np.intp)
-    keep = np.ones(len(sent), dtype=np.bool_)
-    keep[at] = False
-    positions = np.flatnonzero(keep)
-    if positions.size + len(gone) != len(sent):
-        return None
-    return at, positions
 
 
 def _sent_only(reasons: dict[str, str], sent: Mapping[str, Any]) -> dict[str, str]:

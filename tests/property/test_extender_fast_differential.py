@@ -26,7 +26,6 @@ from asched.framework.extender_fast import (
     SentNames,
     fast_filter_result,
     fast_host_scores,
-    json_fragments,
 )
 from asched.framework.extender_protocol import FilterAnswer
 from tests.property.test_extender_answers_differential import (
@@ -37,20 +36,16 @@ from tests.property.test_extender_answers_differential import (
     SITE,
 )
 
-#: how the names sent are made: from the names; as their JSON, hashes and fragments
-#: (placed by hash); picked from a NameTable of more names (placed by name), as
-#: names_of makes them: the table also holds "gone" (never sent) between two sent names
-HOW = st.sampled_from(("names", "encoded", "picked"))
+#: how the names sent are made: from the names (placed by hash); picked from a NameTable
+#: of more names (placed by name), as names_of makes them: the table also holds "gone"
+#: (never sent) between two sent names
+HOW = st.sampled_from(("names", "picked"))
 TABLE_NAMES = ["x0", "n0", "n1", "gone", "n2", "x1", "n3", "n4", "x2"]
 
 
 def _sent(how: str = "names") -> SentNames:
-    """The names sent, made as ``how`` says (:data:`HOW`): the encoded ones take a
+    """The names sent, made as ``how`` says (:data:`HOW`): the picked ones take a
     filter answer in the order sent as its bytes."""
-    if how == "encoded":
-        hashes = np.array([hash(name) for name in SENT_NAMES], dtype=np.int64)
-        names = list(SENT_NAMES)
-        return SentNames.encoded(orjson.dumps(names), hashes, json_fragments(names))
     if how == "picked":
         picks = np.array([TABLE_NAMES.index(n) for n in SENT_NAMES], dtype=np.intp)
         return NameTable(TABLE_NAMES).pick(picks)
@@ -154,7 +149,7 @@ VERDICTS = st.lists(
 @example(["keep", "failed", "keep", "keep", "keep"], False, False, "picked", False, False)
 @example(["failed", "keep", "unresolvable", "keep", "failed"], False, False, "picked", False, False)
 @example(["keep", "failed", "keep", "keep", "keep"], False, True, "picked", False, False)
-@example(["keep", "failed", "keep", "keep", "keep"], False, True, "encoded", False, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, True, "names", False, False)
 @example(["keep", "failed", "keep", "keep", "keep"], False, False, "picked", False, True)
 def test_filter_answers_in_the_order_sent_carry_true_positions(
     verdicts: list[str], reverse: bool, both: bool, how: str, spaced: bool, stranger: bool
@@ -163,7 +158,7 @@ def test_filter_answers_in_the_order_sent_carry_true_positions(
     order sent, is read with positions; a name dropped without a word, the feasible
     ones reversed, or a name both failed and unresolvable, by the dict path (or the
     general reader): the same answer either way. Names sent with their fragments
-    (``how``: encoded or picked) take such an answer as their bytes, its names not
+    (``how``: picked) take such an answer as their bytes, its names not
     decoded, unless it is encoded otherwise (``spaced``: Python's json.dumps, a space
     after each comma). ``stranger``: the answer also fails "gone", a name not sent
     (picked: a name of the table between two names sent), which the general reader

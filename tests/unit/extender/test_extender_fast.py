@@ -31,7 +31,6 @@ from asched.framework.extender_fast import (
     SentNames,
     fast_filter_result,
     fast_host_scores,
-    json_fragments,
     render_names_args,
 )
 from asched.framework.extender_protocol import CallSite, FilterAnswer
@@ -264,15 +263,13 @@ async def test_prioritize_gives_the_general_readers_answer_or_error(raw: bytes) 
 @pytest.mark.parametrize(
     "raw", [p.values[0] for p in GOOD_FILTERS] + [p.values[0] for p in OTHER_FILTERS]
 )
-@pytest.mark.parametrize("how", ["names", "encoded", "picked"])
+@pytest.mark.parametrize("how", ["names", "picked"])
 async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes, how: str) -> None:
     plain, fast = Plain(raw), Raw(raw)
     names = list(SENT)
     expected = await outcome(extender(plain).filter(POD, names, _unused))
     given = sent()
-    if how == "encoded":
-        given = encoded_as_sent(SentNames, names)
-    elif how == "picked":  # from a table that also holds other names, around them
+    if how == "picked":  # from a table that also holds other names, around them
         table = NameTable(["other", *names, "unsent"])
         given = table.pick(np.arange(1, len(names) + 1, dtype=np.intp))
     assert await outcome(extender(fast).filter(POD, given, _unused)) == expected
@@ -429,18 +426,15 @@ async def test_positions_follow_the_chain_of_filters(
     assert got == positions
 
 
-@pytest.mark.parametrize("how", ["names", "encoded", "picked"])
+@pytest.mark.parametrize("how", ["names", "picked"])
 def test_the_names_sent_are_located(how: str) -> None:
     """SentNames.locate: each name's index among the names sent (a, c, d sent: c is
-    second), None when one was not sent (b) or is unknown (zz); made from the names,
-    from their JSON and hashes, or picked from a NameTable that also holds b and x (names_of's way),
-    the same answers. Only the picked ones are placed by name."""
+    second), None when one was not sent (b) or is unknown (zz); made from the names, or
+    picked from a NameTable that also holds b and x (names_of's way), the same answers.
+    Only the picked ones are placed by name."""
     names = ["a", "c", "d"]
     sent = SentNames(names)
-    if how == "encoded":
-        hashes = np.array([hash(n) for n in names])
-        sent = SentNames.encoded(orjson.dumps(names), hashes, json_fragments(names))
-    elif how == "picked":
+    if how == "picked":
         sent = NameTable(["b", "a", "x", "c", "d"]).pick(np.array([1, 3, 4], dtype=np.intp))
     located = sent.locate(["d", "a"])
     assert located is not None
@@ -497,36 +491,35 @@ class Colliding(SentNames):
         return np.ones(len(names), dtype=np.intp)
 
 
-def encoded_as_sent(cls: type[SentNames], names: list[str]) -> SentNames:
-    """``cls`` made as names_of makes SentNames: their JSON, hashes and fragments."""
-    hashes = np.array([hash(name) for name in names], dtype=np.int64)
-    return cls.encoded(orjson.dumps(names), hashes, json_fragments(names))
+def picked_as_sent(names: list[str]) -> SentNames:
+    """``names`` picked, all of them, from a NameTable of them, as names_of picks."""
+    return NameTable(names).pick(np.arange(len(names), dtype=np.intp))
 
 
 def test_a_failed_name_placed_on_another_cannot_pass_for_it() -> None:
-    """Names sent with their fragments: the answer's feasible names are compared as
-    bytes, and so are the failed ones at the places their hashes gave. A failed name that
-    was not sent ("other"), placed where node2 was, must not pass for node2: the answer
-    is read as the general reader reads it (other dropped, node2 dropped without a
-    word), not as "other failed at node2's place"."""
+    """Names placed by hash: the answer's names, with the failed ones put back at the
+    places their hashes gave, must encode to the names sent. A failed name that was not
+    sent ("other"), placed where node2 was, must not pass for node2: the answer is read
+    as the general reader reads it (other dropped, node2 dropped without a word), not as
+    "other failed at node2's place"."""
     names = ["node1", "node2", "node3"]
     answer = {"NodeNames": ["node1", "node3"], "FailedNodes": {"other": "no"}}
     general = protocol.parse_filter_result(
         FILTER_SITE, answer, dict.fromkeys(names), node_cache_capable=True
     )
     assert general == FilterAnswer(("node1", "node3"), {}, {})
-    read = fast_filter_result(orjson.dumps(answer), encoded_as_sent(Colliding, names))
+    read = fast_filter_result(orjson.dumps(answer), Colliding(names))
     assert read == general
     assert read is not None
     assert read.positions is None  # read by name
 
 
 def test_an_answer_in_the_order_sent_is_taken_as_its_bytes() -> None:
-    """Names sent with their fragments, an answer in the order sent: its feasible names
+    """Names picked from a NameTable, an answer in the order sent: its feasible names
     are the names sent at its positions, not decoded until read."""
     names = ["node1", "node2", "node3"]
     answer = orjson.dumps({"NodeNames": ["node1", "node3"], "FailedNodes": {"node2": "no"}})
-    read = fast_filter_result(answer, encoded_as_sent(SentNames, names))
+    read = fast_filter_result(answer, picked_as_sent(names))
     assert read is not None
     assert isinstance(read.feasible, SentNames)
     assert read.feasible.json == b'["node1","node3"]'
