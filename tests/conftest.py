@@ -3,8 +3,8 @@
 Backends (``ASCHED_BACKENDS``, a comma list, default ``sim,kube-apiserver``):
 
 - ``sim``: the simulator, ``python -m asched sim`` in a child process (plain HTTP, token).
-- ``kube-apiserver``: the genuine kube-apiserver v1.20.2 + etcd (TLS, token), built once from
-  Debian's source package and cached (see ``asched.backends.provision``).
+- ``kube-apiserver``: the genuine kube-apiserver v1.37 + etcd (TLS, token), built once from Go
+  modules and cached (see ``asched.backends.provision``).
 
 Fixtures:
 
@@ -15,20 +15,23 @@ Fixtures:
 - ``sim_cluster`` (function scope, sim only, a fresh simulator per test): for fault injection
   tests marked ``sim_only``.
 - ``sim_server`` / ``kube_apiserver`` (session scope): the server objects themselves.
-- ``kube_controller_manager``: kube-controller-manager v1.20.2's PV controller beside the session
+- ``kube_controller_manager``: kube-controller-manager v1.37's PV controller beside the session
   kube-apiserver, started by the first test that asks for it and kept for the session (tests
   that don't ask never start it). A ``cluster`` test on both backends gets the same with
   ``cluster.server.ensure_controller_manager()`` when the server has that method.
 
 Tests of an unselected backend are *deselected* (reported as such), never skipped. When a
-kube-apiserver test is selected, the binaries are provisioned during collection, before any test
-timeout starts (a cold cache builds for ~4 minutes).
+kube-apiserver test or a ``kubectl`` test is selected, the binaries are provisioned during
+collection, before any test timeout starts (a cold cache builds for ~10 minutes, with
+progress lines).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -41,7 +44,7 @@ from pytest_asyncio import is_async_test
 from asched.backends.controller_manager import KubeControllerManager
 from asched.backends.errors import BackendError, StatusError
 from asched.backends.launcher import KubeApiServer
-from asched.backends.provision import provision, read_manifest
+from asched.backends.provision import KUBERNETES_VERSION, provision, read_manifest
 from asched.backends.rest import RestClient
 from asched.backends.simulator import SimServer
 
@@ -85,12 +88,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-    if any("kube-apiserver" in _backends_needed(item) for item in kept):
+    if any(
+        "kube-apiserver" in _backends_needed(item) or item.get_closest_marker("kubectl")
+        for item in kept
+    ):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None and read_manifest() is None:
             reporter.write_line(
-                "asched: building kube-apiserver v1.20.2 from Debian's source (~4 min, once)"
+                f"asched: building Kubernetes {KUBERNETES_VERSION} from Go modules"
+                " (~10 min on 2 cores, once; progress below)"
             )
+            _log_provisioning_progress()
         try:
             provision()
         except BackendError as exc:
@@ -98,6 +106,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"the kube-apiserver backend is unavailable: {exc}\n"
                 "(run only the simulator's tests with ASCHED_BACKENDS=sim)"
             ) from exc
+
+
+def _log_provisioning_progress() -> None:
+    """Show the build's progress lines on the terminal (pytest captures logging otherwise)."""
+    logger = logging.getLogger("asched.backends.provision")
+    if not any(getattr(h, "asched_progress", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("asched: %(message)s"))
+        handler.asched_progress = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +133,7 @@ def _no_implicit_event_loop(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(scope="session")
 def kube_apiserver() -> Iterator[KubeApiServer]:
-    """The genuine kube-apiserver v1.20.2 (+ etcd) for the whole session."""
+    """The genuine kube-apiserver v1.37 (+ etcd) for the whole session."""
     with KubeApiServer() as server:
         yield server
 

@@ -1,15 +1,14 @@
-"""``asched kube-apiserver``: build, start or inspect the genuine kube-apiserver v1.20.2.
+"""``asched kube-apiserver``: build, start or inspect the genuine Kubernetes control plane.
 
 Verbs:
 
-- ``provision``: build kube-apiserver, kube-scheduler and kube-controller-manager from Debian's
-  source package into the cache (only the missing ones; a no-op when cached), install etcd
-  when missing.
+- ``provision``: build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and
+  etcd (v1.37, from Go modules) into the cache; a no-op when cached.
 - ``start [--kubeconfig-out FILE] [--scheduler-config FILE] [--controller-manager]``: start
   etcd + kube-apiserver (and optionally kube-scheduler, and kube-controller-manager's PV
   controller), write the kubeconfig, stay in the foreground until SIGINT or SIGTERM, then stop
   everything and remove the kubeconfig copy.
-- ``status``: the cache path, the built versions and whether etcd is installed.
+- ``status``: the cache path, the built versions, the build's figures and the cache's size.
 
 Progress goes to stderr through logging (INFO for this package unless ``--quiet``); results
 (paths, URLs) go to stdout.
@@ -20,7 +19,6 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
-import subprocess
 import sys
 import threading
 import types
@@ -33,7 +31,7 @@ from asched.backends.provision import (
     BINARIES,
     KUBERNETES_VERSION,
     cache_dir,
-    find_etcd,
+    go_cache_dirs,
     missing_binaries,
     provision,
     read_manifest,
@@ -50,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     verbs.add_parser(
         "provision",
-        help="build and cache kube-apiserver/kube-scheduler/kube-controller-manager, get etcd",
+        help="build and cache kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd",
     )
     start = verbs.add_parser("start", help="run etcd + kube-apiserver until SIGINT/SIGTERM")
     start.add_argument(
@@ -59,12 +57,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     start.add_argument(
         "--scheduler-config",
         type=Path,
-        help="also run kube-scheduler v1.20.2 with this KubeSchedulerConfiguration (v1beta1)",
+        help=f"also run kube-scheduler {KUBERNETES_VERSION} with this KubeSchedulerConfiguration",
     )
     start.add_argument(
         "--controller-manager",
         action="store_true",
-        help="also run kube-controller-manager v1.20.2's PV controller (binds volume claims)",
+        help=f"also run kube-controller-manager {KUBERNETES_VERSION} (its PV controller binds claims)",
     )
     start.add_argument("--v", type=int, default=0, dest="verbosity", help="kube-apiserver --v")
     verbs.add_parser("status", help="show the cache path and the provisioned versions")
@@ -89,11 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _provision() -> int:
     binaries = provision()
-    print(f"kube-apiserver {binaries.kube_apiserver}")
-    print(f"kube-scheduler {binaries.kube_scheduler}")
-    print(f"kube-controller-manager {binaries.kube_controller_manager}")
-    print(f"etcd           {binaries.etcd}")
-    print(f"etcdctl        {binaries.etcdctl}")
+    for name in BINARIES:
+        print(f"{name:<24} {binaries.cache_dir / name}")
     return 0
 
 
@@ -135,22 +130,23 @@ def _status() -> int:
     directory = cache_dir()
     manifest = read_manifest()
     print(f"cache          {directory}")
-    missing = missing_binaries()
     if manifest is None:
+        missing = missing_binaries()
         print(
-            f"kubernetes     {KUBERNETES_VERSION} not provisioned, missing {', '.join(missing)}"
-            " (run: asched kube-apiserver provision)"
+            f"kubernetes     {KUBERNETES_VERSION} not provisioned (or built from other sources),"
+            f" missing {', '.join(missing)} (run: asched kube-apiserver provision)"
         )
-    else:
-        for key in ("kubernetes", "debian_source", "go", "built_at", "build_seconds"):
-            print(f"{key:<14} {manifest.get(key)}")
-        print(f"{'binaries':<14} {', '.join(BINARIES)}")
-    etcd = find_etcd()
-    if etcd is None:
-        print("etcd           not installed (provision installs etcd-server and etcd-client)")
-    else:
-        version = subprocess.run(
-            [str(etcd[0]), "--version"], capture_output=True, text=True, check=False
-        ).stdout.splitlines()
-        print(f"etcd           {etcd[0]} ({version[0] if version else 'unknown version'})")
-    return 0 if manifest is not None and etcd is not None else 1
+        return 1
+    for key in ("kubernetes", "etcd", "go", "built_at", "download_seconds", "compile_seconds"):
+        print(f"{key:<14} {manifest.get(key)}")
+    print(f"{'binaries':<14} {', '.join(BINARIES)}")
+    print(f"{'size':<14} {_megabytes(directory)} MB binaries", end="")
+    for label, path in zip(("modules", "build cache"), go_cache_dirs(), strict=True):
+        print(f", {_megabytes(path)} MB Go {label}", end="")
+    print()
+    return 0
+
+
+def _megabytes(path: Path) -> int:
+    total = sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    return round(total / 1e6)

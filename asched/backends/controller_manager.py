@@ -1,4 +1,4 @@
-"""Run the genuine kube-controller-manager v1.20.2 beside kube-apiserver, for volume tests.
+"""Run the genuine kube-controller-manager beside kube-apiserver, for volume and claim tests.
 
 Why: a bare kube-apiserver stores PersistentVolumes and claims but never binds them; binding
 is the PV controller's job. Volume scheduling on the genuine backend needs that controller to
@@ -7,31 +7,36 @@ binding once the scheduler's PreBind has set a PV's ``claimRef``.
 
 Only the controllers volume tests need run (:data:`CONTROLLERS`):
 
-- ``persistentvolume-binder``: the PV controller (binding, phases, the reclaim policy);
-- ``pv-protection`` and ``pvc-protection``: kube-apiserver's StorageObjectInUseProtection
+- ``persistentvolume-binder-controller``: the PV controller (binding, phases, the reclaim
+  policy);
+- ``persistentvolume-protection-controller`` and ``persistentvolumeclaim-protection-controller``:
+  kube-apiserver's StorageObjectInUseProtection
   admission (on by default) puts ``kubernetes.io/pv-protection`` / ``kubernetes.io/pvc-protection``
   finalizers on every PV and claim; without these two controllers a deleted PV or claim would
   stay ``Terminating`` for the rest of the session.
 
 The process uses the admin kubeconfig for everything (``--use-service-account-credentials``
-off, so no token controller is needed), no leader election, no HTTPS port, and answers
-``/healthz`` on a free loopback port over plain HTTP (1.20's ``--port``, deprecated but still
-there); its log goes to ``kube-controller-manager.log`` in its work directory.
+off, so no token controller is needed) and no leader election. It serves only HTTPS (plain
+HTTP went in 1.24): a self-signed certificate in its own ``--cert-dir``, on a free loopback
+port, where ``/healthz`` is open to anyone (upstream's default always-allowed paths). Its log
+goes to ``kube-controller-manager.log`` in its work directory.
 """
 
 from __future__ import annotations
 
 import logging
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from asched.backends.process import Child, free_port
+from asched.backends.process import Child, free_port, probe_healthz
 
 logger = logging.getLogger(__name__)
 
 #: The controllers started (``--controllers``); everything else stays off.
-CONTROLLERS = ("persistentvolume-binder", "pv-protection", "pvc-protection")
+CONTROLLERS = (
+    "persistentvolume-binder-controller",
+    "persistentvolume-protection-controller",
+    "persistentvolumeclaim-protection-controller",
+)
 #: The PV controller's periodic resync (``--pvclaimbinder-sync-period``, default 15 s). Watch
 #: events drive it anyway; the resync only retries what failed (e.g. a write conflict).
 SYNC_PERIOD = "5s"
@@ -57,7 +62,7 @@ class KubeControllerManager:
     Attributes
     ----------
     port : int
-        The loopback port of its plain-HTTP ``/healthz``.
+        The loopback port of its HTTPS ``/healthz``.
     """
 
     def __init__(
@@ -79,8 +84,8 @@ class KubeControllerManager:
 
     @property
     def healthz_url(self) -> str:
-        """The plain-HTTP health endpoint on loopback."""
-        return f"http://127.0.0.1:{self.port}/healthz"
+        """The HTTPS health endpoint on loopback (self-signed: not verified, a probe only)."""
+        return f"https://127.0.0.1:{self.port}/healthz"
 
     @property
     def log(self) -> Path:
@@ -92,13 +97,15 @@ class KubeControllerManager:
         return [
             str(self._binary),
             f"--kubeconfig={self._kubeconfig}",
+            f"--authentication-kubeconfig={self._kubeconfig}",
+            f"--authorization-kubeconfig={self._kubeconfig}",
             f"--controllers={','.join(CONTROLLERS)}",
             "--leader-elect=false",
             "--use-service-account-credentials=false",
             f"--pvclaimbinder-sync-period={SYNC_PERIOD}",
-            "--secure-port=0",
-            "--address=127.0.0.1",
-            f"--port={self.port}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.port}",
+            f"--cert-dir={self._workdir / 'kube-controller-manager-certs'}",
             "--profiling=false",
             f"--v={self._verbosity}",
         ]
@@ -131,8 +138,4 @@ class KubeControllerManager:
             self.child.stop()
 
     def _healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.healthz_url, timeout=2) as response:
-                return bool(response.read().strip() == b"ok")
-        except (OSError, urllib.error.URLError):
-            return False
+        return probe_healthz(self.healthz_url)

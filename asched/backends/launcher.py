@@ -1,15 +1,18 @@
-"""Start a genuine kube-apiserver v1.20.2 (with its etcd) on loopback, and stop it cleanly.
+"""Start a genuine kube-apiserver v1.37 (with its etcd) on loopback, and stop it cleanly.
 
 Why: the contract tests treat the genuine API server as the truth the simulator must match, and
 the benchmarks compare asched with kube-scheduler against it. Both need a disposable server that
 starts in seconds, is reachable only from this machine, and leaves nothing behind.
 
-The recipe (``/work/shared/reference/real-apiserver.md``): etcd on two free ports; kube-apiserver
-with TLS only (v1.20 has no plain-HTTP port) from a self-signed certificate it writes into
-``--cert-dir``, a static token file (one ``system:masters`` user, and one unprivileged user
-for RBAC tests), RBAC, service-account keys made
-with openssl, and the admission plugins that need controllers disabled. The kubeconfig embeds the
-server's own certificate as ``certificate-authority-data``, so clients *verify* TLS.
+The recipe: etcd on two free ports; kube-apiserver with TLS only (there is no plain-HTTP port)
+from a self-signed certificate it writes into ``--cert-dir``, a static token file (one
+``system:masters`` user, and one unprivileged user for RBAC tests), RBAC, service-account keys
+made with openssl, and the admission plugins that need controllers disabled. The kubeconfig
+embeds the server's own certificate as ``certificate-authority-data``, so clients *verify* TLS.
+
+Feature gates and APIs (:data:`FEATURE_GATES`, :data:`RUNTIME_CONFIG`): what a v1.37 cluster
+has on by default, plus the beta gates asched supports that are off by default, each named
+with why.
 
 Invariants:
 
@@ -46,7 +49,7 @@ from asched.backends.errors import LaunchError
 from asched.backends.kubeconfig import write_kubeconfig
 from asched.backends.process import Child, free_port
 from asched.backends.provision import Binaries, provision
-from asched.backends.scheduler import KubeScheduler
+from asched.backends.scheduler import KubeScheduler, gates_flag
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +58,14 @@ SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/24"
 #: Admission plugins that wait for objects only controllers create (default ServiceAccount,
 #: node taints from a node lifecycle controller).
 DISABLED_ADMISSION_PLUGINS = "ServiceAccount,TaintNodesByCondition"
+#: Beta feature gates that are off by default in v1.37 and that asched supports, so that the
+#: genuine server serves what asched reads. Every other gate keeps its v1.37 default.
+FEATURE_GATES: dict[str, bool] = {
+    # scheduling.k8s.io/v1beta1 Workload and PodGroup (KEP-4671): asched's gangs read them
+    "GenericWorkload": True,
+}
+#: Beta API versions that are off by default (beta APIs are never on by default since 1.24).
+RUNTIME_CONFIG: tuple[str, ...] = ("scheduling.k8s.io/v1beta1=true",)
 
 #: The unprivileged user of :attr:`KubeApiServer.limited_token` (RBAC grants it nothing).
 LIMITED_USER = "asched-limited"
@@ -201,7 +212,7 @@ class KubeApiServer:
             raise
         logger.info(
             "kube-apiserver %s ready at %s in %.1f s (dir %s)",
-            "v1.20.2",
+            self.binaries.version,
             self.url,
             time.monotonic() - started,
             self._dir,
@@ -256,14 +267,14 @@ class KubeApiServer:
     def start_scheduler(
         self, config: Path | dict[str, Any] | None = None, *, verbosity: int = 0
     ) -> KubeScheduler:
-        """Start kube-scheduler v1.20.2 against this server and wait until it is healthy.
+        """Start kube-scheduler (the provisioned version) against this server; wait until healthy.
 
         Parameters
         ----------
         config : Path or dict, optional
             A KubeSchedulerConfiguration (file or mapping). Its ``clientConnection.kubeconfig``
             and ``leaderElection.leaderElect`` are set for this server; without a config the
-            default profile is used (``kubescheduler.config.k8s.io/v1beta1``).
+            default profile is used (``kubescheduler.config.k8s.io/v1``).
         """
         scheduler = KubeScheduler(
             binary=self.binaries.kube_scheduler,
@@ -283,7 +294,7 @@ class KubeApiServer:
         return self._controller_manager
 
     def ensure_controller_manager(self, *, verbosity: int = 0) -> KubeControllerManager:
-        """Start kube-controller-manager v1.20.2 against this server unless it already runs.
+        """Start kube-controller-manager against this server unless it already runs.
 
         It runs the PV controller and the PV/claim protection controllers
         (:data:`~asched.backends.controller_manager.CONTROLLERS`) until :meth:`stop`; a second
@@ -380,7 +391,6 @@ class KubeApiServer:
             # 127.0.0.1 is not a valid Endpoints address; there is no Service traffic anyway.
             "--endpoint-reconciler-type=none",
             f"--secure-port={self.port}",
-            "--insecure-port=0",
             f"--cert-dir={directory / 'certs'}",
             f"--token-auth-file={directory / 'tokens.csv'}",
             "--authorization-mode=RBAC",
@@ -390,6 +400,9 @@ class KubeApiServer:
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             f"--disable-admission-plugins={DISABLED_ADMISSION_PLUGINS}",
             "--enable-priority-and-fairness=false",
+            "--feature-gates="
+            + ",".join(f"{k}={str(v).lower()}" for k, v in FEATURE_GATES.items()),
+            "--runtime-config=" + ",".join(RUNTIME_CONFIG),
             "--anonymous-auth=false",  # no token is 401, not 403 for system:anonymous
             "--profiling=false",
             f"--v={self._verbosity}",

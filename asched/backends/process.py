@@ -22,8 +22,11 @@ import logging
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -153,3 +156,19 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def probe_healthz(url: str) -> bool:
+    """Return True when a component's HTTPS ``/healthz`` answers ``ok``.
+
+    The certificate is the component's own self-signed one, made at start: this probe only
+    asks whether the process serves, so it does not verify it (no token is sent).
+    """
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with urllib.request.urlopen(url, timeout=2, context=context) as response:
+            return bool(response.read().strip() == b"ok")
+    except (OSError, urllib.error.URLError):
+        return False

@@ -1,22 +1,28 @@
-"""Run the genuine kube-scheduler v1.20.2 next to asched, for side-by-side benchmarks.
+"""Run the genuine kube-scheduler v1.37 next to asched, for side-by-side benchmarks.
 
-Why: a benchmark that claims "as good as kube-scheduler" needs kube-scheduler itself, pointed at
-the same API server with the same profile. This module writes the configuration a v1.20 scheduler
+Why: a benchmark that claims "N times kube-scheduler" needs kube-scheduler itself, at the
+version users run, pointed at the same API server. This module writes the configuration it
 needs and owns the process.
 
-A v1.20 scheduler reads ``kubescheduler.config.k8s.io/v1beta1``. When ``--config`` is given, the
-deprecated flags (``--kubeconfig``, ``--leader-elect``...) are ignored, so the client kubeconfig
-and ``leaderElection.leaderElect: false`` are written *into* the configuration; the
-``--authentication-kubeconfig`` / ``--authorization-kubeconfig`` flags (for its own secure port)
-are passed as flags. Both serving ports are free loopback ports so several schedulers can run.
+kube-scheduler reads ``kubescheduler.config.k8s.io/v1``. With ``--config`` the client
+kubeconfig goes *into* the configuration (``clientConnection.kubeconfig``: the deprecated
+``--kubeconfig`` flag is ignored then), as does ``leaderElection.leaderElect: false``. It
+serves only HTTPS (the insecure port went in 1.23): ``/healthz`` is open to anyone and
+``/metrics`` to a token the API server authorizes, so ``--authentication-kubeconfig`` and
+``--authorization-kubeconfig`` point at the admin kubeconfig and the port is a free loopback
+one, so that several schedulers can run.
+
+Everything else keeps kube-scheduler's own defaults: the default profile and its plugins,
+adaptive ``percentageOfNodesToScore``, QueueingHints, async preemption, pop from backoff and
+opportunistic batching (all on by default in v1.37). Only the client's rate limit is raised,
+to scheduler_perf's QPS 5000 / burst 5000 (:data:`CLIENT_QPS`), so that a benchmark measures
+the scheduler and not the client's limiter (the defaults, 50/100, cap it near 50 pods/s).
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,11 +30,14 @@ from typing import Any
 import yaml
 
 from asched.backends.errors import LaunchError
-from asched.backends.process import Child, free_port
+from asched.backends.process import Child, free_port, probe_healthz
 
 logger = logging.getLogger(__name__)
 
-SCHEDULER_CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1beta1"
+SCHEDULER_CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
+#: scheduler_perf's client limits (``cfg.QPS = 5000; cfg.Burst = 5000`` in its util.go).
+CLIENT_QPS = 5000.0
+CLIENT_BURST = 5000
 
 
 def scheduler_config(
@@ -36,15 +45,15 @@ def scheduler_config(
     *,
     scheduler_name: str = "default-scheduler",
     percentage_of_nodes_to_score: int | None = None,
-    qps: float = 5000.0,
-    burst: int = 10000,
+    qps: float = CLIENT_QPS,
+    burst: int = CLIENT_BURST,
     extenders: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Return a v1beta1 KubeSchedulerConfiguration with one default profile.
+    """Return a v1 KubeSchedulerConfiguration with one default profile.
 
     ``qps``/``burst`` are raised far above the defaults (50/100) so the client-side rate limiter
-    is not what a benchmark measures. ``extenders`` are v1beta1 ``Extender`` entries, written
-    as given (v1.20's field names are v1's; ``httpTimeout`` is a duration string there too).
+    is not what a benchmark measures. ``extenders`` are v1 ``Extender`` entries, written as
+    given. ``percentage_of_nodes_to_score`` None or 0 leaves kube-scheduler's adaptive default.
     """
     config: dict[str, Any] = {
         "apiVersion": SCHEDULER_CONFIG_API_VERSION,
@@ -60,13 +69,9 @@ def scheduler_config(
     return config
 
 
-def complete_config(document: dict[str, Any], kubeconfig: Path, port: int) -> dict[str, Any]:
-    """Return a copy of ``document`` for this server: client kubeconfig, no leader election,
-    and ``/healthz`` + ``/metrics`` on ``127.0.0.1:port`` (with ``--config`` the ``--port`` and
-    ``--address`` flags are ignored, so the default ``0.0.0.0:10251`` would collide).
-    """
+def complete_config(document: dict[str, Any], kubeconfig: Path) -> dict[str, Any]:
+    """Return a copy of ``document`` for this server: client kubeconfig, no leader election."""
     config = copy.deepcopy(document)
-    config["healthzBindAddress"] = config["metricsBindAddress"] = f"127.0.0.1:{port}"
     config.setdefault("apiVersion", SCHEDULER_CONFIG_API_VERSION)
     config.setdefault("kind", "KubeSchedulerConfiguration")
     config.setdefault("clientConnection", {})["kubeconfig"] = str(kubeconfig)
@@ -82,7 +87,7 @@ class KubeScheduler:
     config_path : Path
         The configuration file it runs with.
     healthz_url : str
-        Its insecure ``/healthz`` (and ``/metrics``) endpoint on loopback.
+        Its HTTPS ``/healthz`` on loopback (``/metrics`` beside it takes the admin token).
     """
 
     def __init__(
@@ -94,8 +99,10 @@ class KubeScheduler:
         config: Path | dict[str, Any] | None = None,
         verbosity: int = 0,
         die_with_parent: bool = True,
+        feature_gates: Mapping[str, bool] | None = None,
     ) -> None:
         self._binary = binary
+        self._feature_gates = dict(feature_gates or {})
         self._kubeconfig = kubeconfig
         self._workdir = workdir
         self._verbosity = verbosity
@@ -109,20 +116,20 @@ class KubeScheduler:
                 raise LaunchError(f"{config}: not a KubeSchedulerConfiguration")
         else:
             loaded = config
-        document = complete_config(loaded, kubeconfig, self.port)
+        document = complete_config(loaded, kubeconfig)
         self.config_path = workdir / "config.yaml"
         self.config_path.write_text(yaml.safe_dump(document, sort_keys=False))
         self.child: Child | None = None
 
     @property
     def healthz_url(self) -> str:
-        """The insecure health endpoint."""
-        return f"http://127.0.0.1:{self.port}/healthz"
+        """The health endpoint (HTTPS, its own self-signed certificate)."""
+        return f"https://127.0.0.1:{self.port}/healthz"
 
     @property
     def metrics_url(self) -> str:
-        """The insecure Prometheus endpoint."""
-        return f"http://127.0.0.1:{self.port}/metrics"
+        """The Prometheus endpoint (HTTPS; a bearer token allowed ``get`` on ``/metrics``)."""
+        return f"https://127.0.0.1:{self.port}/metrics"
 
     @property
     def log(self) -> Path:
@@ -140,7 +147,13 @@ class KubeScheduler:
             f"--authorization-kubeconfig={kubeconfig}",
             "--leader-elect=false",
             "--bind-address=127.0.0.1",
-            f"--secure-port={free_port()}",
+            f"--secure-port={self.port}",
+            f"--cert-dir={self._workdir / 'certs'}",
+            *(
+                [f"--feature-gates={gates_flag(self._feature_gates)}"]
+                if self._feature_gates
+                else []
+            ),
             f"--v={self._verbosity}",
         ]
         self.child = Child("kube-scheduler", argv, self.log, die_with_parent=self._die_with_parent)
@@ -153,8 +166,9 @@ class KubeScheduler:
             self.child.stop()
 
     def _healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.healthz_url, timeout=2) as response:
-                return bool(response.read().strip() == b"ok")
-        except (OSError, urllib.error.URLError):
-            return False
+        return probe_healthz(self.healthz_url)
+
+
+def gates_flag(gates: Mapping[str, bool]) -> str:
+    """Return ``--feature-gates``' value for ``gates`` (``A=true,B=false``)."""
+    return ",".join(f"{name}={str(on).lower()}" for name, on in gates.items())

@@ -254,6 +254,7 @@ class _Run:
                 percentage=opts.percentage,
                 json_only=self.backend.name == "sim",
                 extenders=extenders,
+                profile=self.workload.scheduler_profile,
             )
         profile = self.workload.scheduler_profile
         if profile == "coscheduling" and COSCHEDULING not in installed():

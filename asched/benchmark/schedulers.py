@@ -1,16 +1,18 @@
 """The scheduler under test, as a child process: asched (``python -m asched run``) or the
-genuine kube-scheduler v1.20.2, configured the same way.
+genuine kube-scheduler (v1.37, the provisioned build), configured the same way.
 
 Both get one profile named :data:`SCHEDULER_NAME` (the pods ask for it, so nothing else in
 an existing cluster picks them up), no leader election, ``percentageOfNodesToScore`` as
 asked (0 = each scheduler's adaptive default), client QPS/burst 5000 (scheduler_perf's
 setting; asched accepts and ignores it, it has no client-side rate limiter) and the same
-``extenders`` entries, if any (the field names are the same in v1 and v1beta1).
+``extenders`` entries, if any. kube-scheduler otherwise keeps every v1.37 default:
+QueueingHints, async preemption, pop from backoff, opportunistic batching.
 
 A workload with ``schedulerProfile: coscheduling`` runs asched with the Coscheduling
-plugin (:data:`COSCHEDULING_PLUGINS`, :data:`COSCHEDULING_ARGS`); kube-scheduler v1.20.2
-has no gang plugin and keeps its default profile: the comparison shows what gangs lose
-without one.
+plugin (:data:`COSCHEDULING_PLUGINS`, :data:`COSCHEDULING_ARGS`) over scheduler-plugins'
+PodGroups, and kube-scheduler with its own gang scheduling: the ``GenericWorkload`` gate
+on, which adds the GangScheduling plugin to its default profile, over the same gangs as
+``scheduling.k8s.io/v1beta1`` PodGroups (:data:`KUBE_SCHEDULER_GANG_GATES`).
 
 asched serves ``/metrics`` on a loopback port the harness picks (plain HTTP, no token on
 loopback), so the gang figures can scrape its Permit gauge (:attr:`AschedProcess.metrics_url`).
@@ -38,7 +40,8 @@ from typing import Any, Final, Literal, Protocol
 import yaml
 
 from asched.backends.process import Child
-from asched.backends.provision import provision
+from asched.backends import scheduler as backend_scheduler
+from asched.backends.provision import KUBERNETES_VERSION, provision
 from asched.backends.scheduler import KubeScheduler, scheduler_config
 from asched.config.load import load_config
 from asched.framework.registry import installed
@@ -46,9 +49,11 @@ from asched.framework.registry import installed
 logger = logging.getLogger(__name__)
 
 SCHEDULER_NAME: Final = "bench-scheduler"
-CLIENT_QPS: Final = 5000.0
-CLIENT_BURST: Final = 5000
-KUBE_SCHEDULER_VERSION: Final = "v1.20.2"
+CLIENT_QPS: Final = backend_scheduler.CLIENT_QPS
+CLIENT_BURST: Final = backend_scheduler.CLIENT_BURST
+KUBE_SCHEDULER_VERSION: Final = KUBERNETES_VERSION
+#: kube-scheduler's feature gates for gang workloads: its own gang scheduling (beta, off).
+KUBE_SCHEDULER_GANG_GATES: Final[Mapping[str, bool]] = {"GenericWorkload": True}
 
 Profiler = Literal["py-spy", "cprofile"]
 SchedulerProfile = Literal["default", "coscheduling"]
@@ -264,7 +269,10 @@ class AschedProcess:
 
 
 class KubeSchedulerProcess:
-    """kube-scheduler v1.20.2 (from the provisioned binaries) against ``kubeconfig``."""
+    """kube-scheduler (the provisioned v1.37 build) against ``kubeconfig``.
+
+    ``profile`` ``coscheduling`` turns on its own gang scheduling (:data:`KUBE_SCHEDULER_GANG_GATES`).
+    """
 
     kind = "kube-scheduler"
 
@@ -276,12 +284,14 @@ class KubeSchedulerProcess:
         percentage: int,
         json_only: bool = False,
         extenders: Sequence[Mapping[str, Any]] = (),
+        profile: SchedulerProfile = "default",
     ) -> None:
         self.kubeconfig = kubeconfig
         self.workdir = workdir
         self.percentage = percentage
         self.json_only = json_only
         self.extenders = extenders
+        self.profile = profile
         self._scheduler: KubeScheduler | None = None
         self.log = workdir / "kube-scheduler.log"
 
@@ -291,7 +301,7 @@ class KubeSchedulerProcess:
         return child.pid if child is not None else None
 
     def start(self) -> None:
-        """Write the v1beta1 configuration and start; returns once ``/healthz`` answers."""
+        """Write the v1 configuration and start; returns once ``/healthz`` answers."""
         config = scheduler_config(
             self.kubeconfig,
             scheduler_name=SCHEDULER_NAME,
@@ -307,6 +317,7 @@ class KubeSchedulerProcess:
             kubeconfig=self.kubeconfig,
             workdir=self.workdir,
             config=config,
+            feature_gates=KUBE_SCHEDULER_GANG_GATES if self.profile == "coscheduling" else {},
         )
         self.log = self._scheduler.log
         self._scheduler.start(timeout=60)

@@ -350,7 +350,7 @@ def test_controller_manager_is_started_once_and_again_after_it_died(
     assert again is first
     assert kube_apiserver.pids()["kube-controller-manager"] == pid
     assert first.log == kube_apiserver.directory / "kube-controller-manager.log"
-    assert "persistentvolume-binder" in first.log.read_text()
+    assert "Starting persistent volume controller" in first.log.read_text()
 
     os.kill(pid, signal.SIGKILL)  # the process this test's fixture started
     first.child.stop()  # reaps it

@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import ssl
+import re
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ import pytest
 from asched.backends.errors import StatusError
 from asched.backends.kubeconfig import KubeconfigEntry, read_kubeconfig
 from asched.backends.launcher import KubeApiServer
-from asched.backends.provision import provision
+from asched.backends.provision import BINARIES, ETCD_VERSION, KUBERNETES_VERSION, provision
 from asched.backends.rest import RestClient, pods_path
 
 pytestmark = pytest.mark.kube_apiserver
@@ -79,11 +80,13 @@ def test_kubeconfig_embeds_the_server_certificate_and_is_private(kube_apiserver)
     assert kube_apiserver.token not in repr(entry)
 
 
-async def test_client_from_kubeconfig_verifies_tls_and_reaches_v1_20_2(kube_apiserver):
+async def test_client_from_kubeconfig_verifies_tls_and_reaches_the_provisioned_version(
+    kube_apiserver,
+):
     async with RestClient.from_kubeconfig(kube_apiserver.kubeconfig) as rest:
         version = await rest.get("/version")
 
-    assert version["gitVersion"] == "v1.20.2"
+    assert version["gitVersion"] == KUBERNETES_VERSION
     assert kube_apiserver.token not in repr(rest)
 
 
@@ -135,7 +138,7 @@ async def test_kube_scheduler_started_by_the_launcher_binds_pods(kube_apiserver,
     # A profile name of its own, so this scheduler never touches other tests' pods.
     name = "kube-scheduler-under-test"
     config = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1beta1",
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
         "profiles": [{"schedulerName": name}],
     }
     scheduler = kube_apiserver.start_scheduler(config)
@@ -229,7 +232,10 @@ def test_cli_status_reports_the_cache():
     )
 
     assert result.returncode == 0, result.stderr
-    assert "kubernetes     v1.20.2" in result.stdout
-    assert "kube-apiserver, kube-scheduler, kube-controller-manager" in result.stdout
-    assert "kubernetes-v1.20.2" in result.stdout
-    assert "etcd Version: 3.4" in result.stdout
+    assert f"kubernetes     {KUBERNETES_VERSION}" in result.stdout
+    assert ", ".join(BINARIES) in result.stdout
+    assert f"kubernetes-{KUBERNETES_VERSION}" in result.stdout
+    assert f"etcd           {ETCD_VERSION}" in result.stdout
+    assert re.search(
+        r"size +\d+ MB binaries, \d+ MB Go modules, \d+ MB Go build cache", result.stdout
+    )

@@ -1,15 +1,17 @@
-"""Provisioning logic that does not need a 4-minute build: locking, error reports, the cache key,
-which binaries a cache lacks and the manifest that says so.
+"""Provisioning logic that does not need a ten-minute build: locking, the cache key, which
+binaries a cache lacks, the manifest, progress and error reports.
 
 The build itself is exercised by the first run of the kube-apiserver tests (cold cache) and by
-``asched kube-apiserver provision``; here a fake build step stands in for ``make`` (it writes
-the binaries into a fake ``_output/bin`` and installs them with the real install step) so the
-serialisation of concurrent callers and the manifest can be checked in milliseconds.
+``asched kube-apiserver provision``; here a fake build step stands in for ``go build`` (it
+writes the binaries into a fake output folder and installs them with the real install step),
+so the serialisation of concurrent callers and the manifest are checked in milliseconds.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -19,39 +21,45 @@ import pytest
 from asched.backends import provision as prov
 from asched.backends.errors import ProvisionError
 
+ALL = prov.BINARIES
+
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch) -> Path:
     """Point the cache at an empty temp dir (never the shared ~/.cache/asched)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    # etcd comes from apt; keep these tests away from apt-get on machines without it.
-    monkeypatch.setattr(prov, "find_etcd", lambda: (Path("/bin/true"), Path("/bin/true")))
     return tmp_path / "asched"
 
 
-ALL = ("kube-apiserver", "kube-scheduler", "kube-controller-manager")
-KCM = ("kube-controller-manager",)
-#: The manifest a cache built before kube-controller-manager was added has (no "binaries").
-LEGACY_MANIFEST = {
-    "kubernetes": "v1.20.2",
-    "debian_source": "kubernetes 1.20.5+really1.20.2",
-    "go": "go version go1.19.8 linux/amd64",
-    "build_seconds": 258.6,
-    "built_at": "2026-11-24T12:40:43Z",
-}
+@pytest.fixture
+def module_copy(tmp_path, monkeypatch) -> Path:
+    """A private copy of the Go module, so a test may edit its sources."""
+    copy = tmp_path / "module"
+    shutil.copytree(prov.MODULE_DIR, copy)
+    monkeypatch.setattr(prov, "MODULE_DIR", copy)
+    return copy
 
 
-def _fake_build(calls: list[tuple[str, ...]]):
-    def build(directory: Path, names) -> None:
-        calls.append(tuple(names))
-        time.sleep(0.3)  # long enough for the other caller to reach the lock
-        tree = directory.parent / "fake-src"
-        (tree / "_output" / "bin").mkdir(parents=True, exist_ok=True)
-        for name in names:
-            (tree / "_output" / "bin" / name).write_text(f"#!/bin/sh\n# built {name}\n")
-        prov._install(tree, directory, time.monotonic(), names)
+def _fake_build(calls: list[str]):
+    def build(directory: Path) -> None:
+        calls.append(directory.name)
+        time.sleep(0.3)  # long enough for the other callers to reach the lock
+        output = directory.parent / "fake-bin"
+        output.mkdir(parents=True, exist_ok=True)
+        for name in ALL:
+            (output / name).write_text(f"#!/bin/sh\n# built {name}\n")
+        prov._install(output, directory, {"go": "fake"}, time.monotonic())
 
     return build
+
+
+def _manifest(**changes: object) -> dict[str, object]:
+    return {
+        "kubernetes": prov.KUBERNETES_VERSION,
+        "source_sha256": prov.source_digest(),
+        "binaries": list(ALL),
+        **changes,
+    }
 
 
 def _write_cache(directory: Path, manifest: object | None, files: dict[str, int]) -> None:
@@ -65,15 +73,14 @@ def _write_cache(directory: Path, manifest: object | None, files: dict[str, int]
         (directory / "manifest.json").write_text(text)
 
 
+EXECUTABLE = dict.fromkeys(ALL, 0o755)
+
+
 def test_cache_is_keyed_by_version(private_cache):
-    assert prov.cache_dir() == private_cache / "kubernetes-v1.20.2"
+    assert prov.cache_dir() == private_cache / f"kubernetes-{prov.KUBERNETES_VERSION}"
+    assert prov.go_cache_dirs() == (private_cache / "go" / "mod", private_cache / "go" / "build")
     assert prov.read_manifest() is None
     assert prov.missing_binaries() == ALL
-
-
-CURRENT = {**LEGACY_MANIFEST, "binaries": sorted(ALL)}
-EXECUTABLE = dict.fromkeys(ALL, 0o755)
-LEGACY_FILES = {"kube-apiserver": 0o755, "kube-scheduler": 0o755}
 
 
 @pytest.mark.parametrize(
@@ -82,41 +89,56 @@ LEGACY_FILES = {"kube-apiserver": 0o755, "kube-scheduler": 0o755}
         pytest.param(None, {}, ALL, id="empty cache: everything"),
         pytest.param(None, EXECUTABLE, ALL, id="binaries without a manifest: an unfinished build"),
         pytest.param("{not json", EXECUTABLE, ALL, id="unreadable manifest: everything"),
+        pytest.param(lambda: _manifest(), EXECUTABLE, (), id="all listed and executable: nothing"),
         pytest.param(
-            LEGACY_MANIFEST, LEGACY_FILES, KCM, id="manifest without a list: the two it vouches for"
-        ),
-        pytest.param(
-            LEGACY_MANIFEST,
+            lambda: _manifest(source_sha256="0" * 64),
             EXECUTABLE,
-            KCM,
-            # kube-controller-manager copied in, then the build died before the manifest:
-            # the manifest is written last, so the copy does not count
-            id="legacy manifest, controller manager copied but not listed",
+            ALL,
+            id="built from other sources: everything",
         ),
-        pytest.param(CURRENT, EXECUTABLE, (), id="all listed and executable: nothing"),
         pytest.param(
-            CURRENT,
-            {**EXECUTABLE, "kube-controller-manager": 0o644},
-            KCM,
+            lambda: _manifest(),
+            {**EXECUTABLE, "kubectl": 0o644},
+            ("kubectl",),
             id="listed but not executable",
         ),
         pytest.param(
-            {**LEGACY_MANIFEST, "binaries": ["kube-apiserver"]},
+            lambda: _manifest(binaries=["kube-apiserver"]),
             EXECUTABLE,
-            ("kube-scheduler", "kube-controller-manager"),
+            ALL[1:],
             id="the list decides, not the files",
+        ),
+        pytest.param(
+            lambda: _manifest(binaries="kube-apiserver"), EXECUTABLE, ALL, id="a list that is not"
         ),
     ],
 )
 def test_missing_binaries(private_cache, manifest, files, missing):
-    _write_cache(prov.cache_dir(), manifest, files)
+    _write_cache(prov.cache_dir(), manifest() if callable(manifest) else manifest, files)
 
     assert prov.missing_binaries() == missing
     assert (prov.read_manifest() is None) is bool(missing)
 
 
+def test_edited_sources_invalidate_the_cache(private_cache, module_copy):
+    _write_cache(prov.cache_dir(), _manifest(), EXECUTABLE)
+    assert prov.missing_binaries() == ()
+
+    main = module_copy / "cmd" / "kubectl" / "main.go"
+    main.write_text(main.read_text() + "\n// edited\n")
+
+    assert prov.missing_binaries() == ALL
+
+
+def test_the_digest_covers_paths_as_well_as_contents(module_copy):
+    before = prov.source_digest()
+    (module_copy / "cmd" / "etcd" / "main.go").rename(module_copy / "cmd" / "etcd" / "other.go")
+
+    assert prov.source_digest() != before
+
+
 def test_concurrent_callers_build_once(private_cache, monkeypatch):
-    calls: list[tuple[str, ...]] = []
+    calls: list[str] = []
     monkeypatch.setattr(prov, "_build", _fake_build(calls))
     results: list[prov.Binaries] = []
     errors: list[BaseException] = []
@@ -134,67 +156,60 @@ def test_concurrent_callers_build_once(private_cache, monkeypatch):
         thread.join(timeout=30)
 
     assert errors == []
-    assert calls == [ALL]  # a fresh machine builds all three in one make
+    assert calls == [f"kubernetes-{prov.KUBERNETES_VERSION}"]  # one build for three callers
     assert len(results) == 3
-    assert {r.kube_apiserver for r in results} == {
-        private_cache / "kubernetes-v1.20.2" / "kube-apiserver"
-    }
-
-
-def test_partial_cache_without_manifest_is_rebuilt(private_cache, monkeypatch):
-    directory = prov.cache_dir()
-    directory.mkdir(parents=True)
-    (directory / "kube-apiserver").write_text("half-copied")
-    calls: list[tuple[str, ...]] = []
-    monkeypatch.setattr(prov, "_build", _fake_build(calls))
-
-    binaries = prov.provision()
-
-    assert calls == [ALL]
-    assert binaries.kube_apiserver.read_text() == "#!/bin/sh\n# built kube-apiserver\n"
-    assert prov.read_manifest() is not None
-
-
-def test_legacy_cache_gets_only_the_controller_manager_built_once(private_cache, monkeypatch):
-    # the cache of a machine provisioned before kube-controller-manager was added: two
-    # concurrent callers make it once, and the cached binaries are kept as they are
-    _write_cache(prov.cache_dir(), LEGACY_MANIFEST, LEGACY_FILES)
-    calls: list[tuple[str, ...]] = []
-    monkeypatch.setattr(prov, "_build", _fake_build(calls))
-    results: list[prov.Binaries] = []
-    threads = [threading.Thread(target=lambda: results.append(prov.provision())) for _ in "ab"]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-
+    assert {r.kubectl for r in results} == {prov.cache_dir() / "kubectl"}
     manifest = prov.read_manifest()
-    assert calls == [KCM]
-    assert len(results) == 2
-    binaries = results[0]
-    assert binaries.kube_controller_manager == prov.cache_dir() / "kube-controller-manager"
-    assert binaries.kube_controller_manager.read_text().endswith(
-        "# built kube-controller-manager\n"
-    )
-    assert binaries.kube_apiserver.read_text().endswith("# cached\n")  # not rebuilt
     assert manifest is not None
-    assert manifest["binaries"] == sorted(ALL)
-    builds = manifest["builds"]
-    assert [b["binaries"] for b in builds] == [["kube-apiserver", "kube-scheduler"], list(KCM)]
-    assert builds[0] == {
-        "binaries": ["kube-apiserver", "kube-scheduler"],
-        "seconds": 258.6,
-        "built_at": "2026-11-24T12:40:43Z",
-    }
-    # build_seconds: the legacy build's 258.6 s plus the fake one's (~0 s)
-    assert manifest["build_seconds"] == round(258.6 + builds[1]["seconds"], 1)
-    assert manifest["built_at"] == builds[1]["built_at"]
+    assert manifest["binaries"] == list(ALL)
+    assert manifest["source_sha256"] == prov.source_digest()
+    assert manifest["bytes"] == sum((prov.cache_dir() / n).stat().st_size for n in ALL)
     assert not list(prov.cache_dir().glob(".*.tmp"))  # every staging file was renamed
 
 
+def test_the_fast_path_runs_no_subprocess(private_cache, monkeypatch):
+    _write_cache(prov.cache_dir(), _manifest(), EXECUTABLE)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a subprocess on the fast path: {args}")
+
+    monkeypatch.setattr(prov.subprocess, "Popen", refuse)
+    monkeypatch.setattr(prov.subprocess, "run", refuse)
+
+    assert prov.provision().etcd == prov.cache_dir() / "etcd"
+
+
+def test_a_failed_install_leaves_no_manifest(private_cache, tmp_path):
+    _write_cache(prov.cache_dir(), _manifest(), EXECUTABLE)
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / "kube-apiserver").write_text("only one")  # go build made one binary of seven
+
+    with pytest.raises(ProvisionError, match="kube-controller-manager does not exist"):
+        prov._install(output, prov.cache_dir(), {}, time.monotonic())
+
+    assert prov.read_manifest() is None  # the old manifest vouches for nothing now
+    assert prov.missing_binaries() == ALL
+
+
 def test_unknown_version_is_refused(private_cache):
-    with pytest.raises(ProvisionError, match=r"only v1\.20\.2 can be built here"):
+    with pytest.raises(ProvisionError, match=r"only v1\.37\.\d+ is built here, not v1\.30\.0"):
         prov.provision(version="v1.30.0")
+
+
+def test_version_ldflags_stamp_both_version_packages():
+    flags = prov.version_ldflags("v1.37.2").split()
+
+    for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        assert f"{package}.gitVersion=v1.37.2" in flags
+        assert f"{package}.gitMajor=1" in flags
+        assert f"{package}.gitMinor=37" in flags
+
+
+def test_every_binary_has_a_main_in_the_module():
+    mains = {path.parent.name for path in prov.MODULE_DIR.glob("cmd/*/main.go")}
+
+    assert mains == set(ALL)
 
 
 def test_failed_step_names_the_step_and_shows_the_log_tail(tmp_path):
@@ -202,11 +217,13 @@ def test_failed_step_names_the_step_and_shows_the_log_tail(tmp_path):
     script = "for i in $(seq 1 100); do echo line $i; done; echo boom >&2; exit 3"
 
     with pytest.raises(ProvisionError) as caught:
-        prov._run("make kube-apiserver kube-scheduler", ["sh", "-c", script], log)
+        prov._run(
+            "go build", ["sh", "-c", script], log, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}
+        )
 
     message = str(caught.value)
-    assert caught.value.step == "make kube-apiserver kube-scheduler"
-    assert "'make kube-apiserver kube-scheduler' failed" in message
+    assert caught.value.step == "go build"
+    assert "'go build' failed" in message
     assert "exited with status 3" in message
     assert message.rstrip().endswith("boom")
     assert "line 100" in message
@@ -214,6 +231,57 @@ def test_failed_step_names_the_step_and_shows_the_log_tail(tmp_path):
     assert "line 1\n" in log.read_text()  # the whole output is in the log
 
 
+def test_a_silent_step_reports_that_it_still_runs(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(prov, "PROGRESS_SECONDS", 0.2)
+    script = "for i in 1 2 3 4 5 6; do echo tick; sleep 0.1; done"
+
+    with caplog.at_level(logging.INFO, logger=prov.__name__):
+        prov._run(
+            "go mod download",
+            ["sh", "-c", script],
+            tmp_path / "log",
+            cwd=tmp_path,
+            env={"PATH": "/usr/bin:/bin"},
+        )
+
+    assert any(
+        "go mod download: " in r.getMessage() and "so far" in r.getMessage() for r in caplog.records
+    )
+
+
+def test_the_compile_counts_packages_out_of_the_total(monkeypatch, caplog):
+    monkeypatch.setattr(prov, "PROGRESS_SECONDS", 0.0)
+    counter = prov._PackageCounter(4)
+
+    with caplog.at_level(logging.INFO, logger=prov.__name__):
+        for line in (
+            "k8s.io/api/core/v1",
+            "# k8s.io/broken",
+            "main.go:3: undefined: x",
+            "k8s.io/kubernetes/cmd/kube-apiserver/app",
+        ):
+            counter.line(line)
+
+    assert counter.done == 2  # the header and the error line are not packages
+    assert [r.getMessage().split("(")[-1] for r in caplog.records] == ["25 %)", "50 %)"]
+
+
 def test_missing_program_is_a_provision_error(tmp_path):
     with pytest.raises(ProvisionError, match="cannot run no-such-program"):
-        prov._run("fetch", ["no-such-program"], tmp_path / "log")
+        prov._run("fetch", ["no-such-program"], tmp_path / "log", cwd=tmp_path, env={})
+
+
+@pytest.mark.parametrize(
+    ("version", "enough"),
+    [
+        pytest.param("go version go1.26.8 linux/amd64", True, id="the machine's"),
+        pytest.param("go version go1.27.0 linux/amd64", True, id="newer"),
+        pytest.param("go version go1.25.9 linux/amd64", False, id="too old for go 1.26.0"),
+        pytest.param("", False, id="no output"),
+        pytest.param("go version devel +abc linux/amd64", False, id="unparsable"),
+    ],
+)
+def test_a_go_older_than_the_module_needs_is_not_used(monkeypatch, version, enough):
+    monkeypatch.setattr(prov, "_go_version", lambda go: version)
+
+    assert prov._new_enough(Path("/usr/bin/go")) is enough

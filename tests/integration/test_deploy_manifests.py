@@ -8,7 +8,6 @@ runs schema validation and admission (RBAC escalation checks included) without p
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,10 @@ from asched import cli
 from asched.health import DEFAULT_PORT
 from asched.serving import ALWAYS_ALLOW
 from tests.configs import load_config
+from tests.kubectl import kubectl_path
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 EXAMPLES = DEPLOY / "examples"
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 READ = ("get", "list", "watch")
@@ -206,9 +205,14 @@ def test_the_plugin_image_ends_as_the_pod_user_and_checks_its_plugins() -> None:
     assert re.search(r"\basched plugins\s*$", dockerfile, re.MULTILINE)
 
 
+@pytest.mark.kubectl
 def test_kustomization_renders_every_manifest() -> None:
     rendered = subprocess.run(
-        [KUBECTL, "kustomize", str(DEPLOY)], capture_output=True, text=True, check=True, timeout=60
+        [kubectl_path(), "kustomize", str(DEPLOY)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout
     kinds = sorted(doc["kind"] for doc in yaml.safe_load_all(rendered) if doc)
     assert kinds == sorted(
@@ -280,7 +284,7 @@ def test_service_and_service_monitor_reach_the_metrics_port() -> None:
 def test_server_side_dry_run_is_accepted(kube_apiserver) -> None:
     result = subprocess.run(
         [
-            KUBECTL,
+            kubectl_path(),
             "apply",
             "--dry-run=server",
             "-k",
@@ -303,7 +307,7 @@ def test_server_side_dry_run_is_accepted(kube_apiserver) -> None:
 def test_the_examples_and_auth_delegator_on_the_real_server(kube_apiserver) -> None:
     def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [KUBECTL, *args, "--kubeconfig", str(kube_apiserver.kubeconfig)],
+            [kubectl_path(), *args, "--kubeconfig", str(kube_apiserver.kubeconfig)],
             capture_output=True,
             text=True,
             check=False,

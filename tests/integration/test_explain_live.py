@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -45,6 +44,7 @@ from asched.backends.launcher import LIMITED_USER, KubeApiServer
 from asched.benchmark.extender_server import ExtenderRules, serve_extender
 from asched.explain import live
 from asched.explain.config_source import CONFIG_MAP_KEY, DEFAULT_CONFIG_MAP
+from tests.kubectl import kubectl_path
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU_NEEDED = "1500m"
@@ -559,8 +559,7 @@ async def test_an_unreadable_default_config_map_falls_back_and_says_so(
 
 # --------------------------------------------------------------------------- kubectl plugin
 
-KUBECTL = shutil.which("kubectl")
-needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+needs_kubectl = pytest.mark.kubectl
 
 
 def plugin_on_path(directory: Path) -> dict[str, str]:
@@ -580,16 +579,15 @@ async def test_kubectl_asched_explain_is_asched_explain(cluster: Any, tmp_path: 
     scene = await build_scene(cluster)
     env = plugin_on_path(tmp_path)
     argv = ("--kubeconfig", cluster.kubeconfig, "-n", cluster.namespace, scene.pod, "-o", "json")
-    assert KUBECTL is not None
-    through_kubectl = await run(*argv, env=env, program=(KUBECTL, "asched", "explain"))
+    through_kubectl = await run(*argv, env=env, program=(kubectl_path(), "asched", "explain"))
     assert through_kubectl.json() == (await run(*argv)).json()
     assert through_kubectl.json()["selected"] == scene.b
     # -o yaml is the same document
-    as_yaml = await run(*argv[:-1], "yaml", env=env, program=(KUBECTL, "asched", "explain"))
+    as_yaml = await run(*argv[:-1], "yaml", env=env, program=(kubectl_path(), "asched", "explain"))
     assert as_yaml.code == 0, as_yaml.err
     assert yaml.safe_load(as_yaml.out) == through_kubectl.json()
     # errors are named after the plugin
-    missing = await run("ghost", *argv[:4], env=env, program=(KUBECTL, "asched", "explain"))
+    missing = await run("ghost", *argv[:4], env=env, program=(kubectl_path(), "asched", "explain"))
     assert missing.code == 2
     assert missing.err == (
         f'kubectl asched explain: error: pods "ghost" not found in namespace '
@@ -626,8 +624,7 @@ async def test_kubectl_asched_merges_kubeconfig_and_honours_context(
     scene = await build_scene(cluster)
     listed, ours = unreachable_first(tmp_path, cluster)
     env = {**plugin_on_path(tmp_path), "KUBECONFIG": listed}
-    assert KUBECTL is not None
-    program = (KUBECTL, "asched", "explain")
+    program = (kubectl_path(), "asched", "explain")
     # the first file that sets current-context wins: its cluster cannot be reached
     first = await run("-n", cluster.namespace, scene.pod, env=env, program=program)
     assert first.code == 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+from tests.kubectl import kubectl_path
+
+pytestmark = pytest.mark.kubectl
 
 CRD_FILE = Path(__file__).parents[2] / "deploy" / "crds" / "scheduling.x-k8s.io_podgroups.yaml"
 PODGROUPS = """\
@@ -72,10 +72,9 @@ def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def kubectl(
     kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(kubeconfig.parent)}
     result = subprocess.run(
-        [KUBECTL, *args], input=stdin, capture_output=True, text=True, env=env, timeout=60
+        [kubectl_path(), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60
     )
     if check:
         assert result.returncode == 0, f"kubectl {' '.join(args)}: {result.stderr}"

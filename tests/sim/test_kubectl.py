@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,8 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+from tests.kubectl import kubectl_path
+
+pytestmark = pytest.mark.kubectl
 
 POD = """\
 apiVersion: v1
@@ -79,10 +79,9 @@ def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def kubectl(
     kubeconfig: Path, *args: str, stdin: str | None = None, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(kubeconfig.parent)}
     result = subprocess.run(
-        [KUBECTL, *args], input=stdin, capture_output=True, text=True, env=env, timeout=60
+        [kubectl_path(), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60
     )
     if check:
         assert result.returncode == 0, f"kubectl {' '.join(args)}: {result.stderr}"
@@ -168,10 +167,9 @@ def test_create_namespaces(kubeconfig: Path):
 
 
 def test_get_watch(kubeconfig: Path):
-    assert KUBECTL is not None
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(kubeconfig.parent)}
     with subprocess.Popen(
-        [KUBECTL, "get", "pods", "-w", "--request-timeout=8s"],
+        [kubectl_path(), "get", "pods", "-w", "--request-timeout=8s"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -218,14 +216,13 @@ def test_the_readme_sim_command_works_with_kubectl(tmp_path: Path):
             assert process.poll() is None, (tmp_path / "sim.log").read_text()
             assert time.monotonic() < deadline, "no kubeconfig within 30 s"
             time.sleep(0.05)
-        assert KUBECTL is not None
-        result = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(path), "get", "nodes"],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "HOME": str(tmp_path)},
-            timeout=60,
-        )
+            result = subprocess.run(
+                [kubectl_path(), "--kubeconfig", str(path), "get", "nodes"],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "HOME": str(tmp_path)},
+                timeout=60,
+            )
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=10)

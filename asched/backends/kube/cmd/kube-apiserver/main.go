@@ -1,0 +1,18 @@
+// Command kube-apiserver is the genuine Kubernetes API server, built from the
+// k8s.io/kubernetes module at the version go.mod requires.
+package main
+
+import (
+	"os"
+	_ "time/tzdata" // CronJob time zones, as the upstream binary embeds them
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // --logging-format=json
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
+	_ "k8s.io/component-base/metrics/prometheus/version"  // kubernetes_build_info
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewAPIServerCommand()))
+}
