@@ -44,7 +44,7 @@ from pytest_asyncio import is_async_test
 from asched.backends.controller_manager import KubeControllerManager
 from asched.backends.errors import BackendError, StatusError
 from asched.backends.launcher import KubeApiServer
-from asched.backends.provision import KUBERNETES_VERSION, provision, read_manifest
+from asched.backends.provision import provision, read_manifest, selected_version
 from asched.backends.rest import RestClient
 from asched.backends.simulator import SimServer
 
@@ -93,14 +93,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in kept
     ):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None and read_manifest() is None:
+        version = selected_version()
+        if reporter is not None and read_manifest(version) is None:
             reporter.write_line(
-                f"asched: building Kubernetes {KUBERNETES_VERSION} from Go modules"
+                f"asched: building Kubernetes {version} from Go modules"
                 " (~10 min on 2 cores, once; progress below)"
             )
             _log_provisioning_progress()
         try:
-            provision()
+            provision(version=version)
         except BackendError as exc:
             raise pytest.UsageError(
                 f"the kube-apiserver backend is unavailable: {exc}\n"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 
-from asched.backends.provision import provision
+from asched.backends.provision import provision, selected_version
 
 
 @functools.cache
 def kubectl_path() -> str:
     """Return the path of the provisioned kubectl (building it if the cache lacks it)."""
-    return str(provision().kubectl)
+    return str(provision(version=selected_version()).kubectl)

@@ -35,6 +35,7 @@ from asched.backends.provision import (
     missing_binaries,
     provision,
     read_manifest,
+    selected_version,
 )
 
 logger = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _provision() -> int:
-    binaries = provision()
+    binaries = provision(version=selected_version())
     for name in BINARIES:
         print(f"{name:<24} {binaries.cache_dir / name}")
     return 0
@@ -109,7 +110,7 @@ def _start(args: argparse.Namespace) -> int:
             write_kubeconfig(
                 args.kubeconfig_out, server=server.url, ca_pem=server.ca_pem, token=server.token
             )
-        print(f"kube-apiserver {KUBERNETES_VERSION} ready at {server.url}", flush=True)
+        print(f"kube-apiserver {server.binaries.version} ready at {server.url}", flush=True)
         print(f"kubeconfig {args.kubeconfig_out or server.kubeconfig}", flush=True)
         expected = set(server.pids())
         while not stop.wait(1.0):
@@ -127,13 +128,14 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _status() -> int:
-    directory = cache_dir()
-    manifest = read_manifest()
+    version = selected_version()
+    directory = cache_dir(version)
+    manifest = read_manifest(version)
     print(f"cache          {directory}")
     if manifest is None:
-        missing = missing_binaries()
+        missing = missing_binaries(version)
         print(
-            f"kubernetes     {KUBERNETES_VERSION} not provisioned (or built from other sources),"
+            f"kubernetes     {version} not provisioned (or built from other sources),"
             f" missing {', '.join(missing)} (run: asched kube-apiserver provision)"
         )
         return 1

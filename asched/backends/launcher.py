@@ -48,7 +48,13 @@ from asched.backends.controller_manager import KubeControllerManager
 from asched.backends.errors import LaunchError
 from asched.backends.kubeconfig import write_kubeconfig
 from asched.backends.process import Child, free_port
-from asched.backends.provision import Binaries, provision
+from asched.backends.provision import (
+    KUBERNETES_VERSION,
+    Binaries,
+    minor_of,
+    provision,
+    selected_version,
+)
 from asched.backends.scheduler import KubeScheduler, gates_flag
 
 logger = logging.getLogger(__name__)
@@ -167,7 +173,7 @@ class KubeApiServer:
     def binaries(self) -> Binaries:
         """The executables in use (provisioned on first access)."""
         if self._binaries is None:
-            self._binaries = provision()
+            self._binaries = provision(version=selected_version())
         return self._binaries
 
     def pids(self) -> dict[str, int]:
@@ -400,9 +406,7 @@ class KubeApiServer:
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             f"--disable-admission-plugins={DISABLED_ADMISSION_PLUGINS}",
             "--enable-priority-and-fairness=false",
-            "--feature-gates="
-            + ",".join(f"{k}={str(v).lower()}" for k, v in FEATURE_GATES.items()),
-            "--runtime-config=" + ",".join(RUNTIME_CONFIG),
+            *self._gate_flags(binaries.version),
             "--anonymous-auth=false",  # no token is 401, not 403 for system:anonymous
             "--profiling=false",
             f"--v={self._verbosity}",
@@ -425,6 +429,16 @@ class KubeApiServer:
         self._apiserver.wait_until(
             lambda: self._readyz(context), timeout=self._ready_timeout, what="ready (/readyz)"
         )
+
+    @staticmethod
+    def _gate_flags(version: str) -> list[str]:
+        """The feature-gate and runtime-config flags for ``version`` (none before v1.37)."""
+        if minor_of(version) < minor_of(KUBERNETES_VERSION):
+            return []
+        return [
+            f"--feature-gates={gates_flag(FEATURE_GATES)}",
+            "--runtime-config=" + ",".join(RUNTIME_CONFIG),
+        ]
 
     def _cert_complete(self) -> bool:
         text = (self.directory / "certs" / "apiserver.crt").read_text(errors="replace")

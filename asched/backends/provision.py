@@ -66,6 +66,13 @@ BINARIES: Final = (
 )
 #: The Go module, shipped inside the package (package data).
 MODULE_DIR: Final = Path(__file__).parent / "kube"
+#: The older minors asched supports (docs/deploy.md), newest first: built on demand from a
+#: module generated like the shipped one (the same mains; ``go.mod`` replaces the staging
+#: modules k8s.io/kubernetes lists at that version), never in CI by default.
+OLDER_VERSIONS: Final = ("v1.36.3", "v1.35.4", "v1.34.4")
+SUPPORTED_VERSIONS: Final = (KUBERNETES_VERSION, *OLDER_VERSIONS)
+#: Picks the version the test fixtures and ``--backend kube-apiserver`` start.
+VERSION_VARIABLE: Final = "ASCHED_KUBE_VERSION"
 #: Seconds between two progress lines of a build step that prints nothing of its own.
 PROGRESS_SECONDS: Final = 15.0
 _GO_PROXY: Final = "https://proxy.golang.org"
@@ -85,6 +92,28 @@ class Binaries:
     etcdutl: Path
     cache_dir: Path
     version: str = KUBERNETES_VERSION
+
+
+def selected_version() -> str:
+    """Return the version named by ``$ASCHED_KUBE_VERSION``, else :data:`KUBERNETES_VERSION`.
+
+    Raises
+    ------
+    ProvisionError
+        When the variable names a version asched does not support.
+    """
+    version = os.environ.get(VERSION_VARIABLE, "").strip() or KUBERNETES_VERSION
+    if version not in SUPPORTED_VERSIONS:
+        raise ProvisionError(
+            "select version",
+            f"{VERSION_VARIABLE}={version}: supported are {', '.join(SUPPORTED_VERSIONS)}",
+        )
+    return version
+
+
+def minor_of(version: str) -> int:
+    """Return the minor of a ``v1.N.P`` version (37 for v1.37.2)."""
+    return int(version.removeprefix("v").split(".")[1])
 
 
 def cache_root() -> Path:
@@ -114,10 +143,18 @@ def module_source(module: Path | None = None) -> dict[str, bytes]:
     return {path.relative_to(module).as_posix(): path.read_bytes() for path in files}
 
 
-def source_digest(module: Path | None = None) -> str:
-    """Return the sha256 over the module's files and their paths (the cache's source key)."""
+def source_digest(module: Path | None = None, version: str = KUBERNETES_VERSION) -> str:
+    """Return the sha256 over the module's files and their paths (the cache's source key).
+
+    An older version's key covers the mains and the version (its ``go.mod`` is made from
+    them, and its ``go.sum`` by ``go mod tidy``), so that the fast path needs no network.
+    """
     digest = hashlib.sha256()
-    for name, content in module_source(module).items():
+    files = module_source(module)
+    if version != KUBERNETES_VERSION:
+        files = {n: c for n, c in files.items() if n.endswith(".go")}
+        files["version"] = version.encode()
+    for name, content in files.items():
         digest.update(f"{name}\0{len(content)}\0".encode())
         digest.update(content)
     return digest.hexdigest()
@@ -139,7 +176,7 @@ def missing_binaries(version: str = KUBERNETES_VERSION) -> tuple[str, ...]:
     """
     directory = cache_dir(version)
     manifest = _load_manifest(directory)
-    if manifest is None or manifest.get("source_sha256") != source_digest():
+    if manifest is None or manifest.get("source_sha256") != source_digest(version=version):
         return BINARIES
     listed = manifest.get("binaries")
     names = frozenset(n for n in listed if isinstance(n, str)) if isinstance(listed, list) else ()
@@ -183,16 +220,17 @@ def provision(*, version: str = KUBERNETES_VERSION) -> Binaries:
     ProvisionError
         When a step fails; the message names the step and ends with the tail of its log.
     """
-    if version != KUBERNETES_VERSION:
+    if version not in SUPPORTED_VERSIONS:
         raise ProvisionError(
-            "select version", f"only {KUBERNETES_VERSION} is built here, not {version}"
+            "select version",
+            f"{version} is not supported; supported are {', '.join(SUPPORTED_VERSIONS)}",
         )
     directory = cache_dir(version)
     if missing_binaries(version):
         directory.parent.mkdir(parents=True, exist_ok=True)
         with _exclusive_lock(directory.parent / f"kubernetes-{version}.lock"):
             if missing_binaries(version):  # another process may have built them meanwhile
-                _build(directory)
+                _build(directory, version)
     return binaries_in(directory, version)
 
 
@@ -229,30 +267,37 @@ def version_ldflags(version: str = KUBERNETES_VERSION) -> str:
     return " ".join(flags)
 
 
-def _build(directory: Path) -> None:
-    """Build every binary into ``directory`` and write the manifest (last)."""
+def _build(directory: Path, version: str = KUBERNETES_VERSION) -> None:
+    """Build every binary of ``version`` into ``directory`` and write the manifest (last)."""
     started = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix=f"build-{KUBERNETES_VERSION}-", dir=directory.parent))
-    log = directory.parent / f"build-{KUBERNETES_VERSION}.log"
+    work = Path(tempfile.mkdtemp(prefix=f"build-{version}-", dir=directory.parent))
+    log = directory.parent / f"build-{version}.log"
     log.write_text("")
     try:
         go = find_go(log)
         module = work / "module"
-        for name, content in module_source().items():
+        files = module_source()
+        if version != KUBERNETES_VERSION:
+            files = {n: c for n, c in files.items() if n.endswith(".go")}
+            files["go.mod"] = generated_go_mod(version).encode()
+        for name, content in files.items():
             (module / name).parent.mkdir(parents=True, exist_ok=True)
             (module / name).write_bytes(content)
         env = _go_env()
         logger.info(
-            "building Kubernetes %s (%s) and etcd %s from Go modules with %s (log %s)",
-            KUBERNETES_VERSION,
+            "building Kubernetes %s (%s) from Go modules with %s (log %s)",
+            version,
             ", ".join(BINARIES),
-            ETCD_VERSION,
             go,
             log,
         )
         logger.info("[1/3] downloading the modules into %s", env["GOMODCACHE"])
         phase = time.monotonic()
-        _run("go mod download", [str(go), "mod", "download"], log, cwd=module, env=env)
+        if version == KUBERNETES_VERSION:
+            _run("go mod download", [str(go), "mod", "download"], log, cwd=module, env=env)
+        else:  # the generated go.mod has no go.sum yet: tidy resolves and records it
+            tidy = {**env, "GOFLAGS": "-mod=mod"}
+            _run("go mod tidy", [str(go), "mod", "tidy"], log, cwd=module, env=tidy)
         download_seconds = time.monotonic() - phase
         total = _count_packages(go, module, env, log)
         logger.info("[2/3] compiling %d packages (about ten minutes on 2 cores when cold)", total)
@@ -265,7 +310,7 @@ def _build(directory: Path) -> None:
             "-v",
             "-trimpath",
             "-ldflags",
-            version_ldflags(),
+            version_ldflags(version),
             "-o",
             str(output) + "/",
             "./cmd/...",
@@ -277,6 +322,7 @@ def _build(directory: Path) -> None:
         _install(
             output,
             directory,
+            version,
             {
                 "download_seconds": round(download_seconds, 1),
                 "compile_seconds": round(compile_seconds, 1),
@@ -286,7 +332,56 @@ def _build(directory: Path) -> None:
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    logger.info("built Kubernetes %s in %.0f s", KUBERNETES_VERSION, time.monotonic() - started)
+    logger.info("built Kubernetes %s in %.0f s", version, time.monotonic() - started)
+
+
+def generated_go_mod(version: str) -> str:
+    """Return the ``go.mod`` of an older version (:func:`go_mod_for` of upstream's, read from
+    the Go module proxy)."""
+    url = f"{_GO_PROXY}/k8s.io/kubernetes/@v/{version}.mod"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            upstream = response.read().decode()
+    except OSError as exc:
+        raise ProvisionError("fetch go.mod", f"{url}: {exc}") from exc
+    return go_mod_for(version, upstream, source=url)
+
+
+def go_mod_for(version: str, upstream: str, *, source: str = "go.mod") -> str:
+    """Return our ``go.mod`` for ``version`` from k8s.io/kubernetes' own (``upstream``): its
+    ``go`` directive, k8s.io/kubernetes at ``version``, etcd's server, ctl and utl at the
+    version it pins its etcd client to, and a replace of every staging module it replaces
+    with ``./staging``, at ``v0.N.P``."""
+    go_directive = "1.26.0"
+    etcd = ""
+    staging: list[str] = []
+    for raw in upstream.splitlines():
+        line = raw.strip()
+        if line.startswith("go "):
+            go_directive = line.split()[1]
+        elif line.startswith("go.etcd.io/etcd/client/v3 "):
+            etcd = line.split()[1]
+        elif line.startswith("k8s.io/") and "=> ./staging/" in line:
+            staging.append(line.split()[0])
+    if not etcd or not staging:
+        raise ProvisionError("generate go.mod", f"{source} names no etcd client or staging module")
+    staging_version = "v0." + version.removeprefix("v1.")
+    lines = [
+        "module asched.dev/kube",
+        "",
+        f"go {go_directive}",
+        "",
+        "require (",
+        f"\tk8s.io/kubernetes {version}",
+        *(f"\tgo.etcd.io/etcd/{m}/v3 {etcd}" for m in ("server", "etcdctl", "etcdutl")),
+        ")",
+        "",
+        "replace (",
+        *(f"\t{m} => {m} {staging_version}" for m in staging),
+        ")",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def _go_env() -> dict[str, str]:
@@ -470,7 +565,9 @@ def _go_version(go: Path) -> str:
     return result.stdout.strip()
 
 
-def _install(output: Path, directory: Path, build: dict[str, object], started: float) -> None:
+def _install(
+    output: Path, directory: Path, version: str, build: dict[str, object], started: float
+) -> None:
     """Move the built binaries into the cache, then (last) write the manifest."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "manifest.json").unlink(missing_ok=True)  # the old one vouches for nothing now
@@ -481,9 +578,9 @@ def _install(output: Path, directory: Path, build: dict[str, object], started: f
         source.chmod(0o755)
         source.replace(directory / name)
     manifest = {
-        "kubernetes": KUBERNETES_VERSION,
-        "etcd": ETCD_VERSION,
-        "source_sha256": source_digest(),
+        "kubernetes": version,
+        "etcd": ETCD_VERSION if version == KUBERNETES_VERSION else "as go.mod pins it",
+        "source_sha256": source_digest(version=version),
         "binaries": list(BINARIES),
         "build_seconds": round(time.monotonic() - started, 1),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -493,3 +590,26 @@ def _install(output: Path, directory: Path, build: dict[str, object], started: f
     staging = directory / ".manifest.json.tmp"
     staging.write_text(json.dumps(manifest, indent=2) + "\n")
     staging.replace(directory / "manifest.json")
+
+
+def main() -> int:
+    """``python -m asched.backends.provision``: build (or find) the binaries, print where.
+
+    Needs only the standard library, so that CI can build before any virtualenv exists.
+    """
+    logging.basicConfig(level=logging.INFO, format="asched: %(message)s")
+    try:
+        version = selected_version()
+        binaries = provision(version=version)
+    except ProvisionError as exc:
+        logger.error("%s", exc)
+        return 1
+    manifest = read_manifest(version) or {}
+    for name in BINARIES:
+        print(f"{name:<24} {binaries.cache_dir / name}")
+    print(f"built in {manifest.get('build_seconds')} s ({manifest.get('built_at')})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -39,9 +39,9 @@ from typing import Any, Final, Literal, Protocol
 
 import yaml
 
-from asched.backends.process import Child
 from asched.backends import scheduler as backend_scheduler
-from asched.backends.provision import KUBERNETES_VERSION, provision
+from asched.backends.process import Child
+from asched.backends.provision import KUBERNETES_VERSION, provision, selected_version
 from asched.backends.scheduler import KubeScheduler, scheduler_config
 from asched.config.load import load_config
 from asched.framework.registry import installed
@@ -52,6 +52,8 @@ SCHEDULER_NAME: Final = "bench-scheduler"
 CLIENT_QPS: Final = backend_scheduler.CLIENT_QPS
 CLIENT_BURST: Final = backend_scheduler.CLIENT_BURST
 KUBE_SCHEDULER_VERSION: Final = KUBERNETES_VERSION
+#: What kube-scheduler v1.37 logs as it exits 1 after SIGTERM (no leader election).
+STOPPED_BY_SIGNAL: Final = "finished without leader elect"
 #: kube-scheduler's feature gates for gang workloads: its own gang scheduling (beta, off).
 KUBE_SCHEDULER_GANG_GATES: Final[Mapping[str, bool]] = {"GenericWorkload": True}
 
@@ -313,7 +315,7 @@ class KubeSchedulerProcess:
         if self.json_only:  # the simulator speaks JSON only; protobuf is client-go's default
             config["clientConnection"]["contentType"] = "application/json"
         self._scheduler = KubeScheduler(
-            binary=provision().kube_scheduler,
+            binary=provision(version=selected_version()).kube_scheduler,
             kubeconfig=self.kubeconfig,
             workdir=self.workdir,
             config=config,
@@ -337,11 +339,21 @@ class KubeSchedulerProcess:
         """Nothing to do (profiling is for asched)."""
 
     def stop(self) -> int | None:
-        """Stop it; exit status 0 when SIGTERM ended it (a Go binary's normal way to stop)."""
+        """Stop it; exit status 0 when SIGTERM ended it.
+
+        SIGTERM cancels kube-scheduler's context: without leader election its run then
+        returns the error "finished without leader elect" and the process exits 1 (v1.37,
+        ``cmd/kube-scheduler/app/server.go``); a scheduler that died of the signal itself
+        reports -SIGTERM. Both are a normal stop; any other status is the scheduler's own.
+        """
         if self._scheduler is None:
             return None
         self._scheduler.stop()
         child = self._scheduler.child
         if child is None:
             return None
-        return 0 if child.returncode == -signal.SIGTERM else child.returncode
+        if child.returncode == -signal.SIGTERM:
+            return 0
+        if child.returncode == 1 and STOPPED_BY_SIGNAL in child.log_tail(3):
+            return 0
+        return child.returncode

@@ -5,9 +5,8 @@ The pod to explain is read with one GET, then every collection a snapshot holds
 with paged LISTs of raw JSON (:meth:`asched.api.client.KubeClient.list_all`, ``limit`` /
 ``continue``), the way the scheduler's reflectors list. Pods are listed with the field
 selector kube-scheduler's informer uses (no Succeeded or Failed pod: they hold nothing on
-their node); the scheduler's ingest drops the same pods as it reads them. PodDisruptionBudgets come
-from ``policy/v1``, or ``policy/v1beta1`` on servers before 1.21 (as the scheduler
-discovers them).
+their node); the scheduler's ingest drops the same pods as it reads them. Every collection
+is at a fixed path on every server asched supports (v1.34 on, docs/deploy.md).
 
 What was read becomes a :class:`ClusterRead`: the objects in snapshot order (the pod
 being explained left out, so that a pod already bound is not counted on its own node),
@@ -67,13 +66,13 @@ class LiveReadError(AschedError):
 class Collection:
     """One collection explain lists.
 
-    ``path``: the cluster-wide collection (None: discovered, see :func:`budget_path`);
+    ``path``: the cluster-wide collection;
     ``kind`` / ``api_version``: set on each item (a LIST's items carry neither);
     ``needed_for``: what it is read for, said when it cannot be.
     """
 
     resource: str
-    path: str | None
+    path: str
     kind: str
     api_version: str
     needed_for: str
@@ -122,9 +121,9 @@ COLLECTIONS: Final[tuple[Collection, ...]] = (
     ),
     Collection(
         "poddisruptionbudgets",
-        None,
+        "/apis/policy/v1/poddisruptionbudgets",
         "PodDisruptionBudget",
-        "",
+        "policy/v1",
         "the disruption budgets preemption respects",
     ),
     Collection(
@@ -164,17 +163,11 @@ COLLECTIONS: Final[tuple[Collection, ...]] = (
     ),
     Collection(
         "csistoragecapacities",
-        None,
+        "/apis/storage.k8s.io/v1/csistoragecapacities",
         "CSIStorageCapacity",
-        "",
+        "storage.k8s.io/v1",
         "the storage capacity dynamic provisioning needs",
     ),
-)
-#: the group versions that may serve CSIStorageCapacity, newest first (v1 since 1.24)
-CAPACITY_VERSIONS: Final = (
-    "storage.k8s.io/v1",
-    "storage.k8s.io/v1beta1",
-    "storage.k8s.io/v1alpha1",
 )
 
 
@@ -245,45 +238,6 @@ async def read_pod(reader: Reader, namespace: str, name: str) -> KubeObject:
     return pod
 
 
-async def budget_path(reader: Reader) -> tuple[str, str]:
-    """(collection path, apiVersion) of PodDisruptionBudgets: policy/v1 when served,
-    else policy/v1beta1 (Kubernetes before 1.21)."""
-    try:
-        await reader.get_json("/apis/policy/v1")
-    except ApiError as exc:
-        if exc.status != 404:
-            action = "discover the policy API group"
-            raise LiveReadError(describe_failure(exc, action, "PodDisruptionBudgets")) from None
-        return "/apis/policy/v1beta1/poddisruptionbudgets", "policy/v1beta1"
-    return "/apis/policy/v1/poddisruptionbudgets", "policy/v1"
-
-
-async def capacity_path(reader: Reader) -> tuple[str, str] | None:
-    """(collection path, apiVersion) of CSIStorageCapacity: the newest version whose
-    discovery document lists it; None when the server serves it in none."""
-    for group_version in CAPACITY_VERSIONS:
-        try:
-            found = await reader.get_json(f"/apis/{group_version}")
-        except ApiError as exc:
-            if exc.status != 404:
-                action = f"discover {group_version}"
-                raise LiveReadError(describe_failure(exc, action, "CSIStorageCapacity")) from None
-            continue
-        resources = found.get("resources") if isinstance(found, Mapping) else None
-        if isinstance(resources, list) and any(
-            isinstance(r, Mapping) and r.get("name") == "csistoragecapacities" for r in resources
-        ):
-            return f"/apis/{group_version}/csistoragecapacities", group_version
-    return None
-
-
-async def _discovered(reader: Reader, collection: Collection) -> tuple[str, str] | None:
-    """Where a collection without a fixed path is served (None: not served, skipped)."""
-    if collection.resource == "csistoragecapacities":
-        return await capacity_path(reader)
-    return await budget_path(reader)
-
-
 async def list_collection(
     reader: Reader,
     collection: Collection,
@@ -326,14 +280,9 @@ async def read_cluster(
     pod = await read_pod(reader, namespace, name)
     objects: list[KubeObject] = []
     for collection in collections:
-        if collection.path is None:
-            found = await _discovered(reader, collection)
-            if found is None:
-                continue
-            path, api_version = found
-        else:
-            path, api_version = collection.path, collection.api_version
-        items = await list_collection(reader, collection, path, api_version, page_size=page_size)
+        items = await list_collection(
+            reader, collection, collection.path, collection.api_version, page_size=page_size
+        )
         if collection.resource == "pods":
             items = [item for item in items if not _is(item, namespace, name)]
         objects.extend(items)

@@ -70,6 +70,9 @@ from asched.scheduler.volume_host import ApiVolumeHost
 
 logger = logging.getLogger(__name__)
 
+#: PodDisruptionBudgets (policy/v1 on every supported server, v1.34 on: docs/deploy.md).
+BUDGETS_PATH: Final = "/apis/policy/v1/poddisruptionbudgets"
+
 T = TypeVar("T")
 
 #: Seconds between the log lines saying why the scheduler is not ready yet.
@@ -475,27 +478,17 @@ class App:
         waiting for the lease) and returns. Until it schedules, the same line is logged
         every :data:`NOT_READY_LOG_INTERVAL` seconds.
         """
-        budget_path = await self._unless_stopped(self._budget_path())
-        if budget_path is None:
-            self._stopped_discovering("the PodDisruptionBudget API")
-            return
         self.reflectors.append(
             Reflector(
                 self.client,
                 "poddisruptionbudgets",
-                budget_path,
+                BUDGETS_PATH,
                 self._sink,
                 watch_timeout=self.options.watch_timeout,
             )
         )
         if storage_watch.needs_storage(n for p in self.config.profiles for n in _enabled(p)):
-            paths = dict(storage_watch.FIXED_PATHS)
-            capacities = await self._unless_stopped(storage_watch.capacity_path(self.client))
-            if self.stopping.is_set():
-                self._stopped_discovering("CSIStorageCapacity")
-                return
-            if capacities is not None:
-                paths[storage_watch.CAPACITY] = capacities
+            paths = storage_watch.PATHS
             self.reflectors += [
                 Reflector(
                     self.client, kind, path, self._sink, watch_timeout=self.options.watch_timeout
@@ -626,17 +619,6 @@ class App:
     def _stopped_discovering(self, what: str) -> None:
         """The one line a replica stopped while discovering ``what`` logs."""
         logger.warning("stopped before ready: discovering %s at %s", what, self.client.host)
-
-    async def _budget_path(self) -> str:
-        """policy/v1 PodDisruptionBudgets, or policy/v1beta1 on servers before 1.21."""
-        try:
-            found = await self.client.request("GET", "/apis/policy/v1")
-        except RETRYABLE as exc:
-            logger.warning("discovering policy/v1 failed (%s): assuming it is served", exc)
-            return "/apis/policy/v1/poddisruptionbudgets"
-        if found.status == 404:
-            return "/apis/policy/v1beta1/poddisruptionbudgets"
-        return "/apis/policy/v1/poddisruptionbudgets"
 
     def _gang_reflector(self, resource: str) -> Reflector:
         return Reflector(

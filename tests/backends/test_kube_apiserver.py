@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import ssl
-import re
 import subprocess
 import sys
 import time

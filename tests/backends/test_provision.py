@@ -41,14 +41,14 @@ def module_copy(tmp_path, monkeypatch) -> Path:
 
 
 def _fake_build(calls: list[str]):
-    def build(directory: Path) -> None:
+    def build(directory: Path, version: str) -> None:
         calls.append(directory.name)
         time.sleep(0.3)  # long enough for the other callers to reach the lock
         output = directory.parent / "fake-bin"
         output.mkdir(parents=True, exist_ok=True)
         for name in ALL:
             (output / name).write_text(f"#!/bin/sh\n# built {name}\n")
-        prov._install(output, directory, {"go": "fake"}, time.monotonic())
+        prov._install(output, directory, version, {"go": "fake"}, time.monotonic())
 
     return build
 
@@ -186,15 +186,50 @@ def test_a_failed_install_leaves_no_manifest(private_cache, tmp_path):
     (output / "kube-apiserver").write_text("only one")  # go build made one binary of seven
 
     with pytest.raises(ProvisionError, match="kube-controller-manager does not exist"):
-        prov._install(output, prov.cache_dir(), {}, time.monotonic())
+        prov._install(output, prov.cache_dir(), prov.KUBERNETES_VERSION, {}, time.monotonic())
 
     assert prov.read_manifest() is None  # the old manifest vouches for nothing now
     assert prov.missing_binaries() == ALL
 
 
 def test_unknown_version_is_refused(private_cache):
-    with pytest.raises(ProvisionError, match=r"only v1\.37\.\d+ is built here, not v1\.30\.0"):
+    with pytest.raises(ProvisionError, match=r"v1\.30\.0 is not supported; supported are v1\.37"):
         prov.provision(version="v1.30.0")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param(None, prov.KUBERNETES_VERSION, id="unset: the newest"),
+        pytest.param("", prov.KUBERNETES_VERSION, id="empty: the newest"),
+        pytest.param(prov.OLDER_VERSIONS[-1], prov.OLDER_VERSIONS[-1], id="the oldest supported"),
+    ],
+)
+def test_the_version_variable_picks_a_supported_version(monkeypatch, value, expected):
+    if value is None:
+        monkeypatch.delenv(prov.VERSION_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(prov.VERSION_VARIABLE, value)
+
+    assert prov.selected_version() == expected
+
+
+def test_an_unsupported_version_variable_names_the_supported_ones(monkeypatch):
+    monkeypatch.setenv(prov.VERSION_VARIABLE, "v1.20.2")
+
+    with pytest.raises(
+        ProvisionError, match=r"ASCHED_KUBE_VERSION=v1\.20\.2: supported are v1\.37"
+    ):
+        prov.selected_version()
+
+
+def test_an_older_versions_cache_key_ignores_the_shipped_go_mod(module_copy):
+    older = prov.OLDER_VERSIONS[0]
+    before = prov.source_digest(version=older)
+    (module_copy / "go.mod").write_text("module edited\n")
+
+    assert prov.source_digest(version=older) == before  # its go.mod is generated
+    assert prov.source_digest(version=older) != prov.source_digest(version=prov.OLDER_VERSIONS[1])
 
 
 def test_version_ldflags_stamp_both_version_packages():
@@ -285,3 +320,35 @@ def test_a_go_older_than_the_module_needs_is_not_used(monkeypatch, version, enou
     monkeypatch.setattr(prov, "_go_version", lambda go: version)
 
     assert prov._new_enough(Path("/usr/bin/go")) is enough
+
+
+UPSTREAM_GO_MOD = """module k8s.io/kubernetes
+
+go 1.24.0
+
+require (
+\tgo.etcd.io/etcd/client/v3 v3.6.4
+\tk8s.io/api v0.0.0
+)
+
+replace (
+\tk8s.io/api => ./staging/src/k8s.io/api
+\tk8s.io/streaming => ./staging/src/k8s.io/streaming
+)
+"""
+
+
+def test_an_older_go_mod_pins_what_upstream_replaces():
+    text = prov.go_mod_for("v1.34.4", UPSTREAM_GO_MOD)
+
+    assert "\ngo 1.24.0\n" in text
+    assert "\tk8s.io/kubernetes v1.34.4\n" in text
+    assert "\tgo.etcd.io/etcd/server/v3 v3.6.4\n" in text  # the etcd its client is at
+    assert "\tk8s.io/api => k8s.io/api v0.34.4\n" in text
+    assert "\tk8s.io/streaming => k8s.io/streaming v0.34.4\n" in text
+    assert text.count(" => ") == 2
+
+
+def test_an_upstream_go_mod_without_staging_is_refused():
+    with pytest.raises(ProvisionError, match="names no etcd client or staging module"):
+        prov.go_mod_for("v1.34.4", "module k8s.io/kubernetes\n\ngo 1.24.0\n")

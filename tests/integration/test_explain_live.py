@@ -108,11 +108,6 @@ def write_yaml(path: Path, document: Any) -> Path:
     return path
 
 
-def budgets_path(cluster: Any) -> str:
-    version = "v1" if cluster.backend == "sim" else "v1beta1"  # v1.20 serves only v1beta1
-    return f"/apis/policy/{version}/poddisruptionbudgets"
-
-
 async def export(cluster: Any, path: Path) -> Path:
     """What ``kubectl get nodes,pods,namespaces,... -A -o yaml`` would write, read with the
     tests' own REST client (not asched's reader)."""
@@ -125,7 +120,7 @@ async def export(cluster: Any, path: Path) -> Path:
         ("/api/v1/replicationcontrollers", "ReplicationController"),
         ("/apis/apps/v1/replicasets", "ReplicaSet"),
         ("/apis/apps/v1/statefulsets", "StatefulSet"),
-        (budgets_path(cluster), "PodDisruptionBudget"),
+        ("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"),
     ):
         items.extend({"kind": kind, **item} for item in await cluster.rest.list_all(collection))
     return write_yaml(path, {"apiVersion": "v1", "kind": "List", "items": items})
@@ -402,8 +397,6 @@ async def test_explain_only_reads(
     assert {method for method, _ in recorder.requests} == {"GET"}
     lists = [path for _, path in recorder.requests if "limit=" in path]
     # every collection of a snapshot, paged (limit=500), pods without finished ones
-    # (CSIStorageCapacity where the server serves it: the simulator does, v1.20 does not)
-    capacities = ["csistoragecapacities"] if cluster.backend == "sim" else []
     assert sorted(path.split("?")[0].rsplit("/", 1)[-1] for path in lists) == sorted(
         [
             "namespaces",
@@ -419,7 +412,7 @@ async def test_explain_only_reads(
             "storageclasses",
             "csinodes",
             "csidrivers",
-            *capacities,
+            "csistoragecapacities",
         ]
     )
     queries = {urlsplit(path).path: parse_qs(urlsplit(path).query) for path in lists}

@@ -42,11 +42,10 @@ async def priorities(cluster: Any) -> AsyncIterator[dict[str, str]]:
 
 async def _budget(cluster: Any, name: str, labels: dict[str, str]) -> None:
     """A PDB allowing no disruption (no controller computes its status: 0 allowed)."""
-    version = "v1" if cluster.backend == "sim" else "v1beta1"  # v1.20 serves only v1beta1
     await cluster.rest.create(
-        f"/apis/policy/{version}/namespaces/{cluster.namespace}/poddisruptionbudgets",
+        f"/apis/policy/v1/namespaces/{cluster.namespace}/poddisruptionbudgets",
         {
-            "apiVersion": f"policy/{version}",
+            "apiVersion": "policy/v1",
             "kind": "PodDisruptionBudget",
             "metadata": {"name": name},
             "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}},

@@ -1,9 +1,7 @@
 """`asched bench run --extender-latency-ms`: the extenders[] entry both schedulers get, and
 the invariant it adds (no pod on a node the extender rejects).
 
-asched reads ``kubescheduler.config.k8s.io/v1``, kube-scheduler v1.20.2 reads ``v1beta1``;
-both get the same entry (v1.20's ``Extender`` has v1's field names, ``httpTimeout`` a
-duration string in both). asched's document goes through the real loader here; the
+Both schedulers read ``kubescheduler.config.k8s.io/v1`` and get the same entry. asched's document goes through the real loader here; the
 genuine kube-scheduler reads its own in tests/bench/test_bench_extender_end_to_end.py.
 """
 
@@ -97,7 +95,7 @@ def test_asched_v1_config_loads_with_the_extender(timeout: str, seconds: float) 
     assert [p.scheduler_name for p in config.profiles] == [SCHEDULER_NAME]
 
 
-def test_kube_scheduler_v1beta1_config_holds_the_same_entry() -> None:
+def test_kube_scheduler_config_holds_the_same_entry() -> None:
     entry = extender_entry("http://127.0.0.1:4321", ca_pem=None)
     config = scheduler_config(
         Path("/tmp/kubeconfig"),
@@ -105,7 +103,7 @@ def test_kube_scheduler_v1beta1_config_holds_the_same_entry() -> None:
         percentage_of_nodes_to_score=0,
         extenders=[entry],
     )
-    assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1beta1"
+    assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     assert config["extenders"] == [entry]
     assert config["percentageOfNodesToScore"] == 0
 
@@ -114,7 +112,7 @@ def test_kube_scheduler_v1beta1_config_holds_the_same_entry() -> None:
     "document",
     [
         pytest.param(asched_config(100), id="asched-v1"),
-        pytest.param(scheduler_config(Path("/tmp/kubeconfig")), id="kube-scheduler-v1beta1"),
+        pytest.param(scheduler_config(Path("/tmp/kubeconfig")), id="kube-scheduler"),
     ],
 )
 def test_no_extender_no_extenders_key(document: dict[str, Any]) -> None:

@@ -15,7 +15,6 @@ import pytest
 
 from asched.api.client import KubeClient
 from asched.leader import LeaderElector
-from asched.scheduler import storage_watch
 from asched.scheduler.app import App, Options, unless_set
 from tests.configs import default_config
 
@@ -135,32 +134,17 @@ async def test_unless_set_propagates_the_work_error(looptime: float) -> None:
 
 
 @pytest.mark.looptime
-async def test_capacity_discovery_asks_an_unreachable_server_again(
-    app: App, looptime: float, caplog: pytest.LogCaptureFixture
-) -> None:
-    # a server that never answers is not "a server without CSIStorageCapacity": discovery
-    # keeps asking v1, backing off 1, 2, 4, 8, 10, 10 s: it fails at 0, 1, 3, 7, 15 and 25 s
-    caplog.set_level(logging.WARNING, logger="asched.scheduler.storage_watch")
-    found = await unless_set(_stop_at(30.0), storage_watch.capacity_path(app.client))
-
-    assert found is None  # stopped at 30 s, still asking
-    delays = [r.getMessage().rsplit(" ", 1)[-1] for r in caplog.records]
-    assert delays == ["1s", "2s", "4s", "8s", "10s", "10s"]  # the 6th sleep is cut at 30 s
-    assert all("/apis/storage.k8s.io/v1 failed" in r.getMessage() for r in caplog.records)
-
-
-@pytest.mark.looptime
-async def test_a_stop_during_discovery_names_it(
+async def test_a_stop_before_any_informer_synced_says_why(
     app: App, looptime: float, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="asched.scheduler.app")
     asyncio.get_running_loop().call_later(5.0, app.stop)
     await app._run()
 
-    # policy/v1 failed fast ("assuming it is served"); the stop came in capacity discovery
-    assert caplog.records[-1].getMessage() == (
-        "stopped before ready: discovering CSIStorageCapacity at http://127.0.0.1:1"
-    )
+    last = caplog.records[-1].getMessage()
+    assert last.startswith("stopped before ready: no informer has synced; last error: list ")
+    assert last.endswith("(API server http://127.0.0.1:1)")
+    assert looptime == 5.0
 
 
 def _stop_at(seconds: float) -> asyncio.Event:
