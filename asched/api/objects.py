@@ -277,30 +277,6 @@ class EventJSON(TypedDict, total=False):
     type: str
 
 
-class EventSourceJSON(TypedDict, total=False):
-    """``source`` of a core/v1 Event."""
-
-    component: str
-
-
-class CoreEventJSON(TypedDict, total=False):
-    """A core/v1 Event, for servers without events.k8s.io/v1 (times are RFC 3339)."""
-
-    apiVersion: str
-    kind: str
-    metadata: ObjectMetaJSON
-    involvedObject: ObjectReferenceJSON
-    reason: str
-    message: str
-    type: str
-    count: int
-    firstTimestamp: str
-    lastTimestamp: str
-    source: EventSourceJSON
-    reportingComponent: str
-    reportingInstance: str
-
-
 # ---------------------------------------------------------------------- envelopes
 class ObjectListJSON(TypedDict, total=False):
     """A List (one page of a paginated LIST)."""

@@ -173,3 +173,15 @@ def test_serving_certificate_errors(tmp_path: Path, flags: tuple[str, ...], expe
     result = asched_run(tmp_path, "--kubeconfig", str(kubeconfig), *args)
     assert_one_line_error(result, expected.format(**names))
     assert result.stderr.strip() == f"asched run: error: {expected.format(**names)}"
+
+
+def test_a_config_nested_past_the_limit_is_one_line(tmp_path: Path) -> None:
+    # 3,000 lists inside one another: once a 3,000-line RecursionError and exit 1
+    config = tmp_path / "deep.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles: " + "[" * 3000 + "]" * 3000 + "\n"
+    )
+    result = asched_run(tmp_path, "--config", str(config))
+
+    assert_one_line_error(result, f"{config}:3:110: YAML nested more than 100 levels deep")

@@ -93,3 +93,43 @@ def test_malformed_yaml_names_line_and_column(text: str, expected: str) -> None:
 def test_duplicate_keys_can_be_allowed() -> None:
     # kubeconfigs are checked as kubernetes-asyncio reads them (safe_load): the later key wins
     assert textfile.parse_yaml("a: 1\na: 2\n", "k", unique_keys=False) == {"a": 2}
+
+
+def _nested(levels: int, kind: str) -> str:
+    # `levels` mappings/lists inside one another: {"a": {"a": ... {} ...}} or [[...]]
+    if kind == "flow lists":
+        return "[" * levels + "]" * levels
+    if kind == "block mappings":
+        return (
+            "".join("  " * i + "a:\n" for i in range(levels - 1)) + "  " * (levels - 1) + "a: 1\n"
+        )
+    return '{"a": ' * (levels - 1) + "{}" + "}" * (levels - 1)
+
+
+@pytest.mark.parametrize("kind", ["flow lists", "block mappings", "json"])
+@pytest.mark.parametrize(
+    ("levels", "refused"),
+    [
+        pytest.param(textfile.MAX_DEPTH, False, id="at the limit"),
+        pytest.param(textfile.MAX_DEPTH + 1, True, id="one past it"),
+        # past Python's recursion limit: the parser alone would raise RecursionError
+        pytest.param(5000, True, id="far past it"),
+    ],
+)
+def test_nesting_is_refused_past_the_limit_in_one_line(kind: str, levels: int, refused: bool):
+    text = _nested(levels, kind)
+    parse = {
+        "flow lists": textfile.parse_yaml,
+        "block mappings": textfile.parse_yaml,
+        "json": textfile.parse_json,
+    }[kind]
+    if not refused:
+        assert parse(text, "deep.yaml") is not None
+        assert textfile.parse_yaml_all(text, "deep.yaml")[0] is not None
+        return
+    for read in (parse, textfile.parse_yaml_all):
+        with pytest.raises(
+            InputError,
+            match=rf"^deep\.yaml(:\d+:\d+)?: (YAML|JSON) nested more than {textfile.MAX_DEPTH} levels deep$",
+        ):
+            read(text, "deep.yaml")
