@@ -8,8 +8,9 @@ repeated FailedScheduling with the same message updates one event's ``series.cou
 PodScheduled condition is patched only when it (or the nomination) changes
 (:mod:`asched.scheduler.status_patch`): a pod retried with the same answer is not written.
 
-Events go to events.k8s.io/v1 (``eventTime`` with microseconds); if the server lacks that
-group (404), core/v1 events are used instead, once and for all.
+Events go to events.k8s.io/v1 (``eventTime`` with microseconds; every supported server
+serves it), and each one written, created or a series' count raised, is counted in
+``asched_events_total`` by type and reason.
 
 ``workers`` requests run at once. Failure reports (condition + event) are never dropped
 (coalescing bounds them by the number of pending pods). ``Scheduled`` events are
@@ -30,10 +31,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from asched import metrics
 from asched.api.client import KubeClient
-from asched.api.objects import CoreEventJSON, EventJSON, ObjectReferenceJSON
+from asched.api.objects import EventJSON, ObjectReferenceJSON
 from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
 from asched.scheduler.status_patch import (
@@ -90,7 +92,7 @@ class _Series:
     note: str
     count: int
     last_sent: float
-    core: bool
+    kind: str
 
 
 class Reporter:
@@ -126,7 +128,6 @@ class Reporter:
         self._wake = asyncio.Event()
         self._series: dict[PodKey, dict[str, _Series]] = {}  # pod key -> reason -> series
         self._said: dict[PodKey, Said] = {}  # pod key -> what its status says, as we wrote it
-        self._core_events = False
         self.dropped = 0
         self.events_created = 0
         self.events_updated = 0
@@ -298,21 +299,19 @@ class Reporter:
             if now - series.last_sent < self.series_interval:
                 return
             series.last_sent = now
-            await self._update_series(pod, series)
+            await self._update_series(pod, series, report.reason)
             return
         kind = "Warning" if report.reason == "FailedScheduling" else "Normal"
         name = f"{pod.name}.{secrets.token_hex(8)}"
-        created = await self._create_event(pod, name, report.reason, note, kind)
-        if created is not None:
+        if await self._create_event(pod, name, report.reason, note, kind):
             self.events_created += 1
-            self._series.setdefault(pod.key, {})[report.reason] = _Series(
-                name, note, 1, now, created
-            )
+            metrics.count_event(kind, report.reason)
+            self._series.setdefault(pod.key, {})[report.reason] = _Series(name, note, 1, now, kind)
 
     async def _create_event(
         self, pod: PodInfo, name: str, reason: str, note: str, kind: str
-    ) -> bool | None:
-        """Create the event; returns whether it is a core/v1 event, None on failure."""
+    ) -> bool:
+        """Create the event; returns whether the server took it."""
         regarding: ObjectReferenceJSON = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -321,54 +320,29 @@ class Reporter:
         }
         if pod.uid:
             regarding["uid"] = pod.uid
-        if not self._core_events:
-            body: EventJSON = {
-                "apiVersion": "events.k8s.io/v1",
-                "kind": "Event",
-                "metadata": {"name": name, "namespace": pod.namespace},
-                "eventTime": micro_time(),
-                "reportingController": COMPONENT,
-                "reportingInstance": self.instance,
-                "action": _ACTIONS.get(reason, "Binding"),
-                "reason": reason,
-                "regarding": regarding,
-                "note": note,
-                "type": kind,
-            }
-            path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
-            response = await self.client.create(path, body)
-            if response.ok:
-                return False
-            if response.status != 404:
-                logger.debug("event for %s: %d", pod.key, response.status)
-                return None
-            self._core_events = True  # an old server without events.k8s.io/v1
-        stamp = rfc3339()
-        core: CoreEventJSON = {
-            "apiVersion": "v1",
+        body: EventJSON = {
+            "apiVersion": "events.k8s.io/v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": pod.namespace},
-            "involvedObject": regarding,
-            "reason": reason,
-            "message": note,
-            "type": kind,
-            "count": 1,
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "source": {"component": COMPONENT},
-            "reportingComponent": COMPONENT,
+            "eventTime": micro_time(),
+            "reportingController": COMPONENT,
             "reportingInstance": self.instance,
+            "action": _ACTIONS.get(reason, "Binding"),
+            "reason": reason,
+            "regarding": regarding,
+            "note": note,
+            "type": kind,
         }
-        response = await self.client.create(f"/api/v1/namespaces/{pod.namespace}/events", core)
-        return True if response.ok else None
+        path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events"
+        response = await self.client.create(path, body)
+        if not response.ok:
+            logger.debug("event for %s: %d", pod.key, response.status)
+        return response.ok
 
-    async def _update_series(self, pod: PodInfo, series: _Series) -> None:
-        if series.core:
-            path = f"/api/v1/namespaces/{pod.namespace}/events/{series.name}"
-            patch: dict[str, Any] = {"count": series.count, "lastTimestamp": rfc3339()}
-        else:
-            path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events/{series.name}"
-            patch = {"series": {"count": series.count, "lastObservedTime": micro_time()}}
+    async def _update_series(self, pod: PodInfo, series: _Series, reason: str) -> None:
+        path = f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events/{series.name}"
+        patch = {"series": {"count": series.count, "lastObservedTime": micro_time()}}
         response = await self.client.patch(path, patch)
         if response.ok:
             self.events_updated += 1
+            metrics.count_event(series.kind, reason)
