@@ -14,9 +14,10 @@ Semantics (kube-scheduler's ``newHealthEndpointsAndMetricsHandler``):
   (:func:`leader_watchdog`, upstream ``NewLeaderHealthzAdaptor(20 s)``) fails when this
   process believes it leads but its last renew is older than ``leaseDuration + 20 s``: the
   renew loop is wedged and the kubelet should restart the container.
-* ``/readyz``: 200 ``ok`` only after :meth:`HealthState.mark_ready` and while the API server
-  is reachable (:meth:`HealthState.set_api_reachable`); otherwise 503 with the reasons. A
-  standby replica is ready: readiness is not leadership.
+* ``/readyz``: 200 ``ok`` only after :meth:`HealthState.mark_ready` and while every
+  informer is live (:meth:`HealthState.set_informers`: each watching from a version the
+  API server has; a failing one names itself and its last error); otherwise 503 with the
+  reasons. A standby replica is ready: readiness is not leadership.
 * ``/metrics``: :data:`asched.metrics.REGISTRY` in the Prometheus text format.
 
 Invariants: the health handlers never await anything but the response (state is read
@@ -94,7 +95,7 @@ class HealthState:
 
     def __init__(self) -> None:
         self._ready = False
-        self._api_reachable: bool | None = None
+        self._not_live: list[str] | None = None
         self._checks: dict[str, Check] = {}
 
     def add_check(self, name: str, check: Check) -> None:
@@ -107,9 +108,10 @@ class HealthState:
         """The informers have synced: this replica can serve (once the API is reachable)."""
         self._ready = True
 
-    def set_api_reachable(self, reachable: bool) -> None:  # noqa: FBT001 - the name says it
-        """Record whether the last contact with the API server succeeded."""
-        self._api_reachable = reachable
+    def set_informers(self, not_live: list[str]) -> None:
+        """Record the informers that are not live now (empty: all are), each as
+        ``kind (why)``."""
+        self._not_live = list(not_live)
 
     def liveness_failures(self) -> list[str]:
         """``name failed: reason`` for every failing check, in registration order."""
@@ -125,10 +127,10 @@ class HealthState:
         failures = []
         if not self._ready:
             failures.append("informers not synced yet")
-        if self._api_reachable is None:
+        if self._not_live is None:
             failures.append("API server not contacted yet")
-        elif not self._api_reachable:
-            failures.append("API server not reachable")
+        elif self._not_live:
+            failures.append(f"informers not live: {'; '.join(self._not_live)}")
         return failures
 
 

@@ -7,6 +7,16 @@ every event. A 410 (expired version) relists; a dropped connection or a server e
 re-watches from the last version after a jittered exponential backoff (a relist only
 if no version is known). The reflector never touches scheduler state: the single
 writer drains the sink between cycles.
+
+**State that goes back in time.** An API server restored from an etcd backup, or a
+simulator restarted with fresh state on the same address, serves resourceVersions lower
+than the one being watched from. Such a watch is not refused: kube-apiserver v1.37
+answers 200 and sends nothing until the store catches up, so new pods would stay
+pending, silently. So before every re-watch (after a lost connection, a server error or
+a watch the server ended) the reflector asks for the collection's current version (one
+LIST of one item) and, when it is lower than its own, says so and relists. The relist's
+full set replaces what the consumer held. A reflector is :attr:`live` only while its
+watch runs from a version the server has (readiness reports the others).
 """
 
 from __future__ import annotations
@@ -86,6 +96,7 @@ class Reflector:
         self.last_error: str | None = None
         self.relists = 0
         self.reconnects = 0
+        self.rewinds = 0
         self._rng = rng or random.Random()
 
     async def _list(self) -> str:
@@ -111,14 +122,48 @@ class Reflector:
         logger.info("listed %d %s at resourceVersion %s", count, self.kind, version)
         return version
 
+    @property
+    def live(self) -> bool:
+        """Listed, and watching (or about to re-watch) from a version the server has."""
+        return self.synced.is_set() and self.healthy
+
+    async def _went_back(self, version: str) -> str | None:
+        """The server's current version when it is lower than ``version``, else None.
+
+        Versions are compared as integers (etcd revisions, as every server asched supports
+        issues them); a version that is not one is never judged.
+        """
+        async for _items, current, _last in self.client.list_pages(self.path, page_size=1):
+            try:
+                went_back = int(current) < int(version)
+            except ValueError:
+                return None
+            return current if went_back else None
+        return None
+
     async def run(self) -> None:
         """Run until cancelled."""
         version = ""
         delay = INITIAL_BACKOFF
+        resuming = False  # the next watch resumes from a version an earlier one reached
         while True:
             try:
                 if not version:
                     version = await self._list()
+                elif resuming:
+                    current = await self._went_back(version)
+                    if current is not None:
+                        self.rewinds += 1
+                        self.healthy = False
+                        logger.warning(
+                            "the resourceVersion of %s went back from %s to %s (the API"
+                            " server's state was restored or replaced): relisting",
+                            self.kind,
+                            version,
+                            current,
+                        )
+                        version = await self._list()
+                resuming = True
                 self.healthy = True
                 async for event in self.client.watch(
                     self.path, resource_version=version, timeout_seconds=self.watch_timeout

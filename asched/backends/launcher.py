@@ -140,6 +140,8 @@ class KubeApiServer:
         self._controller_manager: KubeControllerManager | None = None
         self.port = 0
         self.etcd_port = 0
+        self._etcd_peer = ""
+        self._restores = 0
         self.token = ""
         self.limited_token = ""
         self.ca_pem = b""
@@ -254,6 +256,45 @@ class KubeApiServer:
         self._apiserver.stop()
         self._start_apiserver(self.binaries)
 
+    def snapshot_etcd(self, path: Path) -> int:
+        """Save an etcd snapshot (a backup, as an operator takes one) to ``path``; return the
+        revision it holds."""
+        revision = self.etcd_revision()
+        self._etcdctl("snapshot", "save", str(path))
+        return revision
+
+    def restore_etcd(self, path: Path) -> None:
+        """Roll the cluster back to a snapshot of :meth:`snapshot_etcd`, as an operator
+        restores a backup: stop kube-apiserver and etcd, restore the snapshot into a new
+        data directory (``etcdutl snapshot restore``, no revision bump: resourceVersions go
+        back to the snapshot's), start etcd on it and kube-apiserver on the same port.
+
+        Clients watching from a later resourceVersion must notice and relist; kube-apiserver
+        itself does not tell them (see :mod:`asched.api.watch`).
+        """
+        if self._apiserver is None or self._etcd is None:
+            raise LaunchError("the server is not started")
+        binaries = self.binaries
+        self._apiserver.stop()
+        self._etcd.stop()
+        self._restores += 1
+        data_dir = f"etcd-restored-{self._restores}"
+        argv = [
+            str(binaries.etcdutl),
+            "snapshot",
+            "restore",
+            str(path),
+            f"--data-dir={self.directory / data_dir}",
+            "--name=asched",
+            f"--initial-cluster=asched={self._etcd_peer}",
+            f"--initial-advertise-peer-urls={self._etcd_peer}",
+        ]
+        result = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+        if result.returncode != 0:
+            raise LaunchError(f"etcdutl snapshot restore failed: {result.stderr.strip()}")
+        self._start_etcd(binaries, data_dir)
+        self._start_apiserver(binaries)
+
     def etcd_revision(self) -> int:
         """Return etcd's current revision (what resourceVersions are made of)."""
         out = self._etcdctl("endpoint", "status", "--write-out=json")
@@ -263,8 +304,8 @@ class KubeApiServer:
     def compact_etcd(self) -> int:
         """Compact etcd's history up to its current revision and return that revision.
 
-        Watches that are served by etcd rather than a watch cache (e.g. core/v1 events, which
-        have no watch cache in v1.20) then answer 410 for any older resourceVersion.
+        Watches that are served by etcd rather than a watch cache then answer 410 for any
+        older resourceVersion.
         """
         revision = self.etcd_revision()
         self._etcdctl("compact", str(revision), "--physical")
@@ -361,13 +402,15 @@ class KubeApiServer:
         self.etcd_port = free_port()
         self.port = free_port()
 
-    def _start_etcd(self, binaries: Binaries) -> None:
+    def _start_etcd(self, binaries: Binaries, data_dir: str = "etcd") -> None:
         directory = self.directory
-        peer = f"http://127.0.0.1:{free_port()}"
+        if not self._etcd_peer:
+            self._etcd_peer = f"http://127.0.0.1:{free_port()}"
+        peer = self._etcd_peer
         argv = [
             str(binaries.etcd),
             "--name=asched",
-            f"--data-dir={directory / 'etcd'}",
+            f"--data-dir={directory / data_dir}",
             f"--listen-client-urls={self.etcd_url}",
             f"--advertise-client-urls={self.etcd_url}",
             f"--listen-peer-urls={peer}",

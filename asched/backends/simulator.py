@@ -120,6 +120,28 @@ class SimServer:
         started = time.monotonic()
         self._dir = Path(tempfile.mkdtemp(prefix="asched-sim-"))
         self.token = secrets.token_hex(24)
+        self._launch(port=0)
+        logger.info("simulator ready at %s in %.1f s", self.url, time.monotonic() - started)
+        return self
+
+    def restart_fresh(self) -> None:
+        """Stop the simulator and start an empty one on the same address, with the same
+        token: the server's state is replaced, and its resourceVersions start again low
+        (the simulator's form of an API server restored from an old backup).
+
+        Plain HTTP only: over TLS the new process would have a new certificate, which
+        clients holding the old CA rightly refuse.
+        """
+        if self._child is None or self._entry is None:
+            raise LaunchError("the simulator is not started")
+        if self._tls:
+            raise LaunchError("restart_fresh keeps the address and token, not a TLS certificate")
+        port = int(self._entry.server.rsplit(":", 1)[1])
+        self._child.stop()
+        self.kubeconfig.unlink(missing_ok=True)
+        self._launch(port=port)
+
+    def _launch(self, *, port: int) -> None:
         argv = [
             sys.executable,
             "-m",
@@ -130,7 +152,7 @@ class SimServer:
             "--nodes",
             str(self._nodes),
             "--port",
-            "0",
+            str(port),
             "--kubeconfig-out",
             str(self.kubeconfig),
             "--token",
@@ -150,8 +172,6 @@ class SimServer:
         except BaseException:
             self.stop()
             raise
-        logger.info("simulator ready at %s in %.1f s", self.url, time.monotonic() - started)
-        return self
 
     def stop(self) -> None:
         """Stop the simulator by PID (SIGTERM, then SIGKILL); remove the temp dir."""

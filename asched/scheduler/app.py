@@ -665,7 +665,13 @@ class App:
             metrics.EXTENDERS_INFLIGHT.set(self.scheduler.binder.consulting)
             metrics.PERMIT_WAITING.set(len(self.scheduler.waiting))
             if health is not None:
-                health.set_api_reachable(all(r.healthy for r in self.reflectors))
+                health.set_informers(
+                    [
+                        f"{r.kind} ({r.last_error or 'not listed yet'})"
+                        for r in self.reflectors
+                        if not r.live
+                    ]
+                )
             await asyncio.sleep(1.0)
 
     def stop(self) -> None:

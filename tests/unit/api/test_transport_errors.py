@@ -9,6 +9,7 @@ host, that the retry rule accepts it, and that the token is nowhere in the text.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,7 +23,7 @@ import yaml
 from aiohttp import web
 
 from asched.api.client import KubeClient
-from asched.api.watch import Reflector
+from asched.api.watch import Reflector, Relisted
 from asched.cluster.decode import decode_pod
 from asched.errors import RETRYABLE, ApiUnavailable
 from asched.scheduler.handle import ApiHandle
@@ -271,15 +272,19 @@ class _NoJitter(random.Random):
 
 async def test_reflector_rewatches_from_last_version_after_a_cut(tmp_path: Path) -> None:
     # LIST at resourceVersion 5, a watch that delivers rv 7 and is cut mid-stream, then a
-    # second watch, which must resume from 7 (no relist) after one logged, counted failure
+    # second watch, which must resume from 7 (no relist: the server is at 7, as the probe's
+    # one-item LIST says) after one logged, counted failure
     watches: list[str] = []
+    lists: list[str] = []
     second_watch = asyncio.Event()
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = (await reader.readuntil(b"\r\n\r\n")).decode()
         target = head.split(" ", 2)[1]
         if "watch=true" not in target:
-            body = b'{"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[]}'
+            lists.append(parse_qs(urlsplit(target).query)["limit"][0])
+            version = b"5" if not watches else b"7"
+            body = b'{"kind":"PodList","metadata":{"resourceVersion":"%s"},"items":[]}' % version
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
             writer.write(b"Connection: close\r\n")  # one request per connection here
             writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
@@ -306,10 +311,74 @@ async def test_reflector_rewatches_from_last_version_after_a_cut(tmp_path: Path)
                 await task
             await client.close()
     assert watches == ["5", "7"]
-    assert (reflector.relists, reflector.reconnects) == (1, 1)
+    assert lists == ["500", "1"]  # the list, then the probe before the second watch
+    assert (reflector.relists, reflector.reconnects, reflector.rewinds) == (1, 1, 0)
     assert reflector.last_error is not None
     assert reflector.last_error.startswith(f"watch pods: GET {PODS} on {url}: watch: ")
     assert TOKEN not in reflector.last_error
+
+
+@pytest.mark.parametrize(
+    ("after_cut", "relisted"),
+    [
+        # the state was restored from an older backup, or a fresh server took the address:
+        # a watch from 7 would wait for versions that come only after 7 more writes
+        pytest.param("3", True, id="the server's version went back: relist"),
+        pytest.param("7", False, id="the same version: resume"),
+        pytest.param("9", False, id="a later version: resume"),
+        pytest.param("x9", False, id="not a number: never judged"),
+    ],
+)
+async def test_reflector_relists_when_the_servers_version_went_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, after_cut: str, relisted: bool
+) -> None:
+    watches: list[str] = []
+    second_watch = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        target = head.split(" ", 2)[1]
+        if "watch=true" not in target:
+            version = ("5" if not watches else after_cut).encode()
+            body = b'{"kind":"PodList","metadata":{"resourceVersion":"%s"},"items":[]}' % version
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+            writer.write(b"Connection: close\r\n")
+            writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+            writer.close()
+            return
+        watches.append(parse_qs(urlsplit(target).query)["resourceVersion"][0])
+        if len(watches) == 1:
+            await _watch_then_cut(_replayed(head), writer)  # delivers version 7, then cuts
+        else:
+            second_watch.set()
+            await asyncio.Event().wait()
+
+    caplog.set_level(logging.WARNING, logger="asched.api.watch")
+    async with _raw_server(handler) as url:
+        client = await KubeClient.connect(_kubeconfig(tmp_path, url))
+        events: list[object] = []
+        reflector = Reflector(client, "pods", PODS, events.append, rng=_NoJitter())
+        task = asyncio.create_task(reflector.run())
+        try:
+            await asyncio.wait_for(second_watch.wait(), timeout=30)
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            await client.close()
+    relists = [e for e in events if isinstance(e, Relisted)]
+    if relisted:
+        assert watches == ["5", "3"]  # the second watch runs from the relist's version
+        assert (reflector.relists, reflector.rewinds, len(relists)) == (2, 1, 2)
+        warnings = [r.getMessage() for r in caplog.records if r.name == "asched.api.watch"]
+        assert warnings[-1] == (
+            "the resourceVersion of pods went back from 7 to 3 (the API server's state was"
+            " restored or replaced): relisting"
+        )
+    else:
+        assert watches == ["5", "7"]
+        assert (reflector.relists, reflector.rewinds, len(relists)) == (1, 0, 1)
 
 
 def _replayed(head: str) -> asyncio.StreamReader:

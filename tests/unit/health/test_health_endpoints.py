@@ -84,7 +84,7 @@ def test_check_names_are_unique(state) -> None:
         state.add_check("leaderElection", lambda: None)
 
 
-async def test_readyz_needs_sync_and_a_reachable_api(state, server, http) -> None:
+async def test_readyz_needs_sync_and_live_informers(state, server, http) -> None:
     assert await fetch(http, server, "/readyz") == (
         503,
         "[-]informers not synced yet\n[-]API server not contacted yet\nreadyz check failed\n",
@@ -94,13 +94,14 @@ async def test_readyz_needs_sync_and_a_reachable_api(state, server, http) -> Non
         503,
         "[-]API server not contacted yet\nreadyz check failed\n",
     )
-    state.set_api_reachable(True)
+    state.set_informers([])
     assert await fetch(http, server, "/readyz") == (200, "ok")
 
-    state.set_api_reachable(False)
+    state.set_informers(["pods (watch pods: 503 Service Unavailable)", "nodes (not listed yet)"])
     assert await fetch(http, server, "/readyz") == (
         503,
-        "[-]API server not reachable\nreadyz check failed\n",
+        "[-]informers not live: pods (watch pods: 503 Service Unavailable); nodes (not listed"
+        " yet)\nreadyz check failed\n",
     )
     # Readiness problems are not liveness problems.
     assert await fetch(http, server, "/healthz") == (200, "ok")
