@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+import statistics
 import sys
 from pathlib import Path
 
@@ -64,7 +65,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "in process (no API server), with the scalar reference for comparison.",
     )
     p.add_argument("--nodes", default="1000,5000,15000,50000", help="comma-separated node counts")
-    p.add_argument("--seconds", type=float, default=3.0, help="time per configuration")
+    p.add_argument("--seconds", type=float, default=3.0, help="time per configuration and round")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        help="rounds, interleaved (each round runs every configuration once); the table "
+        "shows the median and the range (default 3)",
+    )
     p.add_argument("--max-decisions", type=int, default=20000)
     p.add_argument("--scalar-seconds", type=float, default=5.0)
     p.add_argument("--no-scalar", action="store_true", help="skip the scalar reference")
@@ -94,34 +102,60 @@ def run_core(args: argparse.Namespace) -> int:
     plan = [
         (n, pct, kind) for n in node_counts for pct in (100, 0) for kind in ("uniform", "distinct")
     ]
+    rounds = max(1, args.repeat)
     with console.status("benchmarking") as status:
-        for n, pct, kind in plan:
-            status.update(f"vectorised: {n} nodes, percentage {pct or 'adaptive'}, {kind} pods")
-            results.append(
-                core.run_vectorised(
-                    n, pct, kind, seconds=args.seconds, max_decisions=args.max_decisions
+        # interleaved: a drift of the machine's speed spreads over every configuration
+        for round_ in range(rounds):
+            for n, pct, kind in plan:
+                status.update(
+                    f"round {round_ + 1}/{rounds}, vectorised: {n} nodes, "
+                    f"percentage {pct or 'adaptive'}, {kind} pods"
                 )
-            )
-        if not args.no_scalar:
-            for n in node_counts:
-                status.update(f"scalar reference: {n} nodes")
                 results.append(
-                    core.run_scalar(n, "uniform", seconds=args.scalar_seconds, max_decisions=200)
+                    core.run_vectorised(
+                        n, pct, kind, seconds=args.seconds, max_decisions=args.max_decisions
+                    )
                 )
-    table = Table(title=f"asched bench core ({platform.processor() or platform.machine()})")
-    for column in ("nodes", "percentage", "implementation", "pods", "decisions/s", "table B/node"):
+            if not args.no_scalar:
+                for n in node_counts:
+                    status.update(f"round {round_ + 1}/{rounds}, scalar reference: {n} nodes")
+                    results.append(
+                        core.run_scalar(
+                            n, "uniform", seconds=args.scalar_seconds, max_decisions=200
+                        )
+                    )
+    table = Table(
+        title=f"asched bench core ({platform.processor() or platform.machine()}, "
+        f"{rounds} interleaved round{'s' if rounds != 1 else ''})"
+    )
+    for column in (
+        "nodes",
+        "percentage",
+        "implementation",
+        "pods",
+        "decisions/s (median)",
+        "range",
+        "table B/node",
+    ):
         table.add_column(column, justify="right")
-    for r in results:
+    for group in core.grouped(results):
+        rates = sorted(r.decisions_per_second for r in group)
+        first = group[0]
         table.add_row(
-            str(r.nodes),
-            str(r.percentage or "adaptive"),
-            r.implementation,
-            r.pods,
-            f"{r.decisions_per_second:,.0f}",
-            f"{r.table_bytes_per_node:,.0f}",
+            str(first.nodes),
+            str(first.percentage or "adaptive"),
+            first.implementation,
+            first.pods,
+            f"{statistics.median(rates):,.0f}",
+            f"{rates[0]:,.0f}-{rates[-1]:,.0f}" if len(rates) > 1 else "-",
+            f"{first.table_bytes_per_node:,.0f}",
         )
     Console().print(table)
     if args.json:
-        payload = {"results": [r.to_json() for r in results], "machine": platform.uname()._asdict()}
+        payload = {
+            "rounds": rounds,
+            "results": [r.to_json() for r in results],
+            "machine": platform.uname()._asdict(),
+        }
         Path(args.json).write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
     return 0

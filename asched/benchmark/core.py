@@ -51,6 +51,15 @@ class CoreResult:
         return asdict(self)
 
 
+def grouped(results: list[CoreResult]) -> list[list[CoreResult]]:
+    """The rounds of each configuration (nodes, percentage, implementation, pods), in the
+    order each configuration first ran."""
+    groups: dict[tuple[int, int, str, str], list[CoreResult]] = {}
+    for r in results:
+        groups.setdefault((r.nodes, r.percentage, r.implementation, r.pods), []).append(r)
+    return list(groups.values())
+
+
 def build_table(n_nodes: int) -> NodeTable:
     table = NodeTable(capacity=n_nodes)
     for index in range(n_nodes):

@@ -202,10 +202,24 @@ def listing(entries: Sequence[SuiteEntry]) -> Table:
 def _figure(entry: SuiteEntry, scheduler: str) -> str:
     average = entry.average(scheduler)
     if average is None:
-        return "-" if scheduler not in entry.runs else "no samples"
+        run = entry.runs.get(scheduler)
+        return "-" if run is None else no_samples(run)
     met = entry.met_threshold(scheduler)
     mark = "" if met is None else (" (met)" if met else " (below)")
     return f"{average:,.1f}{mark}"
+
+
+def no_samples(run: RunResult) -> str:
+    """Why a run has no throughput sample: too few pods, bound too fast to fill two
+    samples (the first is skipped, as upstream skips it), or none bound."""
+    times = sorted(run.measured.bind_times)
+    if not times:
+        return "no samples: no pod bound"
+    span = times[-1] - times[0]
+    return (
+        f"no samples: {len(times)} pod{'s' if len(times) != 1 else ''} bound within"
+        f" {span * 1000:,.0f} ms, too few for two samples"
+    )
 
 
 def table(entries: Sequence[SuiteEntry], schedulers: Sequence[str]) -> Table:

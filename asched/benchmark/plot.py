@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import matplotlib
 
@@ -123,26 +123,77 @@ def _gang_panel(ax: Any, figures: GangFigures) -> None:
         ax.legend(loc="upper right")
 
 
+#: Label geometry of :func:`plot_tune`, in display points: a label's height, how far
+#: right of its point it starts, and how wide one is taken to be when looking for overlaps.
+LABEL_HEIGHT: Final = 13.0
+LABEL_GAP: Final = 8.0
+LABEL_WIDTH: Final = 90.0
+
+
+def label_offsets(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Where each point's label goes, as ``(dx, dy)`` from the point, in display points.
+
+    Every label starts :data:`LABEL_GAP` right of its point, at its height, unless that
+    would overlap a label already placed (one within :data:`LABEL_WIDTH` to the side) or
+    another point's marker: then it moves up to the first free height. A leader line joins each label to its own
+    point, so a moved label can never be read as another point's. Pure, for tests.
+    """
+    placed: list[tuple[float, float]] = []  # (x, y) of each label's lower-left corner
+    offsets: list[tuple[float, float]] = [(0.0, 0.0)] * len(points)
+    for index in sorted(range(len(points)), key=lambda i: (points[i][1], points[i][0])):
+        x, y = points[index]
+        left = x + LABEL_GAP
+        bottom = y - LABEL_HEIGHT / 2
+        crowded = sorted(
+            [b for (a, b) in placed if abs(a - left) < LABEL_WIDTH]
+            # the other points' markers, where a label starting here would cover them
+            + [py - LABEL_HEIGHT / 2 for px, py in points if 0 < px - x < LABEL_WIDTH]
+        )
+        for other in crowded:
+            if abs(other - bottom) < LABEL_HEIGHT:
+                bottom = other + LABEL_HEIGHT
+        placed.append((left, bottom))
+        offsets[index] = (LABEL_GAP, bottom + LABEL_HEIGHT / 2 - y)
+    return offsets
+
+
 def plot_tune(rows: Sequence[dict[str, Any]], path: Path, title: str) -> None:
-    """Throughput against mean regret; ``rows`` have ``label``, ``average``, ``regret_mean``."""
+    """Throughput against mean regret; ``rows`` have ``label``, ``average``, ``regret_mean``.
+
+    One point per setting, its label to the right, moved up where labels would overlap
+    (:func:`label_offsets`) and joined to its point by a leader line.
+    """
     fig, ax = plt.subplots(figsize=(7, 5))
-    xs: list[float] = []
-    ys: list[float] = []
-    for number, row in enumerate(rows):
-        x, y = row.get("regret_mean"), row.get("average")
-        if x is None or y is None:
-            continue
-        xs.append(float(x))
-        ys.append(float(y))
-        ax.scatter([x], [y], s=40, color="tab:blue", clip_on=False, zorder=3)
-        # Alternate the label above and below: neighbouring settings often measure alike.
-        offset = (6, 6) if number % 2 == 0 else (6, -12)
-        ax.annotate(str(row["label"]), (x, y), textcoords="offset points", xytext=offset)
+    shown = [
+        (str(row["label"]), float(row["regret_mean"]), float(row["average"]))
+        for row in rows
+        if row.get("regret_mean") is not None and row.get("average") is not None
+    ]
+    xs = [x for _, x, _ in shown]
+    ys = [y for _, _, y in shown]
+    ax.scatter(xs, ys, s=40, color="tab:blue", clip_on=False, zorder=3)
+    ax.set_ylim(0, 1.15 * max(ys, default=1.0))
+    ax.set_xlim(-0.02 * max([1.0, *xs]), 1.3 * max([1.0, *xs]))
+    # display points (1/72 inch) of each data point, with the limits final
+    scale = 72.0 / fig.dpi
+    pixels: list[tuple[float, float]] = [
+        (float(px) * scale, float(py) * scale)
+        for px, py in (ax.transData.transform(list(zip(xs, ys, strict=True))) if shown else ())
+    ]
+    offsets = label_offsets(pixels)
+    for (label, x, y), (dx, dy) in zip(shown, offsets, strict=True):
+        ax.annotate(
+            label,
+            (x, y),
+            textcoords="offset points",
+            xytext=(dx, dy),
+            va="center",
+            fontsize=9,
+            arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.6, "shrinkA": 0, "shrinkB": 3},
+        )
     ax.set_xlabel("mean regret (total-score points; lower is better)")
     ax.set_ylabel("average throughput, pods/s (higher is better)")
     ax.set_title(title, fontsize=10, wrap=True)
-    ax.set_ylim(0, 1.15 * max(ys, default=1.0))
-    ax.set_xlim(-0.02 * max([1.0, *xs]), 1.2 * max([1.0, *xs]))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -146,7 +146,7 @@ def to_json(result: RunResult) -> dict[str, Any]:
             "exit_code": result.scheduler.exit_code,
             "cpu_seconds_total": result.scheduler.cpu_seconds_total,
             "peak_rss_bytes": result.scheduler.peak_rss_bytes,
-            "log": result.scheduler.log,
+            "log": result.scheduler.log or None,
             "profile": result.scheduler.profile,
         },
         "init": result.init,
@@ -194,6 +194,11 @@ def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
 
 def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f} %"
+
+
+def _points(value: float | None) -> str:
+    """A spread of fractions in percentage points: 0.0016 is "0.16 points"."""
+    return "-" if value is None else f"{100 * value:.2f} points"
 
 
 def summary_table(result: RunResult) -> Table:
@@ -388,7 +393,7 @@ def details_table(result: RunResult) -> Table:
         )
         table.add_row(
             "CPU utilisation mean / std-dev",
-            f"{_percent(q.cpu_utilisation_mean)} / {_num(q.balance_cpu_stddev, '{:.4f}')}",
+            f"{_percent(q.cpu_utilisation_mean)} / {_points(q.balance_cpu_stddev)}",
         )
         table.add_row(
             "fragmentation",

@@ -109,6 +109,8 @@ class SchedulerInfo:
     exit_code: int | None = None
     cpu_seconds_total: float | None = None
     peak_rss_bytes: int | None = None
+    #: the scheduler's log file; "" when it was removed with the run's work directory
+    #: (a successful run without ``--workdir``)
     log: str = ""
     profile: str | None = None
 

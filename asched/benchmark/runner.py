@@ -189,6 +189,7 @@ def run(options: RunOptions) -> RunResult:
     result.harness_cpu_seconds = procstat.self_cpu_seconds()
     if options.workdir is None and result.ok and options.profiler is None:
         shutil.rmtree(workdir, ignore_errors=True)
+        result.scheduler.log = ""  # removed with the work dir: --workdir keeps the logs
     return result
 
 

@@ -132,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
         f"({choice.setting.label})\n  because " + "\n  - ".join(choice.clauses)
     )
     if args.plot is not None:
-        # Fastest first: the plot alternates labels above and below its points, so
-        # neighbours in speed get their labels on the sides away from each other.
         fastest_first = sorted(measured, key=lambda m: -(m.speed(metric) or 0.0))
         rows = [
             {"label": m.setting.label, "average": m.speed(metric), "regret_mean": m.regret}

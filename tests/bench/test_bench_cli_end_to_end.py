@@ -7,6 +7,7 @@ The keys checked are the ones docs/benchmarks.md documents.
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -110,6 +111,8 @@ def test_bench_run_tiny(tmp_path: Path) -> None:
     assert result["backend"] == "sim"
     assert result["scheduler"]["kind"] == "asched"
     assert result["scheduler"]["exit_code"] == 0
+    # no --workdir: the run's directory went with its success, so no log is named
+    assert result["scheduler"]["log"] is None
     measured = result["measured"]
     assert measured.keys() >= PHASE_KEYS
     assert measured["throughput"].keys() >= THROUGHPUT_KEYS
@@ -140,6 +143,8 @@ def test_bench_run_tiny(tmp_path: Path) -> None:
     assert f"plot: {png}" in done.stdout
     assert f"figures (JSON): {out}" in done.stdout
     assert "Invariants held" in done.stdout
+    # one unit per row: the spread of utilisations in percentage points, as the mean is in %
+    assert re.search(r"CPU utilisation mean / std-dev\W+\d+ % / \d+\.\d\d points", done.stdout)
 
 
 def test_tune_tiny_two_percentages(tmp_path: Path) -> None:
