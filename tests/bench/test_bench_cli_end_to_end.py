@@ -7,8 +7,8 @@ The keys checked are the ones docs/benchmarks.md documents.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path

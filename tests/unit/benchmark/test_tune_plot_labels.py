@@ -15,7 +15,10 @@ from asched.benchmark.plot import LABEL_GAP, LABEL_HEIGHT, LABEL_WIDTH, label_of
 
 def _boxes(points, offsets):
     """(left, bottom) of each label, as placed."""
-    return [(x + dx, y + dy - LABEL_HEIGHT / 2) for (x, y), (dx, dy) in zip(points, offsets)]
+    return [
+        (x + dx, y + dy - LABEL_HEIGHT / 2)
+        for (x, y), (dx, dy) in zip(points, offsets, strict=True)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -40,7 +43,8 @@ def test_labels_overlap_neither_labels_nor_points(points):
         covers = left <= x < left + LABEL_WIDTH - LABEL_GAP and bottom < y < bottom + LABEL_HEIGHT
         assert not covers, (left, bottom, x, y)
     for dx, dy in offsets:
-        assert dx == LABEL_GAP and dy >= 0  # right of its point, moved up if at all
+        assert dx == LABEL_GAP
+        assert dy >= 0
 
 
 def test_a_lone_label_sits_beside_its_point():
