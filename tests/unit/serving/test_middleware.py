@@ -51,7 +51,7 @@ def forbidden(message: str) -> dict[str, object]:
 def state() -> health.HealthState:
     state = health.HealthState()
     state.mark_ready()
-    state.set_api_reachable(True)
+    state.set_informers([])
     return state
 
 
