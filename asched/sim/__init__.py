@@ -1,7 +1,7 @@
 """``asched sim``: an embedded simulated Kubernetes API server with hollow nodes.
 
 It serves the Kubernetes REST API (the JSON shapes, headers and status codes of a
-v1.20 kube-apiserver, checked side by side against the genuine one) from memory, for
+v1.37 kube-apiserver, checked side by side against the genuine one) from memory, for
 tests and benchmarks. Nothing in production imports this package (import-linter).
 
 Layout, bottom to top::

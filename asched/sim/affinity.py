@@ -1,13 +1,13 @@
-"""``spec.affinity`` validation (``validateAffinity`` of kube-apiserver v1.20.2).
+"""``spec.affinity`` validation (``validateAffinity`` of kube-apiserver v1.37.2).
 
 The body has been decoded already (:mod:`asched.sim.shapes` declares the affinity types, so
 a list where an object belongs is a 400 before this runs); this module collects the 422
 field errors, in Go's order and with Go's field paths, quirks included (each checked
 against the genuine server):
 
-* a pod affinity term validates its ``labelSelector`` under the path
-  ``<term>.matchExpressions``, so an operator error reads
-  ``...requiredDuringSchedulingIgnoredDuringExecution[0].matchExpressions.matchExpressions[0].operator``;
+* a pod affinity term validates its ``labelSelector`` and ``namespaceSelector`` under their
+  own paths (v1.20 put the label selector's errors under ``<term>.matchExpressions``), the
+  values of their expressions included (label values);
 * a bad entry of ``namespaces`` is reported on ``<term>.namespace`` (singular, no index);
 * an empty ``topologyKey`` is both ``Required`` and twice ``Invalid`` (the qualified-name
   checks run anyway);
@@ -149,12 +149,18 @@ def _label_selector(selector: JSON | None, path: str) -> list[FieldCause]:
         else:
             causes.append(apierrors.invalid_value(f"{item}.operator", operator, _BAD_OPERATOR))
         causes += _label_name(requirement.get("key") or "", f"{item}.key")
+        for number, value in enumerate(values):
+            causes += [
+                apierrors.invalid_value(f"{item}.values[{number}]", value, why)
+                for why in selectors.label_value_errors(value)
+            ]
     return causes
 
 
 def _pod_term(term: JSON, path: str) -> list[FieldCause]:
     """``validatePodAffinityTerm`` (with upstream's field paths, see the module docstring)."""
-    causes = _label_selector(term.get("labelSelector"), f"{path}.matchExpressions")
+    causes = _label_selector(term.get("labelSelector"), f"{path}.labelSelector")
+    causes += _label_selector(term.get("namespaceSelector"), f"{path}.namespaceSelector")
     for namespace in term.get("namespaces") or []:
         causes += [
             apierrors.invalid_value(f"{path}.namespace", namespace, why)

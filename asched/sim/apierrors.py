@@ -17,8 +17,12 @@ Invariant: :meth:`StatusError.body` is a fresh dict each call (callers may encod
 
 from __future__ import annotations
 
+import decimal
+import math
 from dataclasses import dataclass
 from typing import Any, Final
+
+import orjson
 
 JSON = dict[str, Any]
 
@@ -26,7 +30,9 @@ JSON = dict[str, Any]
 _REQUIRED: Final = ("Required value", "FieldValueRequired")
 _FORBIDDEN: Final = ("Forbidden", "FieldValueForbidden")
 _TOO_LONG: Final = ("Too long", "FieldValueTooLong")
+_TOO_MANY: Final = ("Too many", "FieldValueTooMany")
 _INVALID: Final = ("Invalid value", "FieldValueInvalid")
+_TYPE_INVALID: Final = ("Invalid value", "FieldValueTypeInvalid")
 _UNSUPPORTED: Final = ("Unsupported value", "FieldValueNotSupported")
 _DUPLICATE: Final = ("Duplicate value", "FieldValueDuplicate")
 _NOT_FOUND: Final = ("Not found", "FieldValueNotFound")
@@ -34,29 +40,97 @@ _WITHOUT_VALUE: Final = frozenset({_REQUIRED[0], _FORBIDDEN[0], _TOO_LONG[0]})
 
 
 class GoLiteral(str):
-    """A bad value already formatted as Go prints it (``0x0`` for a ``uint64`` zero)."""
+    """A bad value already formatted as Go prints it (a struct's JSON in its field order)."""
 
     __slots__ = ()
 
 
-def go_map(values: dict[str, str]) -> GoLiteral:
-    """``%#v`` of a ``map[string]string`` (keys sorted, as Go prints maps)."""
-    inner = ", ".join(f'"{key}":"{values[key]}"' for key in sorted(values))
-    return GoLiteral(f"map[string]string{{{inner}}}")
+def go_json(value: object, *, sort_keys: bool = True) -> GoLiteral:
+    """``json.Marshal`` of ``value``: compact, ``<``, ``>`` and ``&`` escaped as Go escapes
+    them, map keys sorted (``sort_keys=False`` keeps a struct's field order, built in it)."""
+    encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else 0).decode()
+    for char, escape in _HTML_ESCAPES:
+        encoded = encoded.replace(char, escape)
+    return GoLiteral(encoded)
+
+
+_HTML_ESCAPES: Final = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
+def go_float(value: float) -> str:
+    """``%v`` of a float64 (``%g`` with the shortest digits, ``%e`` from an exponent of 6 or
+    below -4): ``1.5``, ``100000``, ``1e+06``, ``1e-05``."""
+    if math.isnan(value) or math.isinf(value):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    sign, digit_tuple, exponent = decimal.Decimal(repr(value)).as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    exponent += len(digit_tuple) - len(digits)  # value = digits * 10**exponent
+    power = len(digits) - 1 + exponent
+    minus = "-" if sign else ""
+    if power < -4 or power >= 6:
+        tail = f".{digits[1:]}" if len(digits) > 1 else ""
+        return f"{minus}{digits[0]}{tail}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    if exponent >= 0:
+        return minus + digits + "0" * exponent
+    point = len(digits) + exponent
+    if point > 0:
+        return f"{minus}{digits[:point]}.{digits[point:]}"
+    return f"{minus}0.{'0' * -point}{digits}"
+
+
+def go_quote(text: str) -> str:
+    """``strconv.Quote``: the escapes Go uses for what a bad value may hold."""
+    out = []
+    for char in text:
+        if char in _QUOTE_ESCAPES:
+            out.append(_QUOTE_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return '"' + "".join(out) + '"'
+
+
+_QUOTE_ESCAPES: Final = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+}
 
 
 def _go_value(value: object) -> str:
-    """Format a bad value the way ``field.Error.ErrorBody`` does (``%q`` for strings)."""
+    """Format a bad value as ``field.Error.ErrorBody`` does: ``%v`` for numbers and booleans,
+    ``%q`` for strings, JSON for everything else (``null``, ``["a"]``, ``{"k":"v"}``)."""
     if isinstance(value, GoLiteral):
         return str(value)
-    if value is None:
-        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        return f'"{escaped}"'
-    return str(value)
+        return go_quote(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    return str(go_json(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +166,23 @@ def forbidden(field: str, detail: str) -> FieldCause:
 
 def too_long(field: str, limit: int) -> FieldCause:
     """``field.TooLong``."""
-    return FieldCause(_TOO_LONG, field, None, f"must have at most {limit} bytes")
+    return FieldCause(_TOO_LONG, field, None, f"may not be more than {limit} bytes")
 
 
 def invalid_value(field: str, value: object, detail: str) -> FieldCause:
     """``field.Invalid``."""
     return FieldCause(_INVALID, field, value, detail)
+
+
+def too_many(field: str, actual: int, limit: int) -> FieldCause:
+    """``field.TooMany``: ``Too many: 3: must have at most 2 items``."""
+    unit = "item" if limit == 1 else "items"
+    return FieldCause(_TOO_MANY, field, actual, f"must have at most {limit} {unit}")
+
+
+def type_invalid(field: str, value: object, detail: str) -> FieldCause:
+    """``field.TypeInvalid``: printed as ``Invalid value``, reason ``FieldValueTypeInvalid``."""
+    return FieldCause(_TYPE_INVALID, field, value, detail)
 
 
 def not_supported(field: str, value: object, supported: list[str]) -> FieldCause:
@@ -204,8 +289,23 @@ STALE_OBJECT: Final = (
 )
 
 
+def fold(causes: list[FieldCause]) -> list[FieldCause]:
+    """``causes`` with repeats (the same field and message) left out, first ones kept: what
+    v1.37's declarative validation does to a built-in kind's errors on its way (it filters
+    them through ``ToAggregate``)."""
+    seen: set[str] = set()
+    kept: list[FieldCause] = []
+    for cause in causes:
+        text = str(cause)
+        if text not in seen:
+            seen.add(text)
+            kept.append(cause)
+    return kept
+
+
 def invalid(kind: str, group: str, name: str, causes: list[FieldCause]) -> StatusError:
-    """``NewInvalid``: 422 with one cause per field error (duplicates folded, as Go)."""
+    """``NewInvalid``: 422 with one cause per field error (duplicates folded in the message,
+    as Go's aggregate folds them; :func:`fold` folds the causes of built-in kinds)."""
     messages: list[str] = []
     for cause in causes:
         text = str(cause)

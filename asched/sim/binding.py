@@ -1,6 +1,6 @@
 """Decoding a ``Binding`` body (``pods/<name>/binding`` and the legacy ``bindings``).
 
-What kube-apiserver v1.20.2 answers, measured, in the order it checks:
+What kube-apiserver v1.37.2 answers, measured, in the order it checks:
 
 * a body that is not an object, an ``apiVersion`` other than ``v1``, a ``kind`` other than
   ``Binding``, or a field of the wrong JSON type: 400 BadRequest (decoding);
@@ -10,13 +10,17 @@ What kube-apiserver v1.20.2 answers, measured, in the order it checks:
 * ``ValidatePodBinding`` (``target.kind`` empty or ``Node``, ``target.name`` required): a
   **500** without a reason, message ``target.name: Required value``. Upstream returns the
   field errors as a plain aggregate error, not as ``NewInvalid``, so every version answers
-  500 here, not 422; the simulator answers the same, so a client tested against it sees
-  what it will see in a cluster.
+  500 here, not 422 (a binding without a target included); the simulator answers the same,
+  so a client tested against it sees what it will see in a cluster.
+
+The decoded binding keeps what the write uses (:func:`asched.sim.lifecycle.bind`): the node,
+the annotations and labels merged into the pod, and ``metadata.uid`` and
+``metadata.resourceVersion``, preconditions on the pod since v1.2x.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from asched.sim import apierrors, options, resources, shapes
@@ -25,7 +29,6 @@ from asched.sim.validation import DecodeFailure
 
 JSON = dict[str, Any]
 
-_LEGACY_SCHEME: Final = "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"
 _UNRECOGNIZED: Final = (
     "the object provided is unrecognized (must be of type Binding): "
     "couldn't get version/kind; json parse error: json: cannot unmarshal"
@@ -34,11 +37,15 @@ _UNRECOGNIZED: Final = (
 
 @dataclass(frozen=True, slots=True)
 class Binding:
-    """A decoded, valid binding: the pod's name, the node and annotations to merge."""
+    """A decoded, valid binding: the pod's name, the node, the annotations and labels to
+    merge, and the preconditions (empty: none)."""
 
     name: str
     node: str
     annotations: dict[str, str]
+    labels: dict[str, str] = field(default_factory=dict)
+    uid: str = ""
+    resource_version: str = ""
 
 
 def _type_meta(body: Any) -> None:
@@ -59,7 +66,7 @@ def _type_meta(body: Any) -> None:
     if version != "v1" or (kind != "Binding" and resources.by_kind("v1", kind) is None):
         raise apierrors.bad_request(
             f'{kind} in version "{version}" cannot be handled as a Binding: no kind "{kind}" '
-            f'is registered for version "{version}" in scheme "{_LEGACY_SCHEME}"'
+            f'is registered for version "{version}" in scheme "{options.SCHEME}"'
         )
     if kind != "Binding":
         raise apierrors.bad_request(
@@ -98,7 +105,7 @@ def _plain(body: Any, url_name: str | None) -> Binding | None:
         return None
     if not all(type(value) is str for value in metadata.values()):
         return None
-    return Binding(name, node, {})
+    return Binding(name, node, {}, uid=metadata.get("uid", ""))
 
 
 def decode(body: Any, url_name: str | None) -> Binding:
@@ -144,4 +151,12 @@ def checked(body: Any, url_name: str | None) -> Binding:
         text = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
         raise apierrors.unknown(500, text)  # errs.ToAggregate(): see the module docstring
     annotations: dict[str, str] = metadata.get("annotations") or {}
-    return Binding(name, node, annotations)
+    labels: dict[str, str] = metadata.get("labels") or {}
+    return Binding(
+        name,
+        node,
+        annotations,
+        labels,
+        uid=metadata.get("uid") or "",
+        resource_version=metadata.get("resourceVersion") or "",
+    )

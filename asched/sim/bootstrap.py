@@ -1,4 +1,4 @@
-"""What exists before the first request: the objects a fresh 1.20 server creates itself,
+"""What exists before the first request: the objects a fresh v1.37 server creates itself,
 the hollow nodes, and the replayed snapshot.
 
 A genuine server starts with the namespaces ``default``, ``kube-system``,

@@ -1,6 +1,6 @@
 """Table columns of custom resources: a CRD version's ``additionalPrinterColumns``.
 
-As the 1.20 table convertor of custom resources: ``Name`` first, then the CRD's columns in
+As the v1.37 table convertor of custom resources: ``Name`` first, then the CRD's columns in
 order (a version without any gets ``Age``). A cell is the value at the column's JSONPath
 (simple paths only, ``.status.phase`` or ``.spec.items[0].name``), typed by the column:
 ``integer`` and ``number`` cells are numbers, ``date`` cells the age (``5m``), ``string``
@@ -24,7 +24,7 @@ _NAME_DESCRIPTION: Final = (
     "some resources may allow a client to request the generation of an appropriate name "
     "automatically. Name is primarily intended for creation idempotence and configuration "
     "definition. Cannot be updated. More info: "
-    "http://kubernetes.io/docs/user-guide/identifiers#names"
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
 )
 #: the column a version without ``additionalPrinterColumns`` gets.
 AGE: Final[JSON] = {

@@ -1,4 +1,4 @@
-"""CustomResourceDefinitions as objects: defaults, initial status and validation (1.20, v1).
+"""CustomResourceDefinitions as objects: defaults, initial status and validation (v1.37, v1).
 
 The CRD's own REST behaviour; serving its resources is :mod:`asched.sim.crds`' job. What a
 client can provoke, with the real server's fields and reasons (measured):
@@ -11,12 +11,14 @@ client can provoke, with the real server's fields and reasons (measured):
 * the schema must be structural: a type on every specified node (``object`` at the root),
   ``items`` on arrays, no ``additionalProperties`` beside ``properties``, nothing but
   name/generateName under ``metadata``, no types inside ``anyOf``/``allOf``/``oneOf``/``not``,
-  and defaults that validate against their node.
+  and defaults that validate against their node (as custom objects do, formats included).
 
 Schema errors are reported under ``spec.validation.openAPIV3Schema`` when every version has
-the same schema (1.20 folds them into its internal ``spec.validation``), else under
-``spec.versions[i].schema.openAPIV3Schema``, as the real server does. Messages of the
-``spec.versions`` errors print the versions shortly, not as Go's ``%#v`` of the internal type.
+the same schema (the server folds them into its internal ``spec.validation``), else under
+``spec.versions[i].schema.openAPIV3Schema``, as the real server does; the structural ones
+sorted by their text, as ``ValidateStructural`` sorts them. The ``spec.versions`` errors
+print the versions as JSON of the internal type (Go's field names), with the schema,
+subresources and columns ``null`` (what Go prints when they are folded into the spec).
 """
 
 from __future__ import annotations
@@ -46,8 +48,26 @@ _COMBINATORS: Final = ("allOf", "anyOf", "oneOf")
 
 
 def _versions_literal(versions: list[JSON]) -> GoLiteral:
-    names = ", ".join(f'{{Name:"{version.get("name", "")}"}}' for version in versions)
-    return GoLiteral(f"[]apiextensions.CustomResourceDefinitionVersion{{{names}}}")
+    """JSON of the internal versions (no JSON tags: Go's field names), their schema,
+    subresources and columns ``null`` as v1.37 prints them (folded into the spec when every
+    version has the same)."""
+    return apierrors.go_json(
+        [
+            {
+                "Name": version.get("name", ""),
+                "Served": bool(version.get("served")),
+                "Storage": bool(version.get("storage")),
+                "Deprecated": bool(version.get("deprecated")),
+                "DeprecationWarning": version.get("deprecationWarning"),
+                "Schema": None,
+                "Subresources": None,
+                "AdditionalPrinterColumns": None,
+                "SelectableFields": None,
+            }
+            for version in versions
+        ],
+        sort_keys=False,
+    )
 
 
 def _node(value: Any, path: str) -> JSON:
@@ -140,6 +160,13 @@ def node_causes(node: JSON, path: str, what: str) -> list[FieldCause]:
         )
     if node.get("type") == "array" and "items" not in node:
         causes.append(apierrors.required(f"{path}.items", "must be specified"))
+    if node.get("uniqueItems") is True:
+        causes.append(
+            apierrors.forbidden(
+                f"{path}.uniqueItems",
+                "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
+            )
+        )
     for name, child in (properties or {}).items():
         causes += node_causes(_node(child, path), f"{path}.properties[{name}]", "object fields")
     if "items" in node:
@@ -165,7 +192,12 @@ def root_causes(root: JSON, path: str) -> list[FieldCause]:
             causes += _metadata_causes(_node(child, where), where)
         else:
             causes += node_causes(_node(child, where), where, "object fields")
-    return causes + _combinator_causes(root, path)
+    causes += _combinator_causes(root, path)
+    # ValidateStructural sorts its errors by their text (Go's map order is random); the
+    # defaults are checked after it
+    defaults = [cause for cause in causes if cause.field.endswith(".default")]
+    structural = [cause for cause in causes if not cause.field.endswith(".default")]
+    return sorted(structural, key=str) + defaults
 
 
 def _schema_causes(versions: list[JSON]) -> list[FieldCause]:
@@ -216,7 +248,7 @@ def _version_causes(versions: list[JSON]) -> list[FieldCause]:
             )
         )
     if versions and (why := validation.dns1035_label(str(names[0] or ""))) is not None:
-        causes.append(apierrors.invalid_value("spec.version", names[0], why))  # 1.20's echo
+        causes.append(apierrors.invalid_value("spec.version", names[0], why))  # upstream's echo
     return causes + _schema_causes(versions)
 
 
@@ -301,9 +333,7 @@ def crd_causes(obj: JSON, old: JSON | None) -> list[FieldCause]:
     if not stored:
         causes.append(
             apierrors.invalid_value(
-                "status.storedVersions",
-                GoLiteral("[]string(nil)"),
-                "must have at least one stored version",
+                "status.storedVersions", None, "must have at least one stored version"
             )
         )
     return causes

@@ -2,7 +2,7 @@
 
 :class:`Controller` subscribes to the ``customresourcedefinitions`` table, as the real
 controllers watch CRDs through an informer, and drives each CRD through the states a client
-of a 1.20 server observes (measured: one MODIFIED event per step)::
+of a v1.37 server observes (measured: one MODIFIED event per step)::
 
     created (status: no conditions, acceptedNames empty)
       --MODIFIED--> NamesAccepted=True NoConflicts, Established=False Installing

@@ -1,11 +1,12 @@
 """Discovery documents: ``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/<g>[/<v>]``.
 
 Built once from :mod:`asched.sim.resources` and served as cached bytes. Shapes follow
-a 1.20 server: the core ``APIResourceList`` has no ``apiVersion``; subresources are
+a v1.37 server: the core ``APIResourceList`` has no ``apiVersion``; subresources are
 listed as ``pods/status``, ``pods/binding``...; the legacy ``bindings`` resource is
-listed for ``POST /api/v1/namespaces/<ns>/bindings``. A client asking for aggregated
-discovery (kubectl >= 1.26) gets these legacy documents with ``application/json`` and
-falls back, as it does against a 1.20 server.
+listed for ``POST /api/v1/namespaces/<ns>/bindings``; ``/version`` names v1.37.2, with the
+emulation and compatibility versions v1.31+ adds. Deliberate difference: a client asking
+for aggregated discovery (kubectl >= 1.26) gets these legacy documents with
+``application/json`` and falls back to them, as it does against a server without it.
 """
 
 from __future__ import annotations
@@ -21,12 +22,16 @@ JSON = dict[str, Any]
 
 VERSION: Final = {
     "major": "1",
-    "minor": "20",
-    "gitVersion": "v1.20.2",
+    "minor": "37",
+    "emulationMajor": "1",
+    "emulationMinor": "37",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "36",
+    "gitVersion": "v1.37.2",
     "gitCommit": "asched-sim",
     "gitTreeState": "clean",
-    "buildDate": "2021-01-13T13:20:00Z",
-    "goVersion": "go1.15.5",
+    "buildDate": "1970-01-01T00:00:00Z",
+    "goVersion": "go1.26.8",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

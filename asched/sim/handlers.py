@@ -22,6 +22,7 @@ from typing import Any, Final, NamedTuple, Protocol
 
 import orjson
 from aiohttp import web
+from multidict import CIMultiDict
 
 from asched.sim import (
     admin,
@@ -29,6 +30,7 @@ from asched.sim import (
     binding,
     discovery,
     files,
+    gojson,
     lifecycle,
     options,
     patch,
@@ -41,9 +43,9 @@ from asched.sim import (
 )
 from asched.sim.apierrors import StatusError
 from asched.sim.faults import Faults
-from asched.sim.listing import ListOptions, parse_rv
+from asched.sim.listing import ListOptions, parse_list_rv, parse_rv
 from asched.sim.options import DeleteOptions
-from asched.sim.registry import Registry
+from asched.sim.registry import FieldCheck, Registry
 from asched.sim.resources import ResourceSpec
 from asched.sim.store import Entry, Event, TooOld
 
@@ -59,7 +61,8 @@ PATCH_TYPES: Final = [patch.JSON_PATCH, patch.MERGE_PATCH, patch.STRATEGIC_PATCH
 #: what a custom resource accepts, as the real server lists it in its 415 (the sim does not
 #: implement server-side apply: an apply patch gets the generic 415).
 CUSTOM_PATCH_TYPES: Final = (patch.JSON_PATCH, patch.MERGE_PATCH, "application/apply-patch+yaml")
-#: how long a list or watch waits for a future resourceVersion before 504 (as 1.20: 3 s).
+#: how long a list or watch waits for a future resourceVersion before 504 (the watch cache's
+#: ``blockTimeout``: 3 s).
 FUTURE_RV_WAIT: Final = 3.0
 #: the largest request body, in bytes (kube-apiserver's ``MaxRequestBodyBytes``: 3 MiB);
 #: one byte more is 413 RequestEntityTooLarge. The server's requests are built with it.
@@ -82,8 +85,34 @@ class Controls(admin.Controls, Protocol):
     """What the handler needs from the server object (restart, stats)."""
 
 
-def _json(body: bytes, status: int = 200) -> web.Response:
-    return web.Response(body=body, status=status, headers=HEADERS)
+def _json(body: bytes, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    if not warnings:
+        return web.Response(body=body, status=status, headers=HEADERS)
+    headers = CIMultiDict(HEADERS)
+    for text in warnings:  # what Go's warning recorder sends: 299, no agent, the text quoted
+        headers.add("Warning", f"299 - {apierrors.go_quote(text)}")
+    return web.Response(body=body, status=status, headers=headers)
+
+
+def _field_check(
+    query: Any, write: options.WriteOptions, raw: bytes, content_type: str | None
+) -> FieldCheck:
+    """The body's field check: the duplicate fields of a JSON body are looked for when the
+    request names ``fieldValidation`` (the default, Warn, skips that parse: see
+    docs/simulator-fidelity.md)."""
+    duplicates: tuple[str, ...] = ()
+    media = (content_type or "application/json").split(";")[0].strip()
+    if (
+        "fieldValidation" in query
+        and write.field_validation != "Ignore"
+        and media
+        in (
+            "application/json",
+            "",
+        )
+    ):
+        duplicates = tuple(gojson.duplicate_fields(raw))
+    return FieldCheck(write.field_validation, duplicates)
 
 
 def status_bytes(error: StatusError) -> bytes:
@@ -198,6 +227,8 @@ class Api:
                 return None
             if route.spec is None or route.watch or route.subresource == "binding":
                 return None
+            if route.spec.custom:  # its unknown fields are warnings: headers aiohttp sends
+                return None
             if method == "POST" and (route.name or media != JSON_TYPE):
                 return None
             if method == "PATCH" and not route.name:
@@ -272,9 +303,7 @@ class Api:
                     "pods/binding", "", found.name, "injected fault (asched sim)"
                 )
             raise apierrors.internal("injected fault (asched sim)")
-        lifecycle.bind(
-            self.registry, namespace, found.name, found.node, found.annotations, dry_run=dry_run
-        )
+        lifecycle.bind(self.registry, namespace, found, dry_run=dry_run)
 
     def _create(
         self,
@@ -284,11 +313,16 @@ class Api:
         content_type: str | None,
         *,
         dry_run: bool = False,
+        fields: FieldCheck | None = None,
     ) -> bytes:
         """``POST`` to a collection (its verb checked already): the created object's bytes,
         answered 201."""
         entry = self.registry.create(
-            spec, namespace, decode_body(raw, content_type, spec.kind), dry_run=dry_run
+            spec,
+            namespace,
+            decode_body(raw, content_type, spec.kind),
+            dry_run=dry_run,
+            fields=fields,
         )
         return views.object_bytes(spec, entry)
 
@@ -314,10 +348,14 @@ class Api:
                 return await self._list(request, spec, route.namespace, selected)
             if method == "POST":
                 self._verb(spec, "create")
-                dry_run = options.dry_run(query, "CreateOptions")
+                write = options.write_options(query, "CreateOptions")
                 raw = await request.read()
                 content_type = request.headers.get("Content-Type")
-                return _json(self._create(spec, namespace, raw, content_type, dry_run=dry_run), 201)
+                fields = _field_check(query, write, raw, content_type)
+                created = self._create(
+                    spec, namespace, raw, content_type, dry_run=write.dry_run, fields=fields
+                )
+                return _json(created, 201, fields.warnings)
             if method == "DELETE":
                 self._verb(spec, "deletecollection")
                 selected = options.list_options(spec, query)
@@ -347,22 +385,29 @@ class Api:
                 return _json(tables.table(spec, [entry], {"resourceVersion": str(entry.rv)}))
             return _json(views.object_bytes(spec, entry))
         if method == "PUT":
-            dry_run = options.dry_run(query, "UpdateOptions")
-            entry, created = self.registry.update(
+            write = options.write_options(query, "UpdateOptions")
+            raw = await request.read()
+            content_type = request.headers.get("Content-Type")
+            fields = _field_check(query, write, raw, content_type)
+            entry, made = self.registry.update(
                 spec,
                 namespace,
                 route.name,
-                await self._body(request, spec.kind),
+                decode_body(raw, content_type, spec.kind),
                 subresource=route.subresource,
-                dry_run=dry_run,
+                dry_run=write.dry_run,
+                fields=fields,
             )
-            return _json(views.object_bytes(spec, entry), 201 if created else 200)
+            return _json(views.object_bytes(spec, entry), 201 if made else 200, fields.warnings)
         if method == "PATCH":
             media = _patch_media(spec, request.headers.get("Content-Type"))
-            dry_run = options.dry_run(query, "PatchOptions")
+            write = options.write_options(query, "PatchOptions")
             raw = await request.read()
-            patched = self._patch(spec, namespace, route, media, raw, dry_run=dry_run)
-            return _json(patched)
+            fields = FieldCheck(write.field_validation)
+            patched = self._patch(
+                spec, namespace, route, media, raw, dry_run=write.dry_run, fields=fields
+            )
+            return _json(patched, 200, fields.warnings)
         if method == "DELETE" and not route.subresource:
             entry, gone = lifecycle.delete(
                 self.registry, spec, namespace, route.name, await _delete_options(request)
@@ -393,6 +438,7 @@ class Api:
         raw: bytes,
         *,
         dry_run: bool = False,
+        fields: FieldCheck | None = None,
     ) -> bytes:
         """``PATCH`` of a named object or its subresource (``media`` checked by
         :func:`_patch_media`): the patched object's bytes, answered 200."""
@@ -404,6 +450,7 @@ class Api:
             raw,
             subresource=route.subresource,
             dry_run=dry_run,
+            fields=fields,
         )
         return views.object_bytes(spec, entry)
 
@@ -420,8 +467,8 @@ class Api:
     ) -> web.Response:
         wanted = selected.resource_version
         if wanted not in ("", "0") and not selected.continue_token:
-            target = parse_rv(wanted)
-            waited = 0.0  # as 1.20's waitUntilFreshAndBlock: up to 3 s, then 504
+            target = parse_list_rv(wanted)
+            waited = 0.0  # as waitUntilFreshAndBlock: up to 3 s, then 504
             while target > self.registry.store.rv and waited < FUTURE_RV_WAIT:
                 await asyncio.sleep(0.05)
                 waited += 0.05
@@ -449,12 +496,20 @@ class Api:
         rv_text = selected.resource_version
         history: list[Event] = []
         initial: list[bytes] = []
-        if rv_text in ("", "0"):
+        bookmarks = options.query_bool(query, "allowWatchBookmarks")
+        sent_first = selected.send_initial_events
+        if sent_first or (sent_first is None and rv_text in ("", "0")):
+            # the current state as ADDED events: a watch-list (sendInitialEvents=true, what
+            # v1.37 defaults a watch from "" or "0" to), or a watch of a server without it
             start_rv = store.rv
             found, _ = self.registry.list(
                 spec, namespace, ListOptions(labels=selected.labels, fields=selected.fields)
             )
             initial = [_added(spec, entry, table_mode=table_mode) for entry in found]
+            if sent_first and bookmarks:
+                initial.append(views.bookmark_line(spec, start_rv, initial_events_end=True))
+        elif rv_text in ("", "0"):  # sendInitialEvents=false: from now on, no initial state
+            start_rv = store.rv
         else:
             start_rv = parse_rv(rv_text)  # a future version: events after it, when they come
             try:
@@ -482,9 +537,7 @@ class Api:
         cut = self.faults.watch_cut_after
         times = watch.StreamTimes(
             deadline=now + timeout,
-            bookmark_every=self.settings.bookmark_interval
-            if options.query_bool(query, "allowWatchBookmarks")
-            else None,
+            bookmark_every=self.settings.bookmark_interval if bookmarks else None,
             cut_at=now + cut if cut is not None else None,
         )
         return await watch.stream(request, spec, table, watcher, times, HEADERS)

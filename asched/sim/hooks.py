@@ -53,6 +53,11 @@ class Hooks:
         """Why ``name`` is not a valid object name of this kind, or None."""
         return validation.dns_subdomain(name)
 
+    def unknown_fields(self, obj: JSON) -> list[str]:
+        """The fields of ``obj`` the kind does not know, as strict decoding names them (a
+        built-in kind: none known to the simulator, which keeps them)."""
+        return []
+
     def decode(self, obj: JSON) -> None:
         """Canonicalise and type-check ``obj`` in place; raise DecodeFailure."""
 
@@ -73,6 +78,11 @@ class Hooks:
         ``events.k8s.io`` than through the core group, as on a real server.
         """
         return []
+
+    def validate_status(self, obj: JSON, old: JSON, group: str) -> list[FieldCause]:
+        """Kind-specific field errors of a ``/status`` write (the same as :meth:`validate`,
+        unless a kind validates its status apart, as custom resources do)."""
+        return self.validate(obj, old, group)
 
     def spec_changed(self, obj: JSON, old: JSON) -> bool:
         """Whether an update changes what ``metadata.generation`` counts (the ``spec``)."""

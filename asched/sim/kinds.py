@@ -1,6 +1,6 @@
 """Hooks of every kind except pods: the defaults and checks a scheduler can observe.
 
-Each class reproduces the 1.20 strategy of its kind only as far as a client can tell the
+Each class reproduces the v1.37 strategy of its kind only as far as a client can tell the
 difference (defaults it reads back, the 422s it can provoke); see :mod:`asched.sim.hooks`
 for the order in which the registry calls them. :data:`HOOKS` maps storage names to
 hook instances.
@@ -49,14 +49,20 @@ _NODE_INFO: Final = (
 
 
 class NodeHooks(Hooks):
-    """Nodes: quantities in capacity/allocatable, taints; status kept on create."""
+    """Nodes: quantities in capacity/allocatable, taints; the status kept on create (as v1.20
+    and v1.37 both do), but for ``status.config`` and ``spec.configSource`` (dropped)."""
 
     def decode(self, obj: JSON) -> None:
         status = section(obj, "status", "status")
         validation.resource_list(status, "capacity", "status.capacity")
         validation.resource_list(status, "allocatable", "status.allocatable")
 
+    def admit(self, ctx: Context, obj: JSON) -> None:
+        obj["status"].pop("config", None)  # dropDisabledFields on create
+        obj["spec"].pop("configSource", None)
+
     def default(self, obj: JSON) -> None:
+        obj.setdefault("spec", {})  # Go prints the empty struct
         status = obj["status"]
         if "allocatable" not in status and "capacity" in status:
             status["allocatable"] = dict(status["capacity"])
@@ -327,7 +333,7 @@ class WorkloadHooks(Hooks):
                 causes.append(
                     apierrors.invalid_value(
                         "spec.template.metadata.labels",
-                        apierrors.go_map(dict(template_labels)),
+                        dict(template_labels) or None,  # JSON, as 1.37 prints a map
                         "`selector` does not match template `labels`",
                     )
                 )

@@ -23,6 +23,7 @@ import time
 from typing import Any, Final
 
 from asched.sim import apierrors, crds, kinds, pods
+from asched.sim.binding import Binding
 from asched.sim.listing import ListOptions
 from asched.sim.options import DeleteOptions
 from asched.sim.registry import Registry
@@ -110,8 +111,7 @@ def delete(
             _finish_later(registry, spec.storage, entry, grace)
     if grace > 0 or finalizers:
         return entry, False
-    registry.store.remove(table, entry.key)
-    return entry, True
+    return registry.store.remove(table, entry.key), True  # at the removal's version (v1.37)
 
 
 def _shifted(timestamp: str, seconds: int) -> str:
@@ -190,24 +190,34 @@ def purge_namespace(registry: Registry, name: str, uid: str | None) -> None:
         store.remove(table, name)
 
 
-def bind(
-    registry: Registry,
-    namespace: str,
-    name: str,
-    node: str,
-    annotations: dict[str, str],
-    *,
-    dry_run: bool = False,
-) -> Entry:
+def bind(registry: Registry, namespace: str, found: Binding, *, dry_run: bool = False) -> Entry:
     """``pods/binding`` of a decoded binding (:mod:`asched.sim.binding`): set
-    ``spec.nodeName`` and PodScheduled=True, or 404/409. A dry run checks and writes nothing."""
+    ``spec.nodeName`` and PodScheduled=True, merge the binding's annotations and labels and
+    clear ``status.nominatedNodeName`` (v1.37's ``setPodNodeAndMetadata``), or 404/409. The
+    binding's uid and resourceVersion are preconditions (409 from the storage layer), checked
+    before the pod's state; a gated pod is refused. A dry run checks and writes nothing."""
+    name = found.name
     table = registry.store.tables["pods"]
     key = object_key(namespace, name)
     entry = table.objects.get(key)
     if entry is None:
         raise apierrors.not_found("pods", "", name)
     pod = entry.obj
-    if pod["metadata"].get("deletionTimestamp"):
+    meta = pod["metadata"]
+    for what, wanted, actual in (
+        ("UID", found.uid, meta.get("uid")),
+        ("ResourceVersion", found.resource_version, meta.get("resourceVersion")),
+    ):
+        if wanted and wanted != actual:
+            raise apierrors.conflict(
+                "pods",
+                "",
+                name,
+                f"StorageError: invalid object, Code: 4, Key: /registry/pods/{namespace}/{name}, "
+                f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: {what} in "
+                f"precondition: {wanted}, {what} in object meta: {actual}",
+            )
+    if meta.get("deletionTimestamp"):
         raise apierrors.conflict(
             "pods/binding", "", name, f"pod {name} is being deleted, cannot be assigned to a host"
         )
@@ -216,11 +226,16 @@ def bind(
         raise apierrors.conflict(
             "pods/binding", "", name, f'pod {name} is already assigned to node "{current}"'
         )
+    if pod["spec"].get("schedulingGates"):
+        raise apierrors.conflict(
+            "pods/binding", "", name, f"pod {name} has non-empty .spec.schedulingGates"
+        )
     if dry_run:
         return entry
-    result = registry.write("pods", pods.bound(pod, node, annotations, registry.clock.now()))
+    bound = pods.bound(pod, found.node, found.annotations, registry.clock.now(), found.labels)
+    result = registry.write("pods", bound)
     if registry.run_pods_after is not None:
-        uid = pod["metadata"].get("uid")
+        uid = meta.get("uid")
         registry.clock.later(registry.run_pods_after, lambda: mark_running(registry, key, uid))
     return result
 

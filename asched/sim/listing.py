@@ -1,6 +1,6 @@
 """LIST: which objects, at which version, one page at a time.
 
-The semantics of a 1.20 server (measured against the genuine one):
+The semantics of a v1.37 server (measured against the genuine one):
 
 * ``resourceVersion=0`` reads the watch cache: current state, ``limit`` ignored;
 * unset, or ``resourceVersionMatch=NotOlderThan``: the current state, paged by ``limit``;
@@ -9,7 +9,10 @@ The semantics of a 1.20 server (measured against the genuine one):
   store; it rebuilds the snapshot from the watch history (the first change after the
   version knows the state before it), so it answers 410 once the history no longer
   reaches back that far, as etcd after a compaction;
-* a version the server has not reached: 504 (the handler first waits up to 3 s).
+* a version the server has not reached: 504 (the handler first waits up to 3 s);
+* a version that is not a number: 400 ``invalid resource version: ...``, a token that does
+  not decode: 400 ``invalid continue token: ...``, read before the version, which may not
+  come with it (v1.20 answered a plain 500 for the version, and read it first).
 
 Continue tokens have the real server's shape (base64url of ``{"v", "rv", "start"}``);
 ``remainingItemCount`` is given only without selectors, as upstream.
@@ -18,7 +21,6 @@ Continue tokens have the real server's shape (base64url of ``{"v", "rv", "start"
 from __future__ import annotations
 
 import base64
-import binascii
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from typing import Any, Final
 
 import orjson
 
-from asched.sim import apierrors
+from asched.sim import apierrors, gojson
 from asched.sim.resources import ResourceSpec
 from asched.sim.selectors import FieldSelector, LabelSelector
 from asched.sim.store import Entry, Table, TooOld, object_key
@@ -56,6 +58,8 @@ class ListOptions:
     resource_version_match: str = ""
     #: a watch's ``timeoutSeconds`` (None: the server's default).
     timeout_seconds: int | None = None
+    #: a watch's ``sendInitialEvents`` (None when absent; a watch-list when True).
+    send_initial_events: bool | None = None
 
 
 def encode_continue(rv: int, key: str) -> str:
@@ -64,28 +68,92 @@ def encode_continue(rv: int, key: str) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+_BASE64URL: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+_CONTINUE_TOKEN: Final = gojson.Struct(
+    "continueToken",
+    {
+        "v": gojson.Field("string", "string"),
+        "rv": gojson.Field("int64", "int"),
+        "start": gojson.Field("string", "string"),
+    },
+)
+_INVALID_KEY: Final = "continue key is not valid"
+
+
+def _raw_url_base64(token: str) -> bytes:
+    """``base64.RawURLEncoding.DecodeString``; ValueError with Go's message otherwise."""
+    encoded = token.encode("utf-8", errors="surrogateescape")
+    for index, byte in enumerate(encoded):
+        if byte not in _BASE64URL and byte not in b"\r\n":
+            raise ValueError(f"illegal base64 data at input byte {index}")
+    kept = encoded.replace(b"\r", b"").replace(b"\n", b"")
+    if len(kept) % 4 == 1:  # a lone character cannot end a quantum
+        raise ValueError(f"illegal base64 data at input byte {len(kept) - 1}")
+    return base64.urlsafe_b64decode(kept + b"=" * (-len(kept) % 4))
+
+
 def decode_continue(token: str) -> tuple[int, str]:
-    """``(rv, start key)`` of a continue token; 400 when it is not one of ours."""
+    """``(rv, start key)`` of a continue token; 400 with ``DecodeContinue``'s error otherwise."""
+
+    def invalid(why: str) -> apierrors.StatusError:
+        return apierrors.bad_request(f"invalid continue token: {why}")
+
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = orjson.loads(raw)
-        return int(data["rv"]), str(data["start"])
-    except (binascii.Error, ValueError, KeyError, TypeError, orjson.JSONDecodeError) as exc:
-        raise apierrors.bad_request(f"continue key is not valid: {exc}") from None
+        raw = _raw_url_base64(token)
+    except ValueError as exc:
+        raise invalid(f"{_INVALID_KEY}: {exc}") from None
+    syntax = gojson.syntax_error(raw)
+    if syntax is not None:
+        raise invalid(f"{_INVALID_KEY}: {syntax}")
+    data = gojson.loads_literal(raw)
+    if not isinstance(data, dict):
+        raise invalid(
+            f"{_INVALID_KEY}: json: cannot unmarshal {gojson.json_type(data)} into Go value of "
+            "type storage.continueToken"
+        )
+    error = gojson.type_error(data, _CONTINUE_TOKEN)
+    if error is not None:
+        raise invalid(f"{_INVALID_KEY}: {error}")
+    version = data.get("v") or ""
+    if version != "meta.k8s.io/v1":
+        raise invalid(f"{_INVALID_KEY}: server does not recognize this encoded version {version}")
+    rv, start = int(data.get("rv") or 0), str(data.get("start") or "")
+    if rv == 0:
+        raise invalid(
+            f"{_INVALID_KEY}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        )
+    if not start:
+        raise invalid(f"{_INVALID_KEY}: encoded start key empty (version meta.k8s.io/v1)")
+    return rv, start
+
+
+def _rv_error(text: str, what: str) -> str | None:
+    why = "invalid syntax" if _DIGITS.fullmatch(text) is None else ""
+    if not why and (len(text.lstrip("0")) > 20 or int(text.lstrip("0") or "0") >= 2**64):
+        why = "value out of range"
+    if why:
+        return f'{what}: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": {why}'
+    return None
 
 
 def parse_rv(text: str, what: str = "resourceVersion") -> int:
     """A resourceVersion query value as an int; Go's ``strconv.ParseUint`` error otherwise.
 
-    The real server surfaces that error as a plain 500 (no reason), and so does this.
+    A GET or a watch surfaces that error as a plain 500 (no reason), as the real server does;
+    a LIST as 400 (:func:`parse_list_rv`).
     """
-    why = "invalid syntax" if _DIGITS.fullmatch(text) is None else ""
-    if not why and (len(text.lstrip("0")) > 20 or int(text.lstrip("0") or "0") >= 2**64):
-        why = "value out of range"
-    if why:
-        raise apierrors.unknown(
-            500, f'{what}: Invalid value: "{text}": strconv.ParseUint: parsing "{text}": {why}'
-        )
+    error = _rv_error(text, what)
+    if error is not None:
+        raise apierrors.unknown(500, error)
+    return int(text.lstrip("0") or "0")
+
+
+def parse_list_rv(text: str) -> int:
+    """A LIST's resourceVersion: v1.37's ``storage.ValidateListOptions`` answers 400
+    ``invalid resource version: ...`` where v1.20 answered a plain 500."""
+    error = _rv_error(text, "resourceVersion")
+    if error is not None:
+        raise apierrors.bad_request(f"invalid resource version: {error}")
     return int(text.lstrip("0") or "0")
 
 
@@ -94,7 +162,7 @@ def select(
 ) -> tuple[list[Entry], JSON]:
     """Matching entries in key order and the list metadata (rv, continue, remaining).
 
-    As a 1.20 server: ``resourceVersion=0`` reads the cache (``limit`` ignored);
+    As a v1.37 server: ``resourceVersion=0`` reads the cache (``limit`` ignored);
     unset or ``NotOlderThan`` reads the current state; a ``continue`` token, or a
     version together with ``limit`` (or ``resourceVersionMatch=Exact``), reads the
     exact snapshot at that version, rebuilt from the watch history (410 once the
@@ -102,19 +170,19 @@ def select(
     """
     at, start, expired_message = current, "", LIST_EXPIRED
     if options.continue_token:
+        at, start = decode_continue(options.continue_token)  # checked first, as v1.37
         if options.resource_version not in ("", "0"):
             raise apierrors.bad_request(
                 "specifying resource version is not allowed when using continue"
             )
-        at, start = decode_continue(options.continue_token)
         expired_message = CONTINUE_EXPIRED
     elif options.resource_version not in ("", "0"):
-        requested = parse_rv(options.resource_version)
+        requested = parse_list_rv(options.resource_version)
         if requested > current:
             raise apierrors.too_large_resource_version(requested, current)
         if options.limit or options.resource_version_match == "Exact":
             at = requested
-    # resourceVersion=0 is served from the watch cache, which ignores limit (1.20).
+    # resourceVersion=0 is served from the watch cache, which ignores limit (measured).
     limit = 0 if options.resource_version == "0" and not options.continue_token else options.limit
     pinned = options.fields.required("metadata.name")
     if pinned is None:

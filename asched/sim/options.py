@@ -1,19 +1,23 @@
-"""Request options: query parameters and ``DeleteOptions`` bodies, decoded as 1.20 decodes them.
+"""Request options: query parameters and ``DeleteOptions`` bodies, decoded as v1.37 decodes them.
 
-Two stages, as in the genuine server (each measured against kube-apiserver v1.20.2):
+Two stages, as in the genuine server (each measured against kube-apiserver v1.37.2):
 
 * **Decoding.** Query parameters go through the parameter codec: an integer that does not
   parse is 400 BadRequest ``strconv.ParseInt: parsing "abc": invalid syntax`` (``value out
   of range`` past int64; an empty value is invalid too); a boolean is false only for ``0``
   and ``false`` (any case), anything else, the empty string included, is true. A
-  ``DeleteOptions`` *body* is decoded by json-iterator into the Go struct, and the server
-  surfaces a failure there as a plain 500 without a reason (``v1.DeleteOptions.GracePeriodSeconds:
-  readUint64: ...``): the simulator gives the same status, no reason, and the message up to
-  json-iterator's byte context, which it leaves out. When a body is present, the query's
+  ``DeleteOptions`` *body* is decoded by ``sigs.k8s.io/json`` into the Go struct: a body
+  that is not JSON, not an object, of another kind, or with a field of the wrong type is a
+  400 BadRequest with encoding/json's message (:mod:`asched.sim.gojson`: ``json: cannot
+  unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64``;
+  v1.20 answered a plain 500 with json-iterator's). When a body is present, the query's
   delete parameters are ignored, ``dryRun`` included.
 * **Validation** (``ValidateListOptions``, ``ValidateDeleteOptions``, ``ValidateDryRun``):
   422 Invalid on the options kind of group ``meta.k8s.io``, e.g.
   ``ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: ...``.
+  A watch's ``sendInitialEvents`` (the WatchList feature, on in v1.37) needs
+  ``resourceVersionMatch=NotOlderThan``, and that match on a watch needs it; a watch from
+  ``""`` or ``"0"`` without either is defaulted to one (``SetListOptionsDefaults``).
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ from typing import Any, Final
 import orjson
 from multidict import MultiMapping
 
-from asched.sim import apierrors, files, selectors
-from asched.sim.apierrors import FieldCause, GoLiteral
+from asched.sim import apierrors, files, gojson, selectors
+from asched.sim.apierrors import FieldCause
 from asched.sim.listing import ListOptions
 from asched.sim.resources import ResourceSpec
 
@@ -43,7 +47,9 @@ TYPE_META: Final = (
     'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
     'Kind string "json:\\"kind,omitempty\\"" }'
 )
-_META_SCHEME: Final = "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:27"
+#: the name v1.37's schemes give themselves in "no kind is registered" (``NewScheme``'s
+#: caller, which the Go-modules build cannot trim to the calling package).
+SCHEME: Final = "pkg/runtime/scheme.go:111"
 _YAML: Final = ("application/yaml", "application/x-yaml")
 
 
@@ -54,11 +60,6 @@ Query = MultiMapping[str]
 def go_quote(text: str) -> str:
     """``strconv.Quote`` for the printable text query values hold."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _string_slice(values: Sequence[str]) -> GoLiteral:
-    """``%#v`` of a ``[]string``."""
-    return GoLiteral("[]string{" + ", ".join(go_quote(value) for value in values) + "}")
 
 
 def parse_int(text: str) -> int:
@@ -92,50 +93,107 @@ def query_bool(query: Query, name: str) -> bool:
 def _dry_run_causes(values: Sequence[str]) -> list[FieldCause]:
     if all(value == "All" for value in values):
         return []
-    return [apierrors.not_supported("dryRun", _string_slice(values), ["All"])]
+    return [apierrors.not_supported("dryRun", list(values), ["All"])]
 
 
-def dry_run(query: Query, kind: str) -> bool:
-    """The ``dryRun`` query parameter of a write; 422 on ``<kind>.meta.k8s.io`` if not ``All``.
+#: ``fieldValidation``'s values; "" (absent) means Warn, as Warn does.
+FIELD_VALIDATIONS: Final = ["", "Ignore", "Strict", "Warn"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """A create's, update's or patch's options: ``dryRun`` and ``fieldValidation``."""
+
+    dry_run: bool = False
+    field_validation: str = "Warn"
+
+
+def write_options(query: Query, kind: str) -> WriteOptions:
+    """``dryRun`` and ``fieldValidation`` of a write, checked together as
+    ``ValidateCreateOptions`` and its siblings check them: 422 on ``<kind>.meta.k8s.io``.
 
     ``kind`` is the options kind of the verb: ``CreateOptions``, ``UpdateOptions``...
     """
     values = query.getall("dryRun", [])
     causes = _dry_run_causes(values)
+    validation = query.get("fieldValidation", "")
+    if validation not in FIELD_VALIDATIONS:
+        causes.append(apierrors.not_supported("fieldValidation", validation, FIELD_VALIDATIONS))
     if causes:
         raise apierrors.invalid(kind, META_GROUP, "", causes)
-    return bool(values)
+    return WriteOptions(bool(values), validation or "Warn")
+
+
+def dry_run(query: Query, kind: str) -> bool:
+    """The ``dryRun`` query parameter of a write (:func:`write_options`'s checks)."""
+    return write_options(query, kind).dry_run
 
 
 def _match_causes(options: ListOptions, *, watch: bool) -> list[FieldCause]:
-    """``ValidateListOptions``: resourceVersionMatch needs a version, no watch, no continue."""
+    """``ValidateListOptions`` (v1.37): a list's resourceVersionMatch needs a version and no
+    continue, and a list takes no sendInitialEvents; a watch's needs sendInitialEvents."""
+    if watch:
+        return _watch_match_causes(options)
     match = options.resource_version_match
-    if not match:
-        return []
     field = "resourceVersionMatch"
     causes: list[FieldCause] = []
-    if watch:
-        causes.append(apierrors.forbidden(field, "resourceVersionMatch is forbidden for watch"))
-    if not options.resource_version:
+    if match:
+        if not options.resource_version:
+            causes.append(
+                apierrors.forbidden(
+                    field, "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                )
+            )
+        if options.continue_token:
+            causes.append(
+                apierrors.forbidden(
+                    field, "resourceVersionMatch is forbidden when continue is provided"
+                )
+            )
+        if match not in _MATCHES:
+            causes.append(apierrors.not_supported(field, match, _MATCHES))
+        if match == "Exact" and options.resource_version == "0":
+            causes.append(
+                apierrors.forbidden(
+                    field, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+                )
+            )
+    if options.send_initial_events is not None:
+        causes.append(
+            apierrors.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+        )
+    return causes
+
+
+def _watch_match_causes(options: ListOptions) -> list[FieldCause]:
+    """``validateWatchOptions``: sendInitialEvents (the WatchList feature, on in v1.37) goes
+    with resourceVersionMatch=NotOlderThan, and that match with sendInitialEvents only."""
+    match = options.resource_version_match
+    field = "resourceVersionMatch"
+    causes: list[FieldCause] = []
+    if options.send_initial_events is not None and match != "NotOlderThan":
         causes.append(
             apierrors.forbidden(
-                field, "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                field, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
             )
         )
-    if options.continue_token:
-        causes.append(
-            apierrors.forbidden(
-                field, "resourceVersionMatch is forbidden when continue is provided"
+    if match:
+        if options.send_initial_events is None:
+            causes.append(
+                apierrors.forbidden(
+                    field,
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided",
+                )
             )
-        )
-    if match not in _MATCHES:
-        causes.append(apierrors.not_supported(field, match, _MATCHES))
-    if match == "Exact" and options.resource_version == "0":
-        causes.append(
-            apierrors.forbidden(
-                field, 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+        if match != "NotOlderThan":
+            causes.append(apierrors.not_supported(field, match, ["NotOlderThan"]))
+        if options.continue_token:
+            causes.append(
+                apierrors.forbidden(
+                    field, "resourceVersionMatch is forbidden when continue is provided"
+                )
             )
-        )
     return causes
 
 
@@ -156,7 +214,18 @@ def list_options(spec: ResourceSpec, query: Query) -> ListOptions:
     options.continue_token = query.get("continue", "")
     options.resource_version = query.get("resourceVersion", "")
     options.resource_version_match = query.get("resourceVersionMatch", "")
-    causes = _match_causes(options, watch=query_bool(query, "watch"))
+    if "sendInitialEvents" in query:
+        options.send_initial_events = query_bool(query, "sendInitialEvents")
+    watch = query_bool(query, "watch")
+    if (
+        watch
+        and options.send_initial_events is None
+        and not options.resource_version_match
+        and options.resource_version in ("", "0")
+    ):  # SetListOptionsDefaults (WatchList on): a watch from "" or "0" is a watch-list
+        options.send_initial_events = True
+        options.resource_version_match = "NotOlderThan"
+    causes = _match_causes(options, watch=watch)
     if causes:
         raise apierrors.invalid("ListOptions", META_GROUP, "", causes)
     return options
@@ -175,9 +244,11 @@ class DeleteOptions:
 
 
 def json_syntax_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
-    """encoding/json's wording of a syntax error (the common two cases; orjson's differ)."""
-    if exc.pos >= len(raw.rstrip()):
-        return "unexpected end of JSON input"
+    """encoding/json's wording of a syntax error (:mod:`asched.sim.gojson`'s scanner)."""
+    found = gojson.syntax_error(raw)
+    if found is not None:
+        return found
+    # orjson refuses what Go's scanner lets through (invalid UTF-8 in a string): its position
     char = raw[exc.pos : exc.pos + 1].decode(errors="replace")
     return f"invalid character '{char}' looking for beginning of value"
 
@@ -193,31 +264,28 @@ def json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _found(value: Any) -> str:
-    """The first character of ``value`` in JSON: what json-iterator says it found."""
-    return orjson.dumps(value)[:1].decode()
-
-
-class _DecodeError(Exception):
-    """json-iterator's error for one field: ``<Go path>: <what went wrong>``."""
-
-
-def _string(value: Any, path: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise _DecodeError(f'{path}: ReadString: expects " or n, but found {_found(value)}')
-
-
-def _int64(value: Any, path: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, float):
-        raise _DecodeError(f"{path}: assertInteger: can not decode float as int")
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise _DecodeError(f"{path}: readUint64: unexpected character: \ufffd")
-    if not -_INT64 <= value < _INT64:
-        raise _DecodeError(f"{path}: readUint64: overflow")
-    return value
+#: ``metav1.DeleteOptions`` as its decoder sees it (the Go types its errors name).
+_DELETE_OPTIONS: Final = gojson.Struct(
+    "DeleteOptions",
+    {
+        "gracePeriodSeconds": gojson.Field("int64", "int"),
+        "preconditions": gojson.Field(
+            "v1.Preconditions",
+            "struct",
+            struct=gojson.Struct(
+                "Preconditions",
+                {
+                    "uid": gojson.Field("types.UID", "string"),
+                    "resourceVersion": gojson.Field("string", "string"),
+                },
+            ),
+        ),
+        "orphanDependents": gojson.Field("bool", "bool"),
+        "propagationPolicy": gojson.Field("v1.DeletionPropagation", "string"),
+        "dryRun": gojson.Field("[]string", "slice", item=gojson.Field("string", "string")),
+        "ignoreStoreReadErrorWithClusterBreakingPotential": gojson.Field("bool", "bool"),
+    },
+)
 
 
 def _decoded_body(raw: bytes, content_type: str) -> Any:
@@ -225,74 +293,55 @@ def _decoded_body(raw: bytes, content_type: str) -> Any:
         try:
             return files.yaml_body(raw)
         except ValueError as exc:
-            raise apierrors.unknown(500, f"couldn't get version/kind; {exc}") from None
+            raise apierrors.bad_request(f"couldn't get version/kind; {exc}") from None
     try:
-        return orjson.loads(raw)
+        orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise apierrors.unknown(
-            500, f"couldn't get version/kind; json parse error: {json_syntax_error(raw, exc)}"
+        raise apierrors.bad_request(
+            f"couldn't get version/kind; json parse error: {json_syntax_error(raw, exc)}"
         ) from None
+    return gojson.loads_literal(raw)
 
 
 def _type_meta(body: Any) -> None:
     """encoding/json's first pass over the body: an object with string apiVersion and kind."""
     prefix = "couldn't get version/kind; json parse error: json: cannot unmarshal"
     if not isinstance(body, dict):
-        raise apierrors.unknown(
-            500, f"{prefix} {json_type(body)} into Go value of type {TYPE_META}"
+        raise apierrors.bad_request(
+            f"{prefix} {gojson.json_type(body)} into Go value of type {TYPE_META}"
         )
     for key in ("apiVersion", "kind"):
         value = body.get(key)
-        if value is not None and not isinstance(value, str):
-            raise apierrors.unknown(
-                500, f"{prefix} {json_type(value)} into Go struct field .{key} of type string"
+        if value is not None and (isinstance(value, gojson.Number) or not isinstance(value, str)):
+            raise apierrors.bad_request(
+                f"{prefix} {gojson.json_type(value)} into Go struct field .{key} of type string"
             )
     kind = body.get("kind") or ""
     if kind not in ("", "DeleteOptions"):
         version = body.get("apiVersion") or f"{META_GROUP}/v1"
-        raise apierrors.unknown(
-            500,
-            f'no kind "{kind}" is registered for version "{version}" in scheme "{_META_SCHEME}"',
+        raise apierrors.bad_request(
+            f'no kind "{kind}" is registered for version "{version}" in scheme "{SCHEME}"'
         )
 
 
 def _from_body(body: JSON) -> DeleteOptions:
-    """The typed fields of a DeleteOptions body; _DecodeError names the first bad one."""
-    path = "v1.DeleteOptions"
-    grace = _int64(body.get("gracePeriodSeconds"), f"{path}.GracePeriodSeconds")
-    uid = version = None
-    preconditions = body.get("preconditions")
-    if preconditions is not None:
-        if not isinstance(preconditions, dict):
-            raise _DecodeError(
-                f"{path}.Preconditions: readObjectStart: expect {{ or n, but found "
-                f"{_found(preconditions)}"
-            )
-        where = f"{path}.Preconditions: v1.Preconditions"
-        uid = _string(preconditions.get("uid"), f"{where}.UID")
-        version = _string(preconditions.get("resourceVersion"), f"{where}.ResourceVersion")
+    """The fields of a DeleteOptions body; 400 naming the first that does not decode."""
+    error = gojson.type_error(body, _DELETE_OPTIONS)
+    if error is not None:
+        raise apierrors.bad_request(error)
+    grace = body.get("gracePeriodSeconds")
+    preconditions = body.get("preconditions") or {}
+    dry: list[str] = [item or "" for item in body.get("dryRun") or []]
+    policy = body.get("propagationPolicy")
     orphan = body.get("orphanDependents")
-    if orphan is not None and not isinstance(orphan, bool):
-        raise _DecodeError(
-            f"{path}.OrphanDependents: ReadBool: expect t or f, but found {_found(orphan)}"
-        )
-    policy = _string(body.get("propagationPolicy"), f"{path}.PropagationPolicy")
-    dry = body.get("dryRun")
-    values: list[str] = []
-    if dry is not None:
-        if not isinstance(dry, list):
-            raise _DecodeError(
-                f"{path}.DryRun: []string: decode slice: expect [ or n, but found {_found(dry)}"
-            )
-        values = [_string(item, f"{path}.DryRun: []string") or "" for item in dry]
-    _validate(policy, orphan=orphan, dry=values)
+    _validate(policy, orphan=orphan, dry=dry)
     return DeleteOptions(
-        grace_period_seconds=grace,
-        precondition_uid=uid,
-        precondition_resource_version=version,
+        grace_period_seconds=None if grace is None else int(grace),
+        precondition_uid=preconditions.get("uid"),
+        precondition_resource_version=preconditions.get("resourceVersion"),
         propagation_policy=policy,
         orphan_dependents=orphan,
-        dry_run=bool(values),
+        dry_run=bool(dry),
     )
 
 
@@ -336,7 +385,4 @@ def delete_options(raw: bytes, query: Query, content_type: str = "") -> DeleteOp
     if body is None:  # JSON null decodes to empty options; the query still does not count
         return DeleteOptions()
     _type_meta(body)
-    try:
-        return _from_body(body)
-    except _DecodeError as exc:
-        raise apierrors.unknown(500, str(exc)) from None
+    return _from_body(body)

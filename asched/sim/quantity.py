@@ -11,7 +11,7 @@ the server answers with 400 BadRequest (not 422). This module reproduces
 * values are rounded up to nano units (the parser's precision);
 * a binary-suffixed value above int64's maximum is capped there, as ``ParseQuantity``
   does: ``999999Pi``, ``8Ei`` and ``9223372036854775807Ki`` all read back as
-  ``9223372036854775807`` (measured on v1.20.2); decimal values are not capped
+  ``9223372036854775807`` (measured on v1.20.2 and v1.37.2); decimal values are not capped
   (``99999E`` and ``1e30`` are stored as given);
 * a quantity whose canonical form would have more than 1,000 digits or an exponent beyond
   ±1,000 is refused as not a quantity (Go would store it, but no resource is that large;

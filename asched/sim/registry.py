@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 import orjson
@@ -30,6 +31,52 @@ from asched.sim.hooks import Hooks
 from asched.sim.listing import ListOptions
 from asched.sim.resources import STORAGE, ResourceSpec
 from asched.sim.store import Entry, Store, Table, object_key
+
+
+@dataclass(slots=True)
+class FieldCheck:
+    """A write's ``fieldValidation`` (v1.37, default ``Warn``): the unknown fields a kind
+    knows of (a custom resource's schema; a built-in kind's unknown fields are kept, not
+    reported) and the duplicate fields of the body are a 400 under ``Strict`` (a 422 of the
+    patched object for a PATCH), else warnings the handler sends as ``Warning`` headers."""
+
+    mode: str = "Ignore"
+    duplicates: tuple[str, ...] = ()
+    patch: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def check(self, spec: ResourceSpec, unknown: list[str], obj: JSON) -> None:
+        """Raise (Strict) or keep the warnings of ``unknown`` fields and the duplicates."""
+        if self.mode == "Ignore":
+            return
+        problems = [f'duplicate field "{path}"' for path in self.duplicates]
+        problems += [f'unknown field "{path}"' for path in unknown]
+        if not problems:
+            return
+        if self.mode != "Strict":
+            self.warnings += problems
+            return
+        text = "strict decoding error: " + ", ".join(problems)
+        if self.patch:  # the patched object, as JSON: what Go failed to decode strictly
+            whole = {"apiVersion": spec.api_version, "kind": spec.kind, **obj}
+            cause = apierrors.invalid_value("patch", str(apierrors.go_json(whole)), text)
+            raise apierrors.StatusError(
+                422,
+                "Invalid",
+                f' "" is invalid: {cause}',
+                {
+                    "causes": [
+                        {"reason": "FieldValueInvalid", "message": cause.body, "field": "patch"}
+                    ]
+                },
+            )
+        raise apierrors.bad_request(
+            f'{spec.kind} in version "{spec.version}" cannot be handled as a {spec.kind}: {text}'
+        )
+
+
+#: CRDs: built in, but their registry has no declarative validation (no folded causes).
+_CRDS: Final = "customresourcedefinitions"
 
 JSON = dict[str, Any]
 
@@ -156,7 +203,11 @@ class Registry:
             f"{where}{failure.message}"
         )
 
-    def _decode(self, spec: ResourceSpec, hooks: Hooks, obj: JSON) -> None:
+    def _decode(
+        self, spec: ResourceSpec, hooks: Hooks, obj: JSON, fields: FieldCheck | None = None
+    ) -> None:
+        if fields is not None and fields.mode != "Ignore":
+            fields.check(spec, hooks.unknown_fields(obj), obj)
         try:
             shapes.check(spec.storage, obj)
             hooks.decode(obj)
@@ -165,13 +216,31 @@ class Registry:
         except validation.DecodeFailure as failure:
             raise self._decode_error(spec, failure) from None
 
-    def _validate(self, spec: ResourceSpec, hooks: Hooks, obj: JSON, old: JSON | None) -> None:
+    def _validate(
+        self,
+        spec: ResourceSpec,
+        hooks: Hooks,
+        obj: JSON,
+        old: JSON | None,
+        *,
+        subresource: str = "",
+    ) -> None:
         try:
-            causes = validation.meta(obj, namespaced=spec.namespaced, check_name=hooks.name_error)
-            causes += hooks.validate(obj, old, spec.group)
+            causes = validation.meta(
+                obj,
+                namespaced=spec.namespaced,
+                check_name=hooks.name_error,
+                built_in=not spec.custom,
+            )
+            if subresource == "status" and old is not None:
+                causes += hooks.validate_status(obj, old, spec.group)
+            else:
+                causes += hooks.validate(obj, old, spec.group)
         except validation.DecodeFailure as failure:
             raise self._decode_error(spec, failure) from None
         if causes:
+            if not spec.custom and spec.storage != _CRDS:  # declarative validation's
+                causes = apierrors.fold(causes)
             raise apierrors.invalid(spec.kind, spec.group, obj["metadata"].get("name", ""), causes)
 
     def _admit_namespace(self, spec: ResourceSpec, namespace: str, name: str) -> None:
@@ -203,6 +272,7 @@ class Registry:
         *,
         dry_run: bool = False,
         restore: bool = False,
+        fields: FieldCheck | None = None,
     ) -> Entry:
         """POST: 201 with the stored object (``restore`` keeps status/uid, for snapshots)."""
         obj = self._incoming(spec, namespace, body)
@@ -212,7 +282,7 @@ class Registry:
             raise apierrors.unknown(
                 500, "resourceVersion should not be set on objects to be created"
             )
-        self._decode(spec, hooks, obj)
+        self._decode(spec, hooks, obj, fields)
         if not metadata.get("name") and metadata.get("generateName"):
             base = str(metadata["generateName"])[:58]
             metadata["name"] = base + "".join(self._random.choice(_ALPHANUMS) for _ in range(5))
@@ -253,6 +323,7 @@ class Registry:
         *,
         subresource: str = "",
         dry_run: bool = False,
+        fields: FieldCheck | None = None,
     ) -> tuple[Entry, bool]:
         """PUT: ``(entry, created)``; 404 unless the kind may be created by PUT."""
         obj = self._incoming(spec, namespace, body)
@@ -264,9 +335,12 @@ class Registry:
         if old is None:
             if spec.create_on_update and not subresource:
                 obj["metadata"].pop("resourceVersion", None)
-                return self.create(spec, namespace, obj, dry_run=dry_run), True
+                return self.create(spec, namespace, obj, dry_run=dry_run, fields=fields), True
             raise apierrors.not_found(spec.resource, spec.group, name)
-        return self.replace(spec, old, obj, subresource=subresource, dry_run=dry_run), False
+        entry = self.replace(
+            spec, old, obj, subresource=subresource, dry_run=dry_run, fields=fields
+        )
+        return entry, False
 
     def patch(
         self,
@@ -278,6 +352,7 @@ class Registry:
         *,
         subresource: str = "",
         dry_run: bool = False,
+        fields: FieldCheck | None = None,
     ) -> Entry:
         """PATCH in one of the three formats; the result goes through :meth:`replace`."""
         old = self.get(spec, namespace if spec.namespaced else "", name)
@@ -312,7 +387,9 @@ class Registry:
             )
         obj = self._incoming(spec, namespace, result)
         obj["metadata"].setdefault("name", name)
-        return self.replace(spec, old, obj, subresource=subresource, dry_run=dry_run)
+        if fields is not None:
+            fields.patch = True
+        return self.replace(spec, old, obj, subresource=subresource, dry_run=dry_run, fields=fields)
 
     def replace(
         self,
@@ -322,6 +399,7 @@ class Registry:
         *,
         subresource: str = "",
         dry_run: bool = False,
+        fields: FieldCheck | None = None,
     ) -> Entry:
         """The common tail of PUT and PATCH: preconditions, carry-over, validation, store."""
         hooks = kinds.hooks_of(spec)
@@ -330,14 +408,12 @@ class Registry:
         wanted_rv = metadata.get("resourceVersion")
         if not wanted_rv and not spec.unconditional_update:
             cause = apierrors.invalid_value(
-                "metadata.resourceVersion",
-                apierrors.GoLiteral("0x0"),
-                "must be specified for an update",
+                "metadata.resourceVersion", 0, "must be specified for an update"
             )
             raise apierrors.invalid(spec.resource, spec.group, old.name, [cause])
         if wanted_rv and wanted_rv != old_meta["resourceVersion"]:
             raise apierrors.conflict(spec.resource, spec.group, old.name, apierrors.STALE_OBJECT)
-        self._decode(spec, hooks, obj)
+        self._decode(spec, hooks, obj, fields)
         if subresource == "finalize":
             finalizers = (obj.get("spec") or {}).get("finalizers") or []
             obj = {
@@ -393,7 +469,7 @@ class Registry:
                 generation + 1 if hooks.spec_changed(obj, old.obj) else generation
             )
         metadata["resourceVersion"] = old_meta["resourceVersion"]
-        self._validate(spec, hooks, obj, old.obj)
+        self._validate(spec, hooks, obj, old.obj, subresource=subresource)
         if obj == old.obj:
             return old  # a no-op write keeps the resourceVersion, as etcd3's GuaranteedUpdate
         if dry_run:

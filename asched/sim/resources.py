@@ -223,6 +223,7 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
             }
         ),
         return_deleted=True,
+        generation=True,  # v1.35+ (PodObservedGenerationTracking): 1, then +1 per spec change
     ),
     make_spec(
         group="",
@@ -417,8 +418,9 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         short_names=("pc",),
         schema=_PLAIN,
     ),
-    # KEP-4671's gang API (alpha in v1.35): served by the simulator only, so the native
-    # gang path can be exercised (a v1.20 server has no such group version)
+    # KEP-4671's gang API (alpha in v1.35): served by the simulator at v1alpha1, so the
+    # native gang path can be exercised (the genuine v1.37 backend serves v1beta1, with
+    # GenericWorkload on)
     make_spec(
         group="scheduling.k8s.io",
         version="v1alpha1",

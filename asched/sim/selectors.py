@@ -94,20 +94,25 @@ _QUALIFIED_REGEX: Final = (
 )
 
 
-def subdomain_errors(name: str) -> list[str]:
-    """``IsDNS1123Subdomain``: every reason ``name`` is not a subdomain (Go lists them all)."""
-    errors = ["must be no more than 253 characters"] if len(name) > 253 else []
+def subdomain_errors(name: str, *, limit_in: str = "characters") -> list[str]:
+    """``IsDNS1123Subdomain``: every reason ``name`` is not a subdomain (Go lists them all).
+
+    v1.37 has two copies: ``util/validation``'s says ``characters`` of a name too long, the
+    ``content`` package's (label key prefixes) ``bytes``.
+    """
+    errors = [f"must be no more than 253 {limit_in}"] if len(name) > 253 else []
     if not _DNS_SUBDOMAIN.match(name):
         errors.append(SUBDOMAIN_MESSAGE)
     return errors
 
 
 def qualified_name_errors(value: str) -> list[str]:
-    """``IsQualifiedName`` (label keys, topology keys): every reason, as Go gives them."""
+    """``IsQualifiedName`` (``content.IsLabelKey`` in v1.37: label keys, topology keys,
+    finalizers): every reason, as Go gives them."""
     parts = value.split("/")
     if len(parts) > 2:
         return [
-            f"a qualified name {_QUALIFIED_REGEX} with an optional DNS subdomain prefix and "
+            f"a valid label key {_QUALIFIED_REGEX} with an optional DNS subdomain prefix and "
             "'/' (e.g. 'example.com/MyName')"
         ]
     errors: list[str] = []
@@ -117,11 +122,11 @@ def qualified_name_errors(value: str) -> list[str]:
         if not prefix:
             errors.append("prefix part must be non-empty")
         else:
-            errors += [f"prefix part {why}" for why in subdomain_errors(prefix)]
+            errors += [f"prefix part {why}" for why in subdomain_errors(prefix, limit_in="bytes")]
     if not name:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
+        errors.append("name part must be no more than 63 bytes")
     if not _NAME_PART.match(name):
         errors.append(f"name part {_QUALIFIED_REGEX}")
     return errors
@@ -129,7 +134,7 @@ def qualified_name_errors(value: str) -> list[str]:
 
 def label_value_errors(value: str) -> list[str]:
     """``IsValidLabelValue``: every reason ``value`` is not a label value."""
-    errors = ["must be no more than 63 characters"] if len(value) > 63 else []
+    errors = ["must be no more than 63 bytes"] if len(value) > 63 else []
     if not _VALUE.match(value):
         errors.append(
             "a valid label must be an empty string or consist of alphanumeric characters, '-', "
@@ -153,8 +158,10 @@ def label_value_error(value: str) -> str | None:
 
 
 _SPECIAL: Final = "!=<>(),"
-_BINARY_OPERATORS: Final = "'=', '!=', '==', 'in', notin'"  # sic: 1.20's message
+_BINARY_OPERATORS: Final = "in, notin, =, ==, !=, gt, lt"
 _EOS: Final = ("EOS", "")
+#: what ``strconv.ParseInt(s, 10, 64)`` reads (its range checked apart)
+_INT64: Final = re.compile(r"[+-]?[0-9]+")
 
 
 def _lex(text: str) -> list[tuple[str, str]]:
@@ -180,7 +187,9 @@ def _lex(text: str) -> list[tuple[str, str]]:
 
 
 class _LabelParser:
-    """A port of apimachinery's ``labels.Parser`` (1.20), messages included."""
+    """A port of apimachinery's ``labels.Parser`` (v1.37), messages included: a bad key is a
+    field error on no path (``<nil>: Invalid value: ...``), a bad value one on its place in the
+    sorted values (``values[0][key]: ...``), as ``NewRequirement`` words them."""
 
     def __init__(self, text: str) -> None:
         self.tokens = _lex(text)
@@ -236,18 +245,25 @@ class _LabelParser:
         elif kind in operators:
             op = operators[kind]
             values = self.exact_value()
-            if op in ("gt", "lt"):
-                (bound,) = values
-                try:
-                    int(bound)
-                except ValueError:
-                    raise ValueError(
-                        "for 'Gt', 'Lt' operators, the value must be an integer"
-                    ) from None
         else:
             raise ValueError(f"found '{literal}', expected: {_BINARY_OPERATORS}")
-        for value in values:
-            _check_value(key, value)
+        errors: list[str] = []  # NewRequirement's, on the values' paths (Go sorts them)
+        for index, value in enumerate(sorted(values)):
+            if op in ("gt", "lt") and not (
+                _INT64.fullmatch(value) and -(2**63) <= int(value) < 2**63
+            ):
+                errors.append(
+                    f"values[{index}]: Invalid value: {apierrors.go_quote(value)}: for "
+                    "'Gt', 'Lt' operators, the value must be an integer"
+                )
+            why = label_value_errors(value)
+            if why:
+                errors.append(
+                    f"values[{index}][{key}]: Invalid value: {apierrors.go_quote(value)}: "
+                    + "; ".join(why)
+                )
+        if errors:
+            raise ValueError(_aggregate(errors))
         return Requirement(key, op, frozenset(values))
 
     def values(self) -> set[str]:
@@ -295,15 +311,16 @@ class _LabelParser:
 
 
 def _check_key(key: str) -> None:
-    why = label_key_error(key)
-    if why is not None:
-        raise ValueError(f'invalid label key "{key}": {why}')
+    """``validateLabelKey`` on the parser's path (none: Go prints ``<nil>``)."""
+    errors = qualified_name_errors(key)
+    if errors:
+        raise ValueError(f"<nil>: Invalid value: {apierrors.go_quote(key)}: {'; '.join(errors)}")
 
 
-def _check_value(key: str, value: str) -> None:
-    why = label_value_error(value)
-    if why is not None:
-        raise ValueError(f'invalid label value: "{value}": at key: "{key}": {why}')
+def _aggregate(errors: list[str]) -> str:
+    """``utilerrors.NewAggregate(...).Error()``: one message, or ``[a, b]`` (repeats once)."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
 def parse_labels(text: str) -> LabelSelector:

@@ -114,7 +114,12 @@ _LABEL_SELECTOR: Final = Obj(
     }
 )
 _POD_AFFINITY_TERM: Final = Obj(
-    {"labelSelector": _LABEL_SELECTOR, "namespaces": STRINGS, "topologyKey": STR}
+    {
+        "labelSelector": _LABEL_SELECTOR,
+        "namespaceSelector": _LABEL_SELECTOR,
+        "namespaces": STRINGS,
+        "topologyKey": STR,
+    }
 )
 _POD_AFFINITY: Final = Obj(
     {

@@ -232,7 +232,8 @@ class Store:
         return entry
 
     def remove(self, table: Table, key: str) -> Entry:
-        """Delete ``key``; the DELETED event carries the final object at a new version."""
+        """Delete ``key``; the DELETED event carries the final object at a new version, and
+        so does the entry returned (what v1.37 answers a DELETE with: the removal's version)."""
         prev = table.objects.pop(key)
         table._sorted = None
         self.rv += 1
@@ -242,7 +243,7 @@ class Store:
         obj["metadata"] = meta
         final = Entry(prev.key, prev.namespace, prev.name, obj, self.rv)
         table.record(Event("DELETED", final, prev))
-        return prev
+        return final
 
     def set_history_limit(self, limit: int) -> None:
         """Change every table's history bound (the ``history`` fault)."""

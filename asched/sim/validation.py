@@ -51,17 +51,17 @@ def dns_subdomain(name: str) -> str | None:
     return None
 
 
+_LABEL_MESSAGE: Final = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+    "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
 def dns_label(name: str) -> str | None:
-    """``IsDNS1123Label``."""
-    if len(name) > 63:
-        return "must be no more than 63 characters"
-    if not _LABEL.match(name):
-        return (
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-            "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
-            "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-        )
-    return None
+    """``IsDNS1123Label``: the first reason (a valid subdomain "must not contain dots")."""
+    errors = dns_label_errors(name)
+    return errors[0] if errors else None
 
 
 def dns1035_label(name: str) -> str | None:
@@ -81,12 +81,12 @@ def dns_label_errors(name: str) -> list[str]:
     """``IsDNS1123Label``: every reason ``name`` is not a label."""
     errors = ["must be no more than 63 characters"] if len(name) > 63 else []
     if not _LABEL.fullmatch(name):
-        errors.append(str(dns_label("")))
+        errors.append("must not contain dots" if _SUBDOMAIN.match(name) else _LABEL_MESSAGE)
     return errors
 
 
 def c_identifier(name: str) -> bool:
-    """``IsCIdentifier`` (environment variable names in 1.20)."""
+    """``IsCIdentifier``."""
     return bool(_C_IDENTIFIER.match(name))
 
 
@@ -100,8 +100,15 @@ def string_map(obj: JSON, field: str, path: str) -> dict[str, str]:
     return value
 
 
-def meta(obj: JSON, *, namespaced: bool, check_name: NameCheck) -> list[FieldCause]:
-    """``ValidateObjectMeta``: name, namespace, labels and annotations."""
+#: the finalizers ``validateKubeFinalizerName`` takes without a domain prefix.
+STANDARD_FINALIZERS: Final = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def meta(
+    obj: JSON, *, namespaced: bool, check_name: NameCheck, built_in: bool = True
+) -> list[FieldCause]:
+    """``ValidateObjectMeta``: names, namespace, labels, annotations and finalizers (a
+    built-in kind's also by ``validateKubeFinalizerName``, a custom resource's not)."""
     metadata = obj.get("metadata") or {}
     causes = object_names(metadata, check_name)
     if namespaced:
@@ -116,48 +123,68 @@ def meta(obj: JSON, *, namespaced: bool, check_name: NameCheck) -> list[FieldCau
     annotations = string_map(metadata, "annotations", "metadata.annotations")
     size = 0
     for key, value in annotations.items():
-        why = selectors.label_key_error(key.lower())
-        if why is not None:
-            causes.append(apierrors.invalid_value("metadata.annotations", key, why))
+        causes += [
+            apierrors.invalid_value("metadata.annotations", key, why)
+            for why in selectors.qualified_name_errors(key.lower())
+        ]
         size += len(key) + len(value)
     if size > TOTAL_ANNOTATION_BYTES:
         causes.append(apierrors.too_long("metadata.annotations", TOTAL_ANNOTATION_BYTES))
     finalizers = metadata.get("finalizers") or []
     if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
         raise DecodeFailure("metadata.finalizers", "expected []string")
-    for index, finalizer in enumerate(finalizers):
-        why = selectors.label_key_error(finalizer)
-        if why is not None:
-            causes.append(apierrors.invalid_value(f"metadata.finalizers[{index}]", finalizer, why))
+    for finalizer in finalizers:  # ValidateFinalizers: on the list's path, no index
+        causes += [
+            apierrors.invalid_value("metadata.finalizers", finalizer, why)
+            for why in selectors.qualified_name_errors(finalizer)
+        ]
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        causes.append(
+            apierrors.invalid_value(
+                "metadata.finalizers",
+                list(finalizers),
+                "finalizer orphan and foregroundDeletion cannot be both set",
+            )
+        )
+    if built_in:
+        causes += [
+            apierrors.invalid_value(
+                f"metadata.finalizers[{index}]",
+                finalizer,
+                "name is neither a standard finalizer name nor is it fully qualified",
+            )
+            for index, finalizer in enumerate(finalizers)
+            if "/" not in finalizer and finalizer not in STANDARD_FINALIZERS
+        ]
     return causes
 
 
 def object_names(metadata: JSON, check_name: NameCheck) -> list[FieldCause]:
-    """``metadata.name`` (required, valid) and ``generateName`` (valid as a prefix)."""
+    """``generateName`` (valid as a prefix), then ``metadata.name`` (required, valid)."""
     causes: list[FieldCause] = []
-    name = metadata.get("name") or ""
-    if not name:
-        causes.append(apierrors.required("metadata.name", "name or generateName is required"))
-    elif (why := check_name(name)) is not None:
-        causes.append(apierrors.invalid_value("metadata.name", name, why))
     prefix = metadata.get("generateName") or ""
     if prefix:
         masked = prefix[:-1] + "a" if prefix.endswith("-") else prefix  # maskTrailingDash
         if (why := check_name(masked)) is not None:
             causes.append(apierrors.invalid_value("metadata.generateName", prefix, why))
+    name = metadata.get("name") or ""
+    if not name:
+        causes.append(apierrors.required("metadata.name", "name or generateName is required"))
+    elif (why := check_name(name)) is not None:
+        causes.append(apierrors.invalid_value("metadata.name", name, why))
     return causes
 
 
 def labels(values: dict[str, str], path: str) -> list[FieldCause]:
-    """``ValidateLabels``: every key qualified, every value a label value."""
+    """``ValidateLabels``: every key qualified, every value a label value (every reason)."""
     causes: list[FieldCause] = []
     for key, value in values.items():
-        why = selectors.label_key_error(key)
-        if why is not None:
-            causes.append(apierrors.invalid_value(path, key, why))
-        why = selectors.label_value_error(value)
-        if why is not None:
-            causes.append(apierrors.invalid_value(path, value, why))
+        causes += [
+            apierrors.invalid_value(path, key, why) for why in selectors.qualified_name_errors(key)
+        ]
+        causes += [
+            apierrors.invalid_value(path, value, why) for why in selectors.label_value_errors(value)
+        ]
     return causes
 
 
@@ -172,8 +199,8 @@ def resource_list(owner: JSON, field: str, path: str) -> dict[str, str]:
     for name, raw in values.items():
         try:
             out[name] = quantity.canonical(raw)
-        except quantity.QuantityError as exc:
-            raise DecodeFailure(f"{path}[{name}]", str(exc)) from None
+        except quantity.QuantityError as exc:  # Quantity.UnmarshalJSON's error names no field
+            raise DecodeFailure("", str(exc)) from None
     owner[field] = out
     return out
 
@@ -184,7 +211,7 @@ def resource_values(
     """``ValidateResourceQuantityValue`` + resource names: non-negative, known or qualified.
 
     ``keyed`` chooses Go's ``path[cpu]`` (pods) over ``path.cpu`` (node status) field paths;
-    ``names=False`` checks the quantities only, as kube-apiserver v1.20 does for a node's
+    ``names=False`` checks the quantities only, as kube-apiserver v1.37 does for a node's
     status (it accepts ``attachable-volumes-csi-<driver>`` and any other name there).
     """
     causes: list[FieldCause] = []

@@ -148,14 +148,20 @@ def watch_line(spec: ResourceSpec, event: Event, type_: str, *, previous: bool =
     return line
 
 
-def bookmark_line(spec: ResourceSpec, rv: int) -> bytes:
-    """A BOOKMARK event: an object carrying only ``metadata.resourceVersion``."""
+def bookmark_line(spec: ResourceSpec, rv: int, *, initial_events_end: bool = False) -> bytes:
+    """A BOOKMARK event: an object carrying only ``metadata.resourceVersion`` (and, closing a
+    watch-list's initial events, the ``k8s.io/initial-events-end`` annotation)."""
+    annotations = (
+        b',"annotations":{"k8s.io/initial-events-end":"true"}' if initial_events_end else b""
+    )
     return (
         b'{"type":"BOOKMARK","object":'
         + spec.prefix
         + b'"metadata":{"resourceVersion":"'
         + str(rv).encode()
-        + b'"}}}\n'
+        + b'"'
+        + annotations
+        + b"}}}\n"
     )
 
 

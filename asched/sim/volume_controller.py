@@ -8,13 +8,13 @@ event-loop step, never inside the store's notification; its own writes mark obje
 and are synced in the same round until nothing changes (every sync writes only differences).
 
 What it does, after upstream's ``pv_controller.go`` (annotations and phases as upstream; Event
-messages as kube-controller-manager v1.20 words them, the version of the genuine backend)::
+messages as kube-controller-manager v1.37 words them, the version of the genuine backend)::
 
     PV  no claimRef, or a claimRef without uid (pre-bound by a user)  -> phase Available
         claimRef to a claim that is gone (other uid)  -> Released; policy Delete: a
             hollow-provisioned volume (its capacity given back) or a hostPath under /tmp/ is
             deleted, another volume of an external provisioner stays Released, any other is
-            Failed with Event VolumeFailedDelete (kube-controller-manager v1.20's words)
+            Failed with Event VolumeFailedDelete (kube-controller-manager's words)
         claimRef to an unbound claim (the scheduler's PreBind, a provisioner)  -> sync the claim
         claimRef to a claim bound to it  -> phase Bound
 
@@ -24,7 +24,8 @@ messages as kube-controller-manager v1.20 words them, the version of the genuine
              (:mod:`asched.sim.volume_match`)  -> bind
              none, delayed  -> Event WaitForFirstConsumer; Pending
              none, the class has an external provisioner  -> annotate
-                 volume.beta.kubernetes.io/storage-provisioner, Event ExternalProvisioning;
+                 volume.kubernetes.io/storage-provisioner and its beta twin, Event
+                 ExternalProvisioning;
                  a hollow driver's claim is provisioned at once (:mod:`asched.sim.provisioner`)
              none, an in-tree provisioner (kubernetes.io/...), or a missing class
                  -> Event ProvisioningFailed
@@ -75,9 +76,10 @@ JSON = dict[str, Any]
 COMPONENT: Final = "persistentvolume-controller"
 BOUND_BY_CONTROLLER: Final = "pv.kubernetes.io/bound-by-controller"
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
-#: the annotation kube-controller-manager v1.20 sets for an external provisioner (1.23+ also
-#: sets ``volume.kubernetes.io/storage-provisioner``; the genuine backend runs 1.20).
-STORAGE_PROVISIONER: Final = "volume.beta.kubernetes.io/storage-provisioner"
+#: the annotations kube-controller-manager sets for an external provisioner (1.23+ both; v1.20
+#: the beta one only).
+STORAGE_PROVISIONER: Final = "volume.kubernetes.io/storage-provisioner"
+BETA_STORAGE_PROVISIONER: Final = "volume.beta.kubernetes.io/storage-provisioner"
 #: seconds between a change and the round that syncs it (gathers a burst of writes).
 DEBOUNCE: Final = 0.001
 #: rounds of follow-up syncs in one step before yielding (a guard against write loops).
@@ -470,15 +472,20 @@ class VolumeController:
         if annotations.get(STORAGE_PROVISIONER) != driver:
             meta = {
                 **claim["metadata"],
-                "annotations": {**annotations, STORAGE_PROVISIONER: driver},
+                "annotations": {
+                    **annotations,
+                    BETA_STORAGE_PROVISIONER: driver,
+                    STORAGE_PROVISIONER: driver,
+                },
             }
             claim = self._registry.write(_CLAIMS, {**claim, "metadata": meta}).obj
             self._event(
                 claim,
                 "Normal",
                 "ExternalProvisioning",
-                "waiting for a volume to be created, either by external provisioner "
-                f'"{driver}" or manually created by system administrator',
+                f"Waiting for a volume to be created either by the external provisioner '{driver}' "
+                "or manually by the system administrator. If volume creation is delayed, please "
+                "verify that the provisioner is running and correctly registered.",
             )
         if provisioner.is_hollow(driver):
             self.provisioner.provision(claim, storage_class)

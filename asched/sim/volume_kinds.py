@@ -1,19 +1,16 @@
 """Hooks of the core volume kinds: PersistentVolumes and PersistentVolumeClaims, as kube-apiserver
-v1.20.2 checks and defaults them (each 422 cause measured against it: the field Go names, in
+v1.37.2 checks and defaults them (each 422 cause measured against it: the field Go names, in
 Go's order). See :mod:`asched.sim.hooks` for the order the registry calls hooks in, and
 :mod:`asched.sim.storage_kinds` for the ``storage.k8s.io`` kinds.
 
 The DefaultStorageClass admission plugin runs here (:meth:`PersistentVolumeClaimHooks.admit`):
 a claim created without ``spec.storageClassName`` gets the one default class, or a 403 when
-several are marked default (1.20 refuses; 1.26+ picks the newest).
+several are marked default (the simulator refuses; 1.26+ picks the newest).
 
-Deliberate differences from a 1.20 server:
+Deliberate differences from a v1.37 server:
 
-* ``ReadWriteOncePod`` is an accepted access mode (GA in 1.29), so the scheduler's handling of it
-  can be exercised; a 1.20 server refuses it.
-* Go prints a ``cmp`` diff after "spec is immutable after creation..." and a ``%#v`` of an
-  unsupported ``spec.capacity`` map; the simulator gives the same field, reason and sentence,
-  without the diff, and the map as ``core.ResourceList{"cpu":"1", ...}``.
+* Go prints a ``cmp`` diff after "spec is immutable after creation..." (on a line of its
+  own); the simulator gives the same field, reason and sentence, without the diff.
 * No ``kubernetes.io/pvc-protection`` / ``pv-protection`` finalizers are added at creation (the
   StorageObjectInUseProtection admission plugin is not simulated); objects that carry them
   (from a snapshot) lose them as upstream's controllers decide
@@ -25,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from asched.sim import affinity, apierrors, quantity, selectors, validation
-from asched.sim.apierrors import FieldCause, GoLiteral
+from asched.sim.apierrors import FieldCause
 from asched.sim.hooks import Context, Hooks, section
 
 JSON = dict[str, Any]
@@ -66,18 +63,24 @@ VOLUME_SOURCES: Final = (
     "csi",
 )
 _IMMUTABLE_CLAIM: Final = (
-    "spec is immutable after creation except resources.requests for bound claims"
+    "spec is immutable after creation except resources.requests and volumeAttributesClassName "
+    "for bound claims"
 )
 
 
 def _access_modes(modes: list[str], path: str, required: str = "") -> list[FieldCause]:
     if not modes:
         return [apierrors.required(path, required)]
-    return [
+    causes = [
         apierrors.not_supported(path, mode, ACCESS_MODES)
         for mode in modes
         if mode not in ACCESS_MODES
     ]
+    if "ReadWriteOncePod" in modes and any(mode != "ReadWriteOncePod" for mode in modes):
+        causes.append(
+            apierrors.forbidden(path, "may not use ReadWriteOncePod with other access modes")
+        )
+    return causes
 
 
 def enum(obj: JSON, field: str, path: str, allowed: list[str]) -> list[FieldCause]:
@@ -142,14 +145,17 @@ def _volume_sources(spec: JSON) -> list[FieldCause]:
             causes.append(
                 apierrors.required("spec.nodeAffinity", "Local volume requires node affinity")
             )
-        if name == "csi":
+        if name == "csi":  # ValidateCSIDriverName: an empty name is only Required
             driver = source.get("driver") or ""
             if not driver:
                 causes.append(apierrors.required("spec.csi.driver"))
-            causes += [
-                apierrors.invalid_value("spec.csi.driver", driver, why)
-                for why in selectors.subdomain_errors(driver.lower())
-            ]
+            else:
+                if len(driver) > 63:
+                    causes.append(apierrors.too_long("spec.csi.driver", 63))
+                causes += [
+                    apierrors.invalid_value("spec.csi.driver", driver, why)
+                    for why in selectors.subdomain_errors(driver.lower())
+                ]
             if not source.get("volumeHandle"):
                 causes.append(apierrors.required("spec.csi.volumeHandle"))
     if not found:
@@ -181,12 +187,8 @@ class PersistentVolumeHooks(Hooks):
         capacity: dict[str, str] = spec.get("capacity") or {}
         if not capacity:
             causes.append(apierrors.required("spec.capacity"))
-        if "storage" not in capacity or len(capacity) > 1:
-            inner = ", ".join(f'"{key}":"{capacity[key]}"' for key in sorted(capacity))
-            shown = GoLiteral(
-                f"core.ResourceList{{{inner}}}" if capacity else "core.ResourceList(nil)"
-            )
-            causes.append(apierrors.not_supported("spec.capacity", shown, ["storage"]))
+        if "storage" not in capacity or len(capacity) > 1:  # the map as JSON (null when nil)
+            causes.append(apierrors.not_supported("spec.capacity", capacity or None, ["storage"]))
         for name, value in capacity.items():
             causes += _positive_storage(value, f"spec.capacity[{name}]", strict=True)
         causes += enum(
@@ -282,6 +284,12 @@ class PersistentVolumeClaimHooks(Hooks):
             )
         causes += _class_name(spec, "spec.storageClassName")
         causes += enum(spec, "volumeMode", "spec.volumeMode", VOLUME_MODES)
+        attributes = spec.get("volumeAttributesClassName")
+        if attributes:
+            causes += [
+                apierrors.invalid_value("spec.volumeAttributesClassName", attributes, why)
+                for why in selectors.subdomain_errors(attributes)
+            ]
         if old is not None:
             causes += _claim_update(spec, old)
         return causes
@@ -300,6 +308,7 @@ def _claim_update(spec: JSON, old: JSON) -> list[FieldCause]:
             **resources,
             "requests": (before.get("resources") or {}).get("requests"),
         }
+        comparable["volumeAttributesClassName"] = before.get("volumeAttributesClassName")
     comparable = {key: value for key, value in comparable.items() if value is not None}
     if comparable != {key: value for key, value in before.items() if value is not None}:
         return [apierrors.forbidden("spec", _IMMUTABLE_CLAIM)]

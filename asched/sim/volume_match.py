@@ -81,6 +81,10 @@ def mismatch(volume: JSON, claim: JSON) -> str | None:
         return "requested PV is too small"
     if volume_class(volume) != claim_class(claim):
         return "storageClassName does not match"
+    if (volume["spec"].get("volumeAttributesClassName") or "") != (
+        claim["spec"].get("volumeAttributesClassName") or ""
+    ):  # VolumeAttributesClass: GA in 1.34
+        return "volumeAttributesClassName does not match"
     if volume["spec"].get("volumeMode", "Filesystem") != claim["spec"].get(
         "volumeMode", "Filesystem"
     ):

@@ -1,6 +1,7 @@
 """What the PV controller does with a Released volume whose policy is ``Delete``: a pure rule.
 
-kube-controller-manager v1.20 (observed beside the genuine API server) runs the volume's
+kube-controller-manager (v1.20 observed beside the genuine API server; v1.37's source reads the
+same) runs the volume's
 deleter: the in-tree hostPath deleter removes paths under ``/tmp/`` and refuses any other;
 volumes of no deletable plugin fail; an external provisioner's volumes are left to it. The
 simulator adds its hollow provisioner's volumes, which it deletes (:mod:`asched.sim.provisioner`).
@@ -42,6 +43,6 @@ def deletion(volume: JSON) -> str:
         return f"host_path deleter only supports /tmp/.+ but received provided {path}"
     name = volume["metadata"]["name"]
     return (
-        f'Error getting deleter volume plugin for volume "{name}": '
+        f'error getting deleter volume plugin for volume "{name}": '
         "no deletable volume plugin matched"
     )

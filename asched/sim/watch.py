@@ -242,7 +242,8 @@ def _first_bookmark(now: float, times: StreamTimes) -> float | None:
 
 def _next_bookmark(now: float, times: StreamTimes) -> float | None:
     """Every ``bookmark_every`` seconds, then every second from 2 s before the deadline
-    (what a 1.20 watch cache does: measured, bookmarks at 60 s and each second at the end)."""
+    (what the watch cache does: measured on v1.20, bookmarks at 60 s and each second at the
+    end; v1.37's cacher keeps the minute, and the contract tests pin the end)."""
     if times.bookmark_every is None:
         return None
     before_deadline = times.deadline - 2.0

@@ -70,6 +70,38 @@ def conditions_by_type(pod: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in pod.get("status", {}).get("conditions") or []}
 
 
+def _session_args(kubeconfig: Path) -> tuple[str, ssl.SSLContext | bool, dict[str, str]]:
+    entry = read_kubeconfig(kubeconfig)
+    verify: ssl.SSLContext | bool = True
+    if entry.server.startswith("https://"):
+        if entry.insecure_skip_tls_verify:
+            verify = False
+        elif entry.ca_pem is not None:
+            verify = ssl.create_default_context(cadata=entry.ca_pem.decode("ascii"))
+    headers = {"Accept": "application/json"}
+    if entry.token:
+        headers["Authorization"] = f"Bearer {entry.token}"
+    return entry.server, verify, headers
+
+
+async def watch_lines(
+    kubeconfig: Path, path: str, params: Mapping[str, str], *, deadline: float = DEADLINE
+) -> list[Event]:
+    """The events of a watch with any query (``params`` must end it: ``timeoutSeconds``),
+    read until the server closes the stream; a non-200 answer is one event, its body."""
+    server, verify, headers = _session_args(kubeconfig)
+    connector = aiohttp.TCPConnector(ssl=verify)
+    async with (
+        asyncio.timeout(deadline),
+        aiohttp.ClientSession(connector=connector) as session,
+        session.get(server + path, params={"watch": "true", **params}, headers=headers) as r,
+    ):
+        raw = await r.read()
+        if r.status != 200:
+            return [{"type": str(r.status), "object": orjson.loads(raw)}]
+    return [orjson.loads(line) for line in raw.splitlines() if line.strip()]
+
+
 async def send_raw(
     kubeconfig: Path,
     method: str,
@@ -83,28 +115,37 @@ async def send_raw(
 
     Returns the status and the decoded body (``{}`` when it is not a JSON object).
     """
-    entry = read_kubeconfig(kubeconfig)
-    verify: ssl.SSLContext | bool = True
-    if entry.server.startswith("https://"):
-        if entry.insecure_skip_tls_verify:
-            verify = False
-        elif entry.ca_pem is not None:
-            verify = ssl.create_default_context(cadata=entry.ca_pem.decode("ascii"))
-    headers = {"Content-Type": content_type, "Accept": "application/json"}
-    if entry.token:
-        headers["Authorization"] = f"Bearer {entry.token}"
+    status, body, _ = await send_for_warnings(
+        kubeconfig, method, path, data, content_type=content_type, params=params
+    )
+    return status, body
+
+
+async def send_for_warnings(
+    kubeconfig: Path,
+    method: str,
+    path: str,
+    data: bytes,
+    *,
+    content_type: str = "application/json",
+    params: Mapping[str, str] | None = None,
+) -> tuple[int, dict[str, Any], list[str]]:
+    """:func:`send_raw`, with the ``Warning`` headers of the answer (every one, in order)."""
+    server, verify, headers = _session_args(kubeconfig)
+    headers["Content-Type"] = content_type
     connector = aiohttp.TCPConnector(ssl=verify)
     async with (
         aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as s,
         # A BytesIO: aiohttp warns (an error here) about sending megabytes of raw bytes.
         s.request(
-            method, entry.server + path, data=io.BytesIO(data), headers=headers, params=params
+            method, server + path, data=io.BytesIO(data), headers=headers, params=params
         ) as r,
     ):
         raw = await r.read()
         status = r.status
+        warnings = r.headers.getall("Warning", [])
     try:
         decoded = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return status, {}
-    return status, decoded if isinstance(decoded, dict) else {}
+        return status, {}, warnings
+    return status, decoded if isinstance(decoded, dict) else {}, warnings

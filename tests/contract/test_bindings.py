@@ -1,4 +1,4 @@
-"""``pods/binding`` semantics of kube-apiserver v1.20.2 (what a scheduler's bind call sees)."""
+"""``pods/binding`` semantics of kube-apiserver v1.37.2 (what a scheduler's bind call sees)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def _binding(**fields):
     ("body", "status", "reason", "message"),
     [
         # ValidatePodBinding's errors are returned as a plain aggregate, not NewInvalid: every
-        # kube-apiserver answers 500 without a reason here (measured on v1.20.2).
+        # kube-apiserver answers 500 without a reason here (measured on v1.20.2 and v1.37.2).
         pytest.param(
             _binding(metadata={"name": "p"}),
             500,
@@ -156,9 +156,10 @@ def _binding(**fields):
             {"apiVersion": "v2", "kind": "Binding", "metadata": {"name": "p"}},
             400,
             "BadRequest",
+            # v1.37's scheme is named after NewScheme's caller as a Go-modules build sees it
+            # (v1.20: "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30")
             'Binding in version "v2" cannot be handled as a Binding: no kind "Binding" is '
-            'registered for version "v2" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/'
-            'scheme.go:30"',
+            'registered for version "v2" in scheme "pkg/runtime/scheme.go:111"',
             id="unknown version",
         ),
     ],
@@ -237,3 +238,66 @@ async def test_a_dry_run_binding_answers_201_and_binds_nothing(cluster):
     after = await rest.get(pods_path(ns, "p"))
     assert "nodeName" not in after["spec"]
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+
+
+async def test_binding_clears_the_nominated_node_and_merges_labels_and_annotations(cluster):
+    # v1.35+ (ClearingNominatedNodeNameAfterBinding, PodTopologyLabelsAdmission): the binding
+    # clears status.nominatedNodeName and copies its own labels onto the pod
+    rest, ns = cluster.rest, cluster.namespace
+    await cluster.create_pod("p", labels={"app": "web"})
+    await rest.patch(f"{pods_path(ns, 'p')}/status", {"status": {"nominatedNodeName": "n9"}})
+    body = _binding(
+        metadata={"name": "p", "labels": {"zone": "z1"}, "annotations": {"a": "b"}},
+        target={"name": "n1"},
+    )
+
+    answer = await rest.request("POST", f"{pods_path(ns, 'p')}/binding", body=body, check=False)
+
+    assert answer.status == 201
+    pod = await rest.get(pods_path(ns, "p"))
+    assert "nominatedNodeName" not in pod["status"]
+    assert pod["metadata"]["labels"] == {"app": "web", "zone": "z1"}
+    assert pod["metadata"]["annotations"] == {"a": "b"}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "what"),
+    [
+        pytest.param("uid", "not-the-uid", "UID", id="uid"),
+        pytest.param("resourceVersion", "1", "ResourceVersion", id="resourceVersion"),
+    ],
+)
+async def test_a_binding_precondition_that_fails_is_409_and_binds_nothing(
+    cluster, field, value, what
+):
+    rest, ns = cluster.rest, cluster.namespace
+    created = await cluster.create_pod("p")
+    body = _binding(metadata={"name": "p", field: value}, target={"name": "n1"})
+
+    answer = await rest.request("POST", f"{pods_path(ns, 'p')}/binding", body=body, check=False)
+
+    actual = created["metadata"]["uid" if field == "uid" else "resourceVersion"]
+    assert (answer.status, answer.body["reason"], answer.body["details"]) == (
+        409,
+        "Conflict",
+        {"name": "p", "kind": "pods"},
+    )
+    assert answer.body["message"] == (
+        f'Operation cannot be fulfilled on pods "p": StorageError: invalid object, Code: 4, '
+        f"Key: /registry/pods/{ns}/p, ResourceVersion: 0, AdditionalErrorMsg: Precondition "
+        f"failed: {what} in precondition: {value}, {what} in object meta: {actual}"
+    )
+    assert "nodeName" not in (await rest.get(pods_path(ns, "p")))["spec"]
+
+
+async def test_a_binding_with_the_right_uid_binds(cluster):
+    rest, ns = cluster.rest, cluster.namespace
+    created = await cluster.create_pod("p")
+    body = _binding(
+        metadata={"name": "p", "uid": created["metadata"]["uid"]}, target={"name": "n1"}
+    )
+
+    answer = await rest.request("POST", f"{pods_path(ns, 'p')}/binding", body=body, check=False)
+
+    assert answer.status == 201
+    assert (await rest.get(pods_path(ns, "p")))["spec"]["nodeName"] == "n1"

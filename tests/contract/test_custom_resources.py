@@ -1,4 +1,4 @@
-"""Custom resources served from CustomResourceDefinitions, as kube-apiserver v1.20.2 serves them.
+"""Custom resources served from CustomResourceDefinitions, as kube-apiserver v1.37.2 serves them.
 
 Every test applies scheduler-plugins' PodGroup CRD (``deploy/crds/``) under a group of its own
 (``<test id>.scheduling.x-k8s.io``): CRDs are cluster-scoped and the servers are shared by the
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -92,16 +93,26 @@ async def wait_status(cluster: Any, path: str, status: int) -> None:
             await asyncio.sleep(0.05)
 
 
-@pytest.fixture
-async def podgroups(cluster):
-    """The PodGroup CRD applied under the test's group, established and served."""
+@contextlib.asynccontextmanager
+async def served_podgroups(cluster: Any) -> AsyncIterator[PodGroups]:
+    """The PodGroup CRD applied under the test's group, established and served; deleted
+    afterwards."""
     handle = PodGroups(cluster)
     await cluster.rest.create(CRDS, podgroup_crd(handle.group))
-    await wait_established(cluster, handle.crd_name)
-    await wait_status(cluster, handle.path(), 200)
-    yield handle
-    with contextlib.suppress(StatusError):
-        await cluster.rest.delete(f"{CRDS}/{handle.crd_name}")
+    try:
+        await wait_established(cluster, handle.crd_name)
+        await wait_status(cluster, handle.path(), 200)
+        yield handle
+    finally:
+        with contextlib.suppress(StatusError):
+            await cluster.rest.delete(f"{CRDS}/{handle.crd_name}")
+
+
+@pytest.fixture
+async def podgroups(cluster):
+    """:func:`served_podgroups` for the test."""
+    async with served_podgroups(cluster) as handle:
+        yield handle
 
 
 def causes(error: StatusError) -> set[tuple[str, str]]:
@@ -250,13 +261,19 @@ async def test_unknown_fields_are_pruned_and_a_created_status_dropped(podgroups,
             id="a string for an integer",
         ),
         pytest.param(
+            # minMember is an int32: the float64 is the wrong Go type, and out of its range
             {"minMember": 1.5},
             {
                 (
                     "spec.minMember",
-                    'Invalid value: "number": spec.minMember in body must be of type integer: '
-                    '"number"',
-                )
+                    'Invalid value: "float64": spec.minMember in body must be of type int32: '
+                    '"float64"',
+                ),
+                (
+                    "<nil>",
+                    'Invalid value: "": Checked value must be of type integer with format int32 '
+                    "in spec.minMember",
+                ),
             },
             id="a fraction for an integer",
         ),
@@ -319,10 +336,34 @@ async def test_a_spec_of_the_wrong_type_is_422(podgroups, cluster):
     }
 
 
-async def test_int32_format_bounds_nothing(podgroups, cluster):
-    # 3,000,000,000 > 2**31 - 1, yet 1.20 checks formats on strings only.
-    created = await podgroups.create("big", minMember=1, scheduleTimeoutSeconds=3_000_000_000)
-    assert created["spec"]["scheduleTimeoutSeconds"] == 3_000_000_000
+@pytest.mark.parametrize(
+    ("seconds", "expected"),
+    [
+        pytest.param(2**31 - 1, None, id="2**31 - 1 fits"),
+        pytest.param(
+            2**31,
+            {
+                (
+                    "<nil>",
+                    'Invalid value: "": Checked value must be of type integer with format int32 '
+                    "in spec.scheduleTimeoutSeconds",
+                )
+            },
+            id="2**31 does not",
+        ),
+    ],
+)
+async def test_int32_format_bounds_the_value(podgroups, cluster, seconds, expected):
+    # v1.37 checks an int32 field's range (v1.20 checked formats on strings only): an unnamed
+    # cause, no field
+    if expected is None:
+        created = await podgroups.create("big", minMember=1, scheduleTimeoutSeconds=seconds)
+        assert created["spec"]["scheduleTimeoutSeconds"] == seconds
+        return
+    with pytest.raises(StatusError) as caught:
+        await podgroups.create("big", minMember=1, scheduleTimeoutSeconds=seconds)
+    assert (caught.value.status, causes(caught.value)) == (422, expected)
+    assert caught.value.body["details"]["causes"][0]["reason"] == "FieldValueInvalid"
 
 
 async def test_watch_sees_create_patch_delete(podgroups, cluster):
@@ -397,15 +438,18 @@ async def test_status_subresource(
 
 
 async def test_a_status_violation_is_422(podgroups, cluster):
+    # v1.37 validates a /status write's status alone, against the status schema: the message
+    # names the field from the status down, the cause from the root
     await podgroups.create("s", minMember=1)
     with pytest.raises(StatusError) as caught:
         await cluster.rest.patch(podgroups.path("s") + "/status", {"status": {"running": "x"}})
     assert causes(caught.value) == {
         (
             "status.running",
-            'Invalid value: "string": status.running in body must be of type integer: "string"',
+            'Invalid value: "string": running in body must be of type integer: "string"',
         )
     }
+    assert caught.value.body["details"]["causes"][0]["reason"] == "FieldValueTypeInvalid"
 
 
 async def test_json_patch_applies_and_strategic_merge_patch_is_415(podgroups, cluster):
@@ -438,7 +482,7 @@ async def test_put_needs_the_resource_version_and_never_creates(podgroups, clust
     assert (caught.value.status, caught.value.reason) == (422, "Invalid")
     assert caught.value.message == (
         f'podgroups.{podgroups.group} "u" is invalid: metadata.resourceVersion: '
-        "Invalid value: 0x0: must be specified for an update"
+        "Invalid value: 0: must be specified for an update"  # v1.20 printed Go's %#v: 0x0
     )
 
     current = copy.deepcopy(created)
@@ -618,8 +662,20 @@ async def test_defaults_nulls_and_preserved_fields_of_a_cluster_scoped_resource(
                     "properties": {"a": {"type": "integer", "default": "x"}},
                 }
             },
-            {("spec.validation.openAPIV3Schema.properties[a].default", "FieldValueInvalid")},
+            {("spec.validation.openAPIV3Schema.properties[a].default", "FieldValueTypeInvalid")},
             id="a default that does not validate",
+        ),
+        pytest.param(
+            {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "u": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+                    },
+                }
+            },
+            {("spec.validation.openAPIV3Schema.properties[u].uniqueItems", "FieldValueForbidden")},
+            id="uniqueItems",
         ),
     ],
 )
@@ -644,6 +700,131 @@ async def test_an_invalid_crd_is_422(cluster, change, expected):
     assert (caught.value.status, caught.value.reason) == (422, "Invalid")
     got = {(c["field"], c["reason"]) for c in caught.value.body["details"]["causes"]}
     assert got == expected
+
+
+@pytest.fixture
+async def widgets(cluster):
+    """A function applying a cluster-scoped Widget CRD of a schema; returns the served
+    collection's path. The CRD is deleted at teardown."""
+    group = f"w{cluster.test_id}.example.com"
+    crd_path = f"{CRDS}/widgets.{group}"
+
+    async def apply(schema: dict[str, Any]) -> str:
+        await cluster.rest.create(CRDS, _widget_crd(group, schema))
+        await wait_established(cluster, f"widgets.{group}")
+        path = f"/apis/{group}/v1/widgets"
+        await wait_status(cluster, path, 200)
+        return path
+
+    apply.crd_path = crd_path  # type: ignore[attr-defined]
+    yield apply
+    with contextlib.suppress(StatusError):
+        await cluster.rest.delete(crd_path)
+
+
+def _widget(path: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    group_version = path.removeprefix("/apis/").removesuffix("/widgets")
+    return {
+        "apiVersion": group_version,
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+async def test_list_items_and_strings_are_validated_as_v1_37_does(widgets, cluster):
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "ports": {
+                        "type": "array",
+                        "maxItems": 2,
+                        "items": {"type": "integer", "format": "int32"},
+                    },
+                    "name": {"type": "string", "maxLength": 3, "pattern": "^[a-z]+$"},
+                },
+            }
+        },
+    }
+    path = await widgets(schema)
+    body = _widget(path, f"w-{cluster.test_id}", {"ports": [1, "x", 2.5], "name": "ABCD"})
+
+    with pytest.raises(StatusError) as caught:
+        await cluster.rest.create(path, body)
+
+    found = [
+        (c["field"], c["message"], c["reason"]) for c in caught.value.body["details"]["causes"]
+    ]
+    # an item names its index; a string reports its first failure only; maxItems is a
+    # TooMany cause (v1.20: no index, every failure, "should have at most 2 items")
+    assert sorted(found) == sorted(
+        [
+            (
+                "spec.ports[1]",
+                'Invalid value: "string": spec.ports[1] in body must be of type integer: "string"',
+                "FieldValueTypeInvalid",
+            ),
+            (
+                "spec.ports[2]",
+                'Invalid value: "float64": spec.ports[2] in body must be of type int32: "float64"',
+                "FieldValueTypeInvalid",
+            ),
+            (
+                "<nil>",
+                'Invalid value: "": Checked value must be of type integer with format int32 '
+                "in spec.ports[2]",
+                "FieldValueInvalid",
+            ),
+            ("spec.ports", "Too many: 3: must have at most 2 items", "FieldValueTooMany"),
+            ("spec.name", "Too long: may not be more than 3 bytes", "FieldValueTooLong"),
+        ]
+    )
+
+
+async def test_an_update_ratchets_the_values_it_does_not_change(widgets, cluster):
+    """CRDValidationRatcheting (GA in 1.33): a value a stricter schema refuses may stay as it
+    is; an update that changes it is checked."""
+    loose: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            }
+        },
+    }
+    path = await widgets(loose)
+    rest, name = cluster.rest, f"w-{cluster.test_id}"
+    await rest.create(path, _widget(path, name, {"a": 50, "b": 1}))
+    crd = await rest.get(widgets.crd_path)
+    strict = copy.deepcopy(loose)
+    strict["properties"]["spec"]["properties"]["a"]["maximum"] = 10
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = strict
+    await rest.replace(widgets.crd_path, crd)
+    probe = _widget(path, f"{name}-probe", {"a": 20})
+    async with asyncio.timeout(DEADLINE):  # the handler takes the new schema a moment later
+        while (  # noqa: ASYNC110 (no event to await)
+            await rest.request("POST", path, body=probe, params={"dryRun": "All"}, check=False)
+        ).status != 422:
+            await asyncio.sleep(0.1)
+
+    kept = await rest.patch(f"{path}/{name}", {"spec": {"b": 2}})
+    changed = await rest.request(
+        "PATCH",
+        f"{path}/{name}",
+        body={"spec": {"a": 40}},
+        content_type="application/merge-patch+json",
+        check=False,
+    )
+
+    assert kept["spec"] == {"a": 50, "b": 2}
+    assert changed.status == 422
+    assert [(c["field"], c["message"]) for c in changed.body["details"]["causes"]] == [
+        ("spec.a", "Invalid value: 40: spec.a in body should be less than or equal to 10")
+    ]
 
 
 async def test_deleting_the_crd_deletes_its_objects_ends_watches_and_unserves(podgroups, cluster):

@@ -13,7 +13,7 @@ from ._support import kinds, read_events, rv
 async def _bound_pod(cluster, name: str) -> None:
     """Create a pod with a 30 s grace period and bind it; return once the server's cache has it.
 
-    kube-apiserver v1.20 may evaluate a DELETE's grace period on its watch-cache copy of the
+    kube-apiserver may evaluate a DELETE's grace period on its watch-cache copy of the
     pod first; a DELETE sent right after the binding can then see an unscheduled pod and
     delete it at once. Waiting until a watch shows the binding (a watch is served from that
     cache) rules this out, as a kubelet's own watch would in a real cluster.
@@ -56,16 +56,18 @@ async def test_bound_pod_deleted_with_grace_gets_a_deletion_timestamp_first(clus
         rest.watch(pods_path(ns), resource_version=start),
         until=lambda evs: evs[-1]["type"] == "DELETED",
     )
-    # Terminating (grace 30), then shortened to grace 0 (the object the grace-0 DELETE
-    # answered with), then removed with a version of its own.
+    # Terminating (grace 30), then shortened to grace 0, then removed with a version of its
+    # own: the one the grace-0 DELETE answered with (v1.37 decodes the deleted object at the
+    # deletion's revision; v1.20 answered the shortened one's version).
     assert kinds(events) == [("MODIFIED", "p"), ("MODIFIED", "p"), ("DELETED", "p")]
     terminating_event, shortened, removed = (e["object"] for e in events)
     assert terminating_event["metadata"]["deletionGracePeriodSeconds"] == 30
     assert rv(terminating_event) == rv(terminating)
     assert shortened["metadata"]["deletionGracePeriodSeconds"] == 0
-    assert rv(shortened) == rv(gone)
+    assert gone["metadata"]["deletionGracePeriodSeconds"] == 0
     assert removed["metadata"]["deletionGracePeriodSeconds"] == 0
-    assert rv(removed) not in {rv(terminating), rv(gone)}
+    assert rv(removed) == rv(gone)
+    assert len({rv(terminating), rv(shortened), rv(removed)}) == 3
 
 
 async def test_deleting_a_terminating_pod_again_with_the_same_grace_changes_nothing(cluster):
@@ -85,7 +87,8 @@ async def test_unscheduled_pod_is_deleted_at_once_whatever_the_grace(cluster):
 
     deleted = await rest.delete(pods_path(ns, "p"), grace_period_seconds=30)
 
-    # The answer is the final state, with the grace period the server actually applied.
+    # The answer is the final state, with the grace period the server actually applied, at
+    # the version of the removal (the DELETED event's).
     assert deleted["kind"] == "Pod"
     assert deleted["metadata"]["deletionGracePeriodSeconds"] == 0
     with pytest.raises(StatusError) as caught:

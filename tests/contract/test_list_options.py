@@ -1,4 +1,4 @@
-"""List query parameters: decoding (400) and ``ValidateListOptions`` (422), as v1.20.2 does them."""
+"""List query parameters: decoding (400) and ``ValidateListOptions`` (422), as v1.37.2 does them."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ def _forbidden(why: str) -> dict[str, str]:
 
 
 BOGUS = {"reason": "FieldValueNotSupported", "message": UNSUPPORTED_BOGUS, "field": MATCH}
+SEND_NEEDS_MATCH = "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
 
 
 @pytest.mark.parametrize(
@@ -42,8 +43,47 @@ BOGUS = {"reason": "FieldValueNotSupported", "message": UNSUPPORTED_BOGUS, "fiel
         ),
         pytest.param(
             {MATCH: "NotOlderThan", "resourceVersion": "0", "watch": "true"},
-            [_forbidden("resourceVersionMatch is forbidden for watch")],
+            [
+                _forbidden(
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided"
+                )
+            ],
             id="on a watch",
+        ),
+        # sendInitialEvents (the WatchList feature, on in v1.37): NotOlderThan on a watch only
+        pytest.param(
+            {"sendInitialEvents": "true", "watch": "true"},
+            [_forbidden(SEND_NEEDS_MATCH)],
+            id="sendInitialEvents without a match",
+        ),
+        pytest.param(
+            {"sendInitialEvents": "yes", "watch": "true"},
+            [_forbidden(SEND_NEEDS_MATCH)],
+            id="sendInitialEvents of any value",
+        ),
+        pytest.param(
+            {"sendInitialEvents": "true", MATCH: "Exact", "watch": "true"},
+            [
+                _forbidden(SEND_NEEDS_MATCH),
+                {
+                    "reason": "FieldValueNotSupported",
+                    "message": 'Unsupported value: "Exact": supported values: "NotOlderThan"',
+                    "field": MATCH,
+                },
+            ],
+            id="sendInitialEvents with Exact",
+        ),
+        pytest.param(
+            {"sendInitialEvents": "false"},
+            [
+                {
+                    "reason": "FieldValueForbidden",
+                    "message": "Forbidden: sendInitialEvents is forbidden for list",
+                    "field": "sendInitialEvents",
+                }
+            ],
+            id="sendInitialEvents on a list",
         ),
     ],
 )
@@ -53,7 +93,7 @@ async def test_invalid_resource_version_match_is_422(cluster, params, causes):
     )
 
     # The message: every cause, joined as Go's aggregate ("[a, b]" when more than one).
-    texts = [f"{MATCH}: {cause['message']}" for cause in causes]
+    texts = [f"{cause['field']}: {cause['message']}" for cause in causes]
     joined = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     assert (answer.status, answer.body["reason"]) == (422, "Invalid")
     assert answer.body["message"] == f'ListOptions.meta.k8s.io "" is invalid: {joined}'
@@ -185,16 +225,79 @@ async def test_integers_parse_as_go_parses_them(cluster, limit):
     assert len(listed["items"]) == 5  # limit 5 of 6 pods
 
 
-async def test_a_resource_version_past_uint64_is_a_plain_500(cluster):
-    rv = "9" * 25  # > 2**64 - 1 (20 digits)
-
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("9" * 25, id="past uint64"),  # > 2**64 - 1 (20 digits)
+        pytest.param("abc", id="not a number"),
+        pytest.param("-1", id="negative"),
+    ],
+)
+async def test_a_list_resource_version_that_does_not_parse_is_400(cluster, value):
+    # a LIST answers 400 since storage.ValidateListOptions (v1.20: a plain 500, as a GET
+    # still does)
     answer = await cluster.rest.request(
-        "GET", pods_path(cluster.namespace), params={"resourceVersion": rv}, check=False
+        "GET", pods_path(cluster.namespace), params={"resourceVersion": value}, check=False
+    )
+
+    why = "value out of range" if value.isdigit() else "invalid syntax"
+    assert (answer.status, answer.body.get("reason"), answer.body["message"]) == (
+        400,
+        "BadRequest",
+        f'invalid resource version: resourceVersion: Invalid value: "{value}": '
+        f'strconv.ParseUint: parsing "{value}": {why}',
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        pytest.param(
+            {"continue": "bogus"},
+            "invalid continue token: continue key is not valid: illegal base64 data at input "
+            "byte 4",
+            id="not base64",
+        ),
+        pytest.param(
+            {"continue": "bogus", "resourceVersion": "5"},
+            "invalid continue token: continue key is not valid: illegal base64 data at input "
+            "byte 4",
+            id="the token is read before the resourceVersion",
+        ),
+        pytest.param(
+            # base64url of {"v":"meta.k8s.io/v2","rv":5,"start":"a"}
+            {"continue": "eyJ2IjoibWV0YS5rOHMuaW8vdjIiLCJydiI6NSwic3RhcnQiOiJhIn0"},
+            "invalid continue token: continue key is not valid: server does not recognize this "
+            "encoded version meta.k8s.io/v2",
+            id="another token version",
+        ),
+    ],
+)
+async def test_a_continue_token_that_does_not_decode_is_400(cluster, params, message):
+    answer = await cluster.rest.request(
+        "GET", pods_path(cluster.namespace), params={"limit": "1", **params}, check=False
     )
 
     assert (answer.status, answer.body.get("reason"), answer.body["message"]) == (
-        500,
-        None,
-        f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": '
-        "value out of range",
+        400,
+        "BadRequest",
+        message,
+    )
+
+
+async def test_a_continue_token_with_a_resource_version_is_400(cluster):
+    for name in ("a", "b"):
+        await cluster.create_pod(name)
+    first = await cluster.rest.list(pods_path(cluster.namespace), limit=1)
+
+    answer = await cluster.rest.request(
+        "GET",
+        pods_path(cluster.namespace),
+        params={"continue": first["metadata"]["continue"], "resourceVersion": "5"},
+        check=False,
+    )
+
+    assert (answer.status, answer.body["message"]) == (
+        400,
+        "specifying resource version is not allowed when using continue",
     )

@@ -1,8 +1,8 @@
 """Pod create validation a scheduler depends on: affinity (422 or 400) and huge quantities.
 
-The field paths are kube-apiserver v1.20.2's, quirks included: a pod affinity term checks
-its labelSelector under ``<term>.matchExpressions``, and reports a bad namespace on
-``<term>.namespace``.
+The field paths are kube-apiserver v1.37.2's, quirks included: a bad namespace of a pod
+affinity term is reported on ``<term>.namespace``. (v1.20 also reported the term's label
+selector under ``<term>.matchExpressions``; v1.37 uses ``<term>.labelSelector``.)
 """
 
 from __future__ import annotations
@@ -22,6 +22,12 @@ NAME_REGEX = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
     "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+LABEL_VALUE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 )
 DNS_LABEL = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
@@ -48,7 +54,7 @@ def _node_term(operator: str) -> dict:
     [
         pytest.param(
             {"podAffinity": {REQUIRED: [_term("Foo")]}},
-            [(f"{POD_AFFINITY}.matchExpressions.matchExpressions[0].operator", BAD_OPERATOR)],
+            [(f"{POD_AFFINITY}.labelSelector.matchExpressions[0].operator", BAD_OPERATOR)],
             id="pod affinity operator Foo",
         ),
         pytest.param(
@@ -56,7 +62,7 @@ def _node_term(operator: str) -> dict:
             [
                 (
                     f"spec.affinity.podAntiAffinity.{REQUIRED}[0]"
-                    ".matchExpressions.matchExpressions[0].operator",
+                    ".labelSelector.matchExpressions[0].operator",
                     BAD_OPERATOR,
                 )
             ],
@@ -71,7 +77,7 @@ def _node_term(operator: str) -> dict:
                 ),
                 (
                     f"spec.affinity.podAntiAffinity.{PREFERRED}[0].podAffinityTerm"
-                    ".matchExpressions.matchExpressions[0].operator",
+                    ".labelSelector.matchExpressions[0].operator",
                     BAD_OPERATOR,
                 ),
             ],
@@ -114,6 +120,41 @@ def _node_term(operator: str) -> dict:
             {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [_node_term("Gt")]}}},
             [],  # one value: valid
             id="node affinity Gt with one value is valid",
+        ),
+        pytest.param(
+            {
+                "podAffinity": {
+                    REQUIRED: [
+                        {
+                            "labelSelector": {
+                                "matchExpressions": [
+                                    {"key": "app", "operator": "In", "values": ["a b"]}
+                                ]
+                            },
+                            "namespaceSelector": {
+                                "matchExpressions": [{"key": "team", "operator": "Foo"}]
+                            },
+                            "topologyKey": "kubernetes.io/hostname",
+                        }
+                    ]
+                }
+            },
+            [
+                (
+                    f"{POD_AFFINITY}.labelSelector.matchExpressions[0].values[0]",
+                    f'Invalid value: "a b": {LABEL_VALUE}',
+                ),
+                (
+                    f"{POD_AFFINITY}.namespaceSelector.matchExpressions[0].operator",
+                    BAD_OPERATOR,
+                ),
+            ],
+            id="expression values and the namespace selector are checked",
+        ),
+        pytest.param(
+            {"podAffinity": {REQUIRED: [_term(namespaces=["a.b"])]}},
+            [(f"{POD_AFFINITY}.namespace", 'Invalid value: "a.b": must not contain dots')],
+            id="a namespace with dots",
         ),
         pytest.param(
             {"podAffinity": {REQUIRED: [_term(namespaces=["Bad_NS"], topologyKey="")]}},
@@ -282,9 +323,10 @@ async def test_an_int64_field_past_int64_does_not_decode(cluster):
     assert body["message"].startswith('Pod in version "v1" cannot be handled as a Pod: ')
 
 
-async def test_a_label_key_with_two_slashes_gets_gos_qualified_name_message(cluster):
-    """``IsQualifiedName`` splits on every '/': ``a/b/c`` is not a prefixed name. (The
-    simulator had two validators answering differently for it; there is one now.)"""
+async def test_a_label_key_with_two_slashes_gets_gos_label_key_message(cluster):
+    """``IsQualifiedName`` (``content.IsLabelKey`` in v1.37) splits on every '/': ``a/b/c`` is
+    not a prefixed name. (The simulator had two validators answering differently for it;
+    there is one now.)"""
     answer = await cluster.rest.request(
         "POST",
         pods_path(cluster.namespace),
@@ -299,5 +341,229 @@ async def test_a_label_key_with_two_slashes_gets_gos_qualified_name_message(clus
     assert (answer.status, answer.body["reason"]) == (422, "Invalid")
     [cause] = answer.body["details"]["causes"]
     assert cause["field"] == "metadata.labels"
-    assert cause["message"].startswith('Invalid value: "a/b/c": a qualified name must consist')
-    assert "with an optional DNS subdomain prefix and '/'" in cause["message"]
+    # v1.20: "a qualified name must consist of..."
+    assert cause["message"] == (
+        'Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', "
+        " or 'my.name',  or '123-abc', regex used for validation is "
+        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and "
+        "'/' (e.g. 'example.com/MyName')"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metadata", "causes"),
+    [
+        pytest.param(
+            {"name": "p", "labels": {"a" * 64: "x", "b": "c" * 64}},
+            [
+                (
+                    "metadata.labels",
+                    f'Invalid value: "{"a" * 64}": name part must be no more than 63 bytes',
+                ),
+                ("metadata.labels", f'Invalid value: "{"c" * 64}": must be no more than 63 bytes'),
+            ],
+            id="label key and value too long: bytes (v1.20: characters)",
+        ),
+        pytest.param(
+            {"name": "p", "finalizers": ["a/b/c", "plain", "example.com/ok"]},
+            [
+                (
+                    "metadata.finalizers",
+                    'Invalid value: "a/b/c": a valid label key must consist of alphanumeric '
+                    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                    "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional "
+                    "DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                ),
+                (
+                    "metadata.finalizers[1]",
+                    'Invalid value: "plain": name is neither a standard finalizer name nor is it '
+                    "fully qualified",
+                ),
+            ],
+            id="finalizers",
+        ),
+    ],
+)
+async def test_metadata_is_validated(cluster, metadata, causes):
+    answer = await cluster.rest.request(
+        "POST",
+        pods_path(cluster.namespace),
+        body={
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": metadata,
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        },
+        check=False,
+    )
+
+    assert (answer.status, answer.body["reason"]) == (422, "Invalid")
+    assert [(c["field"], c["message"]) for c in answer.body["details"]["causes"]] == causes
+
+
+def _resources(requests: dict, limits: dict | None = None) -> dict:
+    return {"requests": requests, **({"limits": limits} if limits else {})}
+
+
+@pytest.mark.parametrize(
+    ("spec", "causes"),
+    [
+        pytest.param(
+            {
+                "containers": [
+                    {"name": "c", "image": "i", "resources": _resources({"cpu": "2"}, {"cpu": "1"})}
+                ]
+            },
+            [
+                (
+                    "spec.containers[0].resources.requests",
+                    'Invalid value: "2": must be less than or equal to cpu limit of 1',
+                )
+            ],
+            id="a request over its limit",
+        ),
+        pytest.param(
+            {"containers": [{"name": "c", "image": "i", "resources": _resources({"bogus": "1"})}]},
+            [
+                (
+                    "spec.containers[0].resources.requests[bogus]",
+                    'Invalid value: "bogus": must be a standard resource type or fully qualified',
+                ),
+                (
+                    "spec.containers[0].resources.requests[bogus]",
+                    'Invalid value: "bogus": must be a standard resource for containers',
+                ),
+            ],
+            id="an unknown resource",
+        ),
+        pytest.param(
+            {
+                "containers": [
+                    {"name": "c", "image": "i", "resources": _resources({"example.com/gpu": "1"})}
+                ]
+            },
+            [
+                (
+                    "spec.containers[0].resources.limits",
+                    "Required value: Limit must be set for non overcommitable resources",
+                )
+            ],
+            id="an extended resource without a limit",
+        ),
+        pytest.param(
+            {
+                "containers": [
+                    {
+                        "name": "c",
+                        "image": "i",
+                        "resources": _resources({"example.com/gpu": "1"}, {"example.com/gpu": "2"}),
+                    }
+                ]
+            },
+            [
+                (
+                    "spec.containers[0].resources.requests",
+                    'Invalid value: "1": must be equal to example.com/gpu limit of 2',
+                )
+            ],
+            id="an extended resource below its limit",
+        ),
+        pytest.param(
+            {"containers": [{"name": "c", "image": "i"}, {"name": "a.b", "image": "i"}]},
+            [("spec.containers[1].name", 'Invalid value: "a.b": must not contain dots')],
+            id="a container name with dots",
+        ),
+        pytest.param(
+            {"containers": [{"name": "c", "image": "i"}], "activeDeadlineSeconds": 0},
+            [
+                (
+                    "spec.activeDeadlineSeconds",
+                    "Invalid value: 0: must be between 1 and 2147483647, inclusive",
+                )
+            ],
+            id="a zero deadline",
+        ),
+        pytest.param(
+            {
+                "containers": [{"name": "c", "image": "i"}],
+                "tolerations": [{"operator": "Equal", "value": "v"}],
+            },
+            [
+                (
+                    "spec.tolerations[0].operator",
+                    'Invalid value: "Equal": operator must be Exists when `key` is empty, which '
+                    'means "match all values and all keys"',
+                )
+            ],
+            id="a toleration without a key",
+        ),
+    ],
+)
+async def test_pod_spec_is_validated(cluster, spec, causes):
+    answer = await cluster.rest.request(
+        "POST",
+        pods_path(cluster.namespace),
+        body={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec},
+        check=False,
+    )
+
+    assert (answer.status, answer.body["reason"]) == (422, "Invalid")
+    assert [(c["field"], c["message"]) for c in answer.body["details"]["causes"]] == causes
+
+
+async def test_a_negative_grace_period_becomes_one_second(cluster):
+    pod = await cluster.create_pod("p", termination_grace_period_seconds=-5)
+
+    assert pod["spec"]["terminationGracePeriodSeconds"] == 1
+
+
+async def test_a_forbidden_spec_change_names_the_fields_that_may_change(cluster):
+    rest, ns = cluster.rest, cluster.namespace
+    await cluster.create_pod("p")
+
+    answer = await rest.request(
+        "PATCH",
+        pods_path(ns, "p"),
+        body={"spec": {"restartPolicy": "Never"}},
+        content_type="application/merge-patch+json",
+        check=False,
+    )
+
+    [cause] = answer.body["details"]["causes"]
+    # Go appends a diff of the two specs on a line of its own; the simulator does not
+    assert (answer.status, cause["field"], cause["message"].split("\n", 1)[0]) == (
+        422,
+        "spec",
+        "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+        "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+        "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to "
+        "be set to 1 if it was previously negative)",
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [pytest.param("12x", id="not a quantity"), pytest.param("1e18Ki", id="exponent and suffix")],
+)
+async def test_a_bad_quantity_fails_decoding_and_names_no_field(cluster, value):
+    answer = await cluster.rest.request(
+        "POST",
+        pods_path(cluster.namespace),
+        body={
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p"},
+            "spec": {"containers": [_container("c", {"memory": value})]},
+        },
+        check=False,
+    )
+
+    # Quantity.UnmarshalJSON's error, without the field (v1.37 decodes with sigs.k8s.io/json)
+    assert (answer.status, answer.body["reason"], answer.body["message"]) == (
+        400,
+        "BadRequest",
+        'Pod in version "v1" cannot be handled as a Pod: quantities must match the regular '
+        "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    )

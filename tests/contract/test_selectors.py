@@ -53,11 +53,41 @@ async def test_label_selector_on_cluster_scoped_nodes(cluster):
     assert [n["metadata"]["name"] for n in listed["items"]] == ["b-" + cluster.test_id]
 
 
-async def test_malformed_label_selector_is_400(cluster):
+NAME_PART = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        pytest.param("tier in a", "found 'a' expected: '('", id="in without parenthesis"),
+        # v1.37's labels parser; v1.20 said "expected: '=', '!=', '==', 'in', notin'"
+        pytest.param(
+            "a b", "found 'b', expected: in, notin, =, ==, !=, gt, lt", id="missing operator"
+        ),
+        # field errors: a key on no path, a value on its place among the sorted values
+        pytest.param("-a=b", f'<nil>: Invalid value: "-a": {NAME_PART}', id="a bad key"),
+        pytest.param(
+            "n>x",
+            "values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an "
+            "integer",
+            id="gt needs an integer",
+        ),
+        pytest.param(
+            "x=" + "v" * 64,
+            f'values[0][x]: Invalid value: "{"v" * 64}": must be no more than 63 bytes',
+            id="a value too long",
+        ),
+    ],
+)
+async def test_malformed_label_selector_is_400(cluster, selector, message):
     with pytest.raises(StatusError) as caught:
-        await cluster.rest.list(pods_path(cluster.namespace), label_selector="tier in a")
+        await cluster.rest.list(pods_path(cluster.namespace), label_selector=selector)
     assert (caught.value.status, caught.value.reason) == (400, "BadRequest")
-    assert caught.value.message == "unable to parse requirement: found 'a' expected: '('"
+    assert caught.value.message == f"unable to parse requirement: {message}"
 
 
 async def _field_selector_pods(cluster) -> str:

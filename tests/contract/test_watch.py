@@ -1,4 +1,4 @@
-"""List/watch and resourceVersion semantics, as kube-apiserver v1.20.2 implements them.
+"""List/watch and resourceVersion semantics, as kube-apiserver v1.37.2 implements them.
 
 Every expectation here was observed on the genuine server (the truth the simulator must match).
 Watches start from a LIST's resourceVersion *after* the changes were made: the server replays
@@ -14,7 +14,7 @@ import pytest
 from asched.backends.errors import StatusError
 from asched.backends.rest import pods_path
 
-from ._support import DEADLINE, Event, kinds, name, read_events, rv
+from ._support import DEADLINE, Event, kinds, name, read_events, rv, watch_lines
 
 
 async def test_watch_from_list_version_replays_later_changes_in_order(cluster):
@@ -32,8 +32,8 @@ async def test_watch_from_list_version_replays_later_changes_in_order(cluster):
     events = await read_events(stream, until=lambda evs: evs[-1]["type"] == "DELETED")
 
     # "before" existed at the list's version: it is not replayed. A pod DELETE is two writes:
-    # deletionTimestamp + deletionGracePeriodSeconds=0 (MODIFIED; the DELETE's answer), then
-    # the removal (DELETED) with a version of its own.
+    # deletionTimestamp + deletionGracePeriodSeconds=0 (MODIFIED), then the removal (DELETED)
+    # with a version of its own, the DELETE's answer's (v1.20 answered the MODIFIED one's).
     assert kinds(events) == [
         ("ADDED", "later"),
         ("MODIFIED", "later"),
@@ -45,7 +45,7 @@ async def test_watch_from_list_version_replays_later_changes_in_order(cluster):
     assert rv(modified) == rv(labelled)
     assert modified["metadata"]["labels"] == {"a": "b"}
     assert "deletionTimestamp" not in modified["metadata"]
-    assert rv(marked) == rv(deleted)
+    assert rv(removed) == rv(deleted)
     assert marked["metadata"]["deletionTimestamp"]
     assert marked["metadata"]["deletionGracePeriodSeconds"] == 0
     # The DELETED object is the last state, stamped with the removal's own version.
@@ -115,7 +115,7 @@ async def _watch_with_live_change(cluster, *, bookmarks: bool) -> list[Event]:
 
 
 async def test_bookmarks_arrive_when_requested(cluster):
-    # kube-apiserver v1.20 sends bookmarks from 2 s before a watch's timeoutSeconds deadline,
+    # kube-apiserver sends bookmarks from 2 s before a watch's timeoutSeconds deadline,
     # carrying the latest version it processed for the resource, and only when that version is
     # newer than the last event the watch delivered (here "b", delivered live, makes it so).
     events = await _watch_with_live_change(cluster, bookmarks=True)
@@ -179,3 +179,75 @@ async def test_paginated_list_at_expired_version_is_410(cluster):
     assert caught.value.status == 410
     assert caught.value.reason == "Expired"
     assert caught.value.message == "The resourceVersion for the provided list is too old."
+
+
+INITIAL_EVENTS_END = {"k8s.io/initial-events-end": "true"}
+
+
+async def _two_pods(cluster) -> str:
+    """Pods "a" and "b"; return the list's resourceVersion after them."""
+    await cluster.create_pod("a")
+    await cluster.create_pod("b")
+    return rv(await cluster.rest.list(pods_path(cluster.namespace)))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        pytest.param({}, id="no resourceVersion: defaulted to a watch-list"),
+        pytest.param({"resourceVersion": "0"}, id="resourceVersion 0: the same"),
+        pytest.param(
+            {"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan"},
+            id="sendInitialEvents=true",
+        ),
+    ],
+)
+async def test_a_watch_list_ends_its_initial_events_with_an_annotated_bookmark(cluster, params):
+    # WatchList (on in v1.37): SetListOptionsDefaults turns a watch from "" or "0" into
+    # sendInitialEvents=true; with bookmarks allowed, the current state is followed by a
+    # BOOKMARK annotated k8s.io/initial-events-end at the state's version
+    listed = await _two_pods(cluster)
+
+    events = await watch_lines(
+        cluster.kubeconfig,
+        pods_path(cluster.namespace),
+        {"allowWatchBookmarks": "true", "timeoutSeconds": "1", **params},
+    )
+
+    assert kinds(events[:3]) == [("ADDED", "a"), ("ADDED", "b"), ("BOOKMARK", None)]
+    end = events[2]["object"]
+    assert end["metadata"]["annotations"] == INITIAL_EVENTS_END
+    assert int(rv(end)) >= int(listed)
+    assert all(event["type"] == "BOOKMARK" for event in events[3:])
+
+
+async def test_without_bookmarks_the_initial_events_have_no_end_marker(cluster):
+    await _two_pods(cluster)
+
+    events = await watch_lines(
+        cluster.kubeconfig,
+        pods_path(cluster.namespace),
+        {
+            "sendInitialEvents": "true",
+            "resourceVersionMatch": "NotOlderThan",
+            "timeoutSeconds": "1",
+        },
+    )
+
+    assert kinds(events) == [("ADDED", "a"), ("ADDED", "b")]
+
+
+async def test_send_initial_events_false_starts_from_now(cluster):
+    await _two_pods(cluster)
+
+    events = await watch_lines(
+        cluster.kubeconfig,
+        pods_path(cluster.namespace),
+        {
+            "sendInitialEvents": "false",
+            "resourceVersionMatch": "NotOlderThan",
+            "timeoutSeconds": "1",
+        },
+    )
+
+    assert events == []

@@ -151,6 +151,6 @@ def test_deleting_the_crd_removes_the_resource_type(kubeconfig: Path):
 
     missing = kubectl(kubeconfig, "get", "podgroups", "-A", check=False)
     # kubectl's discovery cache still names the resource; the server no longer serves it
-    # (the same words as against a genuine 1.20 server).
+    # (the same words as against a genuine server, v1.20 and v1.37 alike).
     assert missing.returncode == 1
     assert "the server could not find the requested resource" in missing.stderr

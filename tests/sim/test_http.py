@@ -65,7 +65,7 @@ async def test_discovery_lists_served_resources(api: Api):
         for r in apps["resources"]
         if "/" not in r["name"]
     } == {("replicasets", ("rs",)), ("statefulsets", ("sts",))}
-    assert (await api.get("/version")).body["gitVersion"] == "v1.20.2"
+    assert (await api.get("/version")).body["gitVersion"] == "v1.37.2"
 
 
 @pytest.mark.parametrize(
@@ -236,7 +236,7 @@ YAML_POD = (
             b'"activeDeadlineSeconds":18446744073709551615}}',
             "application/json",
             400,
-            id="int64 field past int64 (400 on v1.20.2 too)",
+            id="int64 field past int64 (400 on v1.37.2 too)",
         ),
         pytest.param(
             b'{"metadata":{"name":"y"},"spec":{"containers":[{"name":"c","image":"i"}],"x":'
@@ -503,7 +503,8 @@ class TestRunPodsAfter:
     ("gates", "conditions"),
     [
         # a v1.26+ API server adds PodScheduled=False/SchedulingGated on create
-        # (applySchedulingGatedCondition); a pod without gates gets no condition
+        # (applySchedulingGatedCondition), stamped with the creation's time ("created");
+        # a pod without gates gets no condition
         pytest.param(
             [{"name": "example.com/quota"}],
             [
@@ -513,7 +514,7 @@ class TestRunPodsAfter:
                     "reason": "SchedulingGated",
                     "message": "Scheduling is blocked due to non-empty scheduling gates",
                     "lastProbeTime": None,
-                    "lastTransitionTime": None,
+                    "lastTransitionTime": "created",
                 }
             ],
             id="gated: the condition",
@@ -528,4 +529,7 @@ async def test_a_pod_created_with_gates_says_so(
     body["spec"]["schedulingGates"] = gates
     created = await api.post(f"{NS}/pods", body)
     assert created.status == 201
+    stamp = created.body["metadata"]["creationTimestamp"]
+    for condition in conditions or []:
+        condition["lastTransitionTime"] = stamp
     assert created.body["status"].get("conditions") == conditions

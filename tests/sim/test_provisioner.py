@@ -56,9 +56,9 @@ async def test_provisions_on_the_selected_node(api: Api):
     uid = made["metadata"]["uid"]
     assert bound["spec"]["volumeName"] == f"pvc-{uid}"
     annotations = bound["metadata"]["annotations"]
-    # kube-controller-manager v1.20's annotation (1.23+ adds the non-beta key)
+    # kube-controller-manager v1.37's annotations (1.23+ both; v1.20 the beta one only)
     assert annotations["volume.beta.kubernetes.io/storage-provisioner"] == HOLLOW
-    assert "volume.kubernetes.io/storage-provisioner" not in annotations
+    assert annotations["volume.kubernetes.io/storage-provisioner"] == HOLLOW
     assert annotations["pv.kubernetes.io/bind-completed"] == "yes"
     assert bound["status"]["capacity"] == {"storage": "3Gi"}
     volume = await wait_until(api, PVS, f"pvc-{uid}", _bound)
@@ -172,12 +172,14 @@ async def test_non_hollow_provisioner_only_annotates(api: Api):
     await create(api, CLASSES, storage_class("ebs", "ebs.csi.aws.com"))
     await create(api, CLAIMS, claim("data", storage_class="ebs"))
     event = await wait_for_event(api, "data", "ExternalProvisioning")
-    assert event["message"] == (
-        'waiting for a volume to be created, either by external provisioner "ebs.csi.aws.com" '
-        "or manually created by system administrator"
+    assert event["message"] == (  # kube-controller-manager v1.37's words
+        "Waiting for a volume to be created either by the external provisioner "
+        "'ebs.csi.aws.com' or manually by the system administrator. If volume creation is "
+        "delayed, please verify that the provisioner is running and correctly registered."
     )
     annotations = (await api.get(f"{CLAIMS}/data")).body["metadata"]["annotations"]
     assert annotations["volume.beta.kubernetes.io/storage-provisioner"] == "ebs.csi.aws.com"
+    assert annotations["volume.kubernetes.io/storage-provisioner"] == "ebs.csi.aws.com"
     assert (await api.get(PVS)).body["items"] == []
 
 

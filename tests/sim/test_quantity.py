@@ -29,7 +29,8 @@ MAX_INT64 = "9223372036854775807"  # 2**63 - 1
         pytest.param("-1", "-1", id="negative parses"),
         pytest.param(4, "4", id="a bare JSON number"),
         pytest.param(0.25, "250m", id="a bare JSON float"),
-        # Binary values past int64 are capped, as ParseQuantity does (measured on v1.20.2):
+        # Binary values past int64 are capped, as ParseQuantity does (measured on v1.20.2 and
+        # v1.37.2, see tests/contract/test_pod_validation.py):
         pytest.param("999999Pi", MAX_INT64, id="999999Pi capped"),  # 999999 * 2**50 ~ 1.1e21
         pytest.param("8Ei", MAX_INT64, id="8Ei capped"),  # 8 * 2**60 = 2**63
         pytest.param("9223372036854775807Ki", MAX_INT64, id="int64 max Ki capped"),
@@ -60,7 +61,7 @@ def test_canonical(given, canonical):
         None,
         "1Gi\n",  # Go's regexp has no trailing-newline $
         "\u0661Gi",  # ARABIC-INDIC DIGIT ONE: Go's [0-9] is ASCII
-        "1e18Ki",  # an exponent and a binary suffix (measured: 400 on v1.20.2)
+        "1e18Ki",  # an exponent and a binary suffix (measured: 400 on v1.20.2 and v1.37.2)
         "1" * 1001,  # canonical form over the simulator's 1,000 digits
         "1e1003",  # canonical form 10e1002: exponent over 1,000
         "1" * 5000,  # past Python's 4,300-digit int/str limit: refused, never a ValueError

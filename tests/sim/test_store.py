@@ -56,8 +56,10 @@ def test_deletion_event_carries_a_new_version_and_the_previous_state():
     (_, event) = table.since(1)
     assert event.type == "DELETED"
     assert event.rv == created.rv + 1
-    assert event.prev is removed
-    assert event.entry.obj["metadata"]["resourceVersion"] == str(created.rv + 1)
+    assert event.prev is created
+    # what v1.37 answers a DELETE with: the final object at the removal's version
+    assert event.entry is removed
+    assert removed.obj["metadata"]["resourceVersion"] == str(created.rv + 1)
 
 
 def test_keys_in_a_namespace_are_sorted():

@@ -319,7 +319,8 @@ async def test_waiting_immediate_claim_binds_when_a_volume_appears(api: Api):
 async def test_immediate_claim_that_cannot_be_provisioned(
     api: Api, storage_class_name, provisioner, message
 ):
-    # what kube-controller-manager v1.20 records for the same objects (observed)
+    # what kube-controller-manager records for the same objects (observed on v1.20; v1.37's
+    # source words them the same)
     if provisioner is not None:
         await create(api, CLASSES, storage_class(storage_class_name, provisioner))
     await create(api, CLAIMS, claim("c", storage_class=storage_class_name))
@@ -354,7 +355,8 @@ async def test_immediate_claim_that_cannot_be_provisioned(
     ],
 )
 async def test_pre_bound_claim_to_an_unsuitable_volume(api: Api, pv_body, claim_body, why):
-    # the messages kube-controller-manager v1.20 records for the same objects (observed)
+    # the messages kube-controller-manager records for the same objects (observed on v1.20;
+    # v1.37's source words them the same)
     await create(api, PVS, pv_body)
     await create(api, CLAIMS, {**claim_body, "spec": {**claim_body["spec"], "volumeName": "pv-x"}})
     event = await wait_for_event(api, "c", "VolumeMismatch")
@@ -376,7 +378,7 @@ async def test_pre_bound_claim_to_an_unsuitable_volume(api: Api, pv_body, claim_
         ),
         pytest.param(
             {"hostPath": None, "csi": {"driver": "x.y", "volumeHandle": "h"}},
-            'Error getting deleter volume plugin for volume "pv-a": no deletable volume plugin '
+            'error getting deleter volume plugin for volume "pv-a": no deletable volume plugin '
             "matched",
             id="no deleter",
         ),
@@ -384,7 +386,8 @@ async def test_pre_bound_claim_to_an_unsuitable_volume(api: Api, pv_body, claim_
     ],
 )
 async def test_deleted_claim_with_reclaim_policy_delete(api: Api, source, failure):
-    # what kube-controller-manager v1.20 does with the same objects (observed)
+    # what kube-controller-manager does with the same objects (observed on v1.20; v1.37's
+    # source does the same, its deleter error lower-cased)
     body = volume("pv-a", persistentVolumeReclaimPolicy="Delete")
     body["spec"] = {k: v for k, v in {**body["spec"], **source}.items() if v is not None}
     await create(api, PVS, body)

@@ -1,5 +1,5 @@
 """``volume_reclaim.deletion``: a Released volume of policy Delete, as kube-controller-manager
-v1.20 treats it (observed), plus the simulator's hollow volumes."""
+v1.37 treats it (observed on v1.20, read in v1.37's source), plus the simulator's hollow volumes."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _pv(provisioned_by: str | None = None, **source: Any) -> dict[str, Any]:
         ),
         pytest.param(
             _pv(csi={"driver": "x.y"}),
-            'Error getting deleter volume plugin for volume "pv-a": no deletable volume plugin '
+            'error getting deleter volume plugin for volume "pv-a": no deletable volume plugin '
             "matched",
             id="no deleter",
         ),
