@@ -397,18 +397,6 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         generation=True,
     ),
     make_spec(
-        group="policy",
-        version="v1beta1",
-        resource="poddisruptionbudgets",
-        kind="PodDisruptionBudget",
-        namespaced=True,
-        storage="poddisruptionbudgets",
-        short_names=("pdb",),
-        subresources=(_status("PodDisruptionBudget"),),
-        schema=Struct({"metadata": _META, "status": _CONDITIONS}),
-        generation=True,
-    ),
-    make_spec(
         group="scheduling.k8s.io",
         version="v1",
         resource="priorityclasses",
@@ -418,9 +406,30 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         short_names=("pc",),
         schema=_PLAIN,
     ),
-    # KEP-4671's gang API (alpha in v1.35): served by the simulator at v1alpha1, so the
-    # native gang path can be exercised (the genuine v1.37 backend serves v1beta1, with
-    # GenericWorkload on)
+    # KEP-4671's Workload and PodGroup at v1beta1, as v1.37 serves them with
+    # GenericWorkload on (kube-scheduler v1.37's gang scheduling reads them)
+    make_spec(
+        group="scheduling.k8s.io",
+        version="v1beta1",
+        resource="workloads",
+        kind="Workload",
+        namespaced=True,
+        storage="workloads.v1beta1",
+        schema=_PLAIN,
+        generation=True,
+    ),
+    make_spec(
+        group="scheduling.k8s.io",
+        version="v1beta1",
+        resource="podgroups",
+        kind="PodGroup",
+        namespaced=True,
+        storage="podgroups.v1beta1",
+        subresources=(_status("PodGroup"),),
+        schema=Struct({"metadata": _META, "status": _CONDITIONS}),
+        generation=True,
+    ),
+    # v1.35's alpha Workload (v1alpha1), still read by asched's native gang path
     make_spec(
         group="scheduling.k8s.io",
         version="v1alpha1",
@@ -459,19 +468,47 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
         storage="csidrivers",
         schema=_PLAIN,
     ),
-    # CSIStorageCapacity: v1 since 1.24, v1beta1 from 1.21 to 1.26; one storage, as a real
-    # server serving both converts between them (the two shapes are identical)
+    make_spec(
+        group="storage.k8s.io",
+        version="v1",
+        resource="csistoragecapacities",
+        kind="CSIStorageCapacity",
+        namespaced=True,
+        storage="csistoragecapacities",
+        schema=_PLAIN,
+    ),
+    make_spec(
+        group="storage.k8s.io",
+        version="v1",
+        resource="volumeattachments",
+        kind="VolumeAttachment",
+        namespaced=False,
+        storage="volumeattachments",
+        subresources=(_status("VolumeAttachment"),),
+        schema=_PLAIN,
+    ),
+    # Dynamic Resource Allocation (resource.k8s.io/v1, GA since 1.34): stored and watched
+    # as they come; the API server's validation of the kinds is not reproduced yet
+    # TODO(issue 32): DRA validation, CEL compilation errors, the resourceclaim controller
     *(
         make_spec(
-            group="storage.k8s.io",
-            version=version,
-            resource="csistoragecapacities",
-            kind="CSIStorageCapacity",
-            namespaced=True,
-            storage="csistoragecapacities",
+            group="resource.k8s.io",
+            version="v1",
+            resource=resource,
+            kind=kind,
+            namespaced=namespaced,
+            storage=resource,
+            subresources=(_status(kind),) if status else (),
             schema=_PLAIN,
+            generation=True,
         )
-        for version in ("v1", "v1beta1")
+        for resource, kind, namespaced, status in (
+            ("deviceclasses", "DeviceClass", False, False),
+            ("resourceclaims", "ResourceClaim", True, True),
+            ("resourceclaimtemplates", "ResourceClaimTemplate", True, False),
+            ("resourceslices", "ResourceSlice", False, False),
+            ("devicetaintrules", "DeviceTaintRule", False, True),
+        )
     ),
     make_spec(
         group="apiextensions.k8s.io",
@@ -493,16 +530,17 @@ BY_GVR: Final[Mapping[tuple[str, str, str], ResourceSpec]] = {
     (spec.group, spec.version, spec.resource): spec for spec in SPECS
 }
 
-#: group -> versions served, preferred first (policy/v1 is preferred over v1beta1).
+#: group -> versions served, preferred first.
 GROUP_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "": ("v1",),
     "apiextensions.k8s.io": ("v1",),
     "apps": ("v1",),
     "events.k8s.io": ("v1",),
     "coordination.k8s.io": ("v1",),
-    "policy": ("v1", "v1beta1"),
-    "scheduling.k8s.io": ("v1", "v1alpha1"),
-    "storage.k8s.io": ("v1", "v1beta1"),
+    "policy": ("v1",),
+    "resource.k8s.io": ("v1",),
+    "scheduling.k8s.io": ("v1", "v1beta1", "v1alpha1"),
+    "storage.k8s.io": ("v1",),
 }
 
 #: storage name -> the spec whose shape objects are stored in (the first view listed).

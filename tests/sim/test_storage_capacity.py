@@ -1,5 +1,5 @@
-"""CSIStorageCapacity served as ``storage.k8s.io`` v1 and v1beta1: one set of objects under
-both versions, in discovery, namespaced, with every verb."""
+"""CSIStorageCapacity served as ``storage.k8s.io/v1`` (as v1.37 serves it): in discovery,
+namespaced, with every verb."""
 
 from __future__ import annotations
 
@@ -15,57 +15,40 @@ def _collection(version: str, namespace: str = "default") -> str:
     return f"{GROUP}/{version}/namespaces/{namespace}/csistoragecapacities"
 
 
-async def test_discovery_lists_both_versions(api: Api):
+async def test_discovery_lists_v1_only(api: Api):
+    # v1.37 serves CSIStorageCapacity at v1 alone (v1beta1 went in 1.27)
     group = (await api.get(GROUP)).body
-    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
+    assert [v["version"] for v in group["versions"]] == ["v1"]
     assert group["preferredVersion"]["version"] == "v1"
-    for version in ("v1", "v1beta1"):
-        listed = (await api.get(f"{GROUP}/{version}")).body["resources"]
-        found = [r for r in listed if r["name"] == "csistoragecapacities"]
-        assert len(found) == 1
-        assert (found[0]["kind"], found[0]["namespaced"]) == ("CSIStorageCapacity", True)
-        assert set(found[0]["verbs"]) >= {"create", "get", "list", "watch", "update", "delete"}
+    listed = (await api.get(f"{GROUP}/v1")).body["resources"]
+    found = [r for r in listed if r["name"] == "csistoragecapacities"]
+    assert len(found) == 1
+    assert (found[0]["kind"], found[0]["namespaced"]) == ("CSIStorageCapacity", True)
+    assert set(found[0]["verbs"]) >= {"create", "get", "list", "watch", "update", "delete"}
+    assert (await api.get(f"{GROUP}/v1beta1/csistoragecapacities")).status == 404
 
 
-@pytest.mark.parametrize(
-    ("written", "read"),
-    [
-        pytest.param("v1", "v1beta1", id="v1 read as v1beta1"),
-        pytest.param("v1beta1", "v1", id="v1beta1 read as v1"),
-    ],
-)
-async def test_one_object_under_both_versions(api: Api, written, read):
-    body = capacity("cap", "hollow", "10Gi", "node-0")
-    body["apiVersion"] = f"storage.k8s.io/{written}"
-    created = await create(api, _collection(written), body)
-    got = (await api.get(f"{_collection(read)}/cap")).body
-    assert got["apiVersion"] == f"storage.k8s.io/{read}"
-    assert got["kind"] == "CSIStorageCapacity"
-    assert got["metadata"]["uid"] == created["metadata"]["uid"]
-    assert (got["storageClassName"], got["capacity"]) == ("hollow", "10Gi")
-    assert got["nodeTopology"] == {"matchLabels": {"kubernetes.io/hostname": "node-0"}}
-
-
-async def test_update_list_watch_delete_across_versions(api: Api):
-    created = await create(api, _collection("v1"), capacity("cap", "hollow", "10Gi"))
+async def test_update_list_watch_delete(api: Api):
+    created = await create(api, _collection("v1"), capacity("cap", "hollow", "10Gi", "node-0"))
+    assert created["nodeTopology"] == {"matchLabels": {"kubernetes.io/hostname": "node-0"}}
     since = created["metadata"]["resourceVersion"]
-    changed = dict(created, capacity="4Gi", apiVersion="storage.k8s.io/v1beta1")
-    reply = await api.call("PUT", f"{_collection('v1beta1')}/cap", changed)
+    changed = dict(created, capacity="4Gi")
+    reply = await api.call("PUT", f"{_collection('v1')}/cap", changed)
     assert reply.status == 200, reply.body
     assert reply.body["capacity"] == "4Gi"
     events = await api.watch(
-        f"{_collection('v1beta1')}?watch=1&resourceVersion={since}",
+        f"{_collection('v1')}?watch=1&resourceVersion={since}",
         until=lambda seen: len(seen) == 1,
     )
     assert (events[0]["type"], events[0]["object"]["apiVersion"]) == (
         "MODIFIED",
-        "storage.k8s.io/v1beta1",
+        "storage.k8s.io/v1",
     )
     listed = (await api.get(f"{GROUP}/v1/csistoragecapacities")).body  # all namespaces
     assert listed["kind"] == "CSIStorageCapacityList"
     assert [item["capacity"] for item in listed["items"]] == ["4Gi"]
     assert (await api.get(_collection("v1", "kube-system"))).body["items"] == []
-    assert (await api.delete(f"{_collection('v1beta1')}/cap")).status == 200
+    assert (await api.delete(f"{_collection('v1')}/cap")).status == 200
     assert (await api.get(f"{_collection('v1')}/cap")).status == 404
 
 
@@ -94,7 +77,7 @@ async def test_kubectl_table_columns(api: Api):
     await create(api, _collection("v1"), capacity("cap", "hollow", "10Gi", "node-0"))
     reply = await api.call(
         "GET",
-        _collection("v1beta1"),
+        _collection("v1"),
         headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
     )
     assert reply.status == 200, reply.body
