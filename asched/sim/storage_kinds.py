@@ -234,7 +234,7 @@ def _csi_node_driver(driver: JSON, where: str, seen: set[str]) -> list[FieldCaus
 
 
 class CSIStorageCapacityHooks(Hooks):
-    """CSIStorageCapacities (``storage.k8s.io`` v1 and v1beta1): ``ValidateCSIStorageCapacity``
+    """CSIStorageCapacities (``storage.k8s.io/v1``): ``ValidateCSIStorageCapacity``
     (the capacity >= 0; ``maximumVolumeSize`` is not checked); ``nodeTopology`` and
     ``storageClassName`` immutable."""
 
