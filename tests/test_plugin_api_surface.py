@@ -15,6 +15,7 @@ import inspect
 import sys
 from pathlib import Path
 
+import asched.errors
 import asched.plugin
 
 PINNED = Path(__file__).parent / "data" / "plugin-api.txt"
@@ -69,6 +70,14 @@ def test_every_exported_name_exists() -> None:
     assert len(set(asched.plugin.__all__)) == len(asched.plugin.__all__)
     for name in asched.plugin.__all__:
         assert hasattr(asched.plugin, name), name
+
+
+def test_the_errors_a_plugin_author_meets_are_exported() -> None:
+    """The test kit raises ConfigError (bad args) and PluginContractError (a wrong answer):
+    a plugin's tests catch them from ``asched.plugin``, the one import they may use."""
+    assert asched.plugin.ConfigError is asched.errors.ConfigError
+    assert asched.plugin.PluginContractError is asched.errors.PluginContractError
+    assert {"ConfigError", "PluginContractError"} <= set(asched.plugin.__all__)
 
 
 if __name__ == "__main__":

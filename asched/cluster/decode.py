@@ -29,6 +29,7 @@ from asched.cluster.records import (
     NodeAffinity,
     NodeInfo,
     NodeSelectorTerm,
+    OwnerReference,
     PodInfo,
     PreferredTerm,
     Requirement,
@@ -44,6 +45,23 @@ NODE_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 #: JSON of any shape (the decoders' parameters name the shape they expect, and accept any
 #: mapping: every field is checked here, whatever its declared type)
 Raw = Mapping[str, Any]
+
+
+#: owner uid -> the one-reference tuple last decoded with it: the pods of a workload share
+#: their owner, so the next ones compare four fields instead of building a record (past
+#: the limit the cache starts over)
+_OWNERS: dict[str, tuple[OwnerReference]] = {}
+_OWNERS_LIMIT: Final = 4096
+
+
+def _described(value: Any) -> str:
+    """A wrong value for a message: a scalar as written, a container by its kind (an
+    annotation may hold kilobytes)."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return repr(value)
 
 
 class _Ctx:
@@ -104,6 +122,78 @@ class _Ctx:
                 raise self.fail(f"{path}.{key}", f"label values must be strings, got {val!r}")
         return dict(labels)
 
+    def annotations(self, value: Any, path: str) -> dict[str, str]:
+        """A map of string to string, as :meth:`labels`, an entry's path written
+        ``metadata.annotations[KEY]`` (keys hold dots and slashes)."""
+        annotations = self.mapping(value, path)
+        for key, val in annotations.items():
+            if type(key) is not str:
+                raise self.fail(path, f"annotation keys must be strings, got {key!r}")
+            if type(val) is not str:
+                raise self.fail(
+                    f"{path}[{key}]", f"annotation values must be strings, got {_described(val)}"
+                )
+        return dict(annotations)
+
+    def owner_references(self, value: Any) -> tuple[OwnerReference, ...]:
+        """``metadata.ownerReferences``: each an object whose ``apiVersion``, ``kind``,
+        ``name`` and ``uid`` are strings and ``controller`` a boolean (absent: "" and
+        False). The usual entry (a dict of such values) takes the fast path."""
+        if value is None:
+            return ()
+        if type(value) is list and len(value) == 1 and type(value[0]) is dict:
+            # the usual pod: one owner its siblings share, decoded already
+            get = value[0].get
+            uid = get("uid")
+            known = _OWNERS.get(uid) if type(uid) is str else None
+            if known is not None:
+                ref = known[0]
+                controller = get("controller")
+                if (
+                    get("name") == ref.name
+                    and get("kind") == ref.kind
+                    and get("apiVersion") == ref.api_version
+                    and (
+                        controller is True
+                        if ref.controller
+                        else (controller is None or controller is False)
+                    )
+                ):
+                    return known
+        out = []
+        for index, item in enumerate(self.items(value, "metadata.ownerReferences")):
+            if type(item) is dict:
+                get = item.get
+                version, kind, name, uid = get("apiVersion"), get("kind"), get("name"), get("uid")
+                controller = get("controller")
+                if (
+                    type(version) is str
+                    and type(kind) is str
+                    and type(name) is str
+                    and type(uid) is str
+                    and (controller is None or type(controller) is bool)
+                ):
+                    out.append(OwnerReference(version, kind, name, uid, controller is True))
+                    continue
+            out.append(self._owner_reference(item, f"metadata.ownerReferences[{index}]"))
+        refs = tuple(out)
+        if len(refs) == 1:
+            if len(_OWNERS) >= _OWNERS_LIMIT:
+                _OWNERS.clear()
+            _OWNERS[refs[0].uid] = refs
+        return refs
+
+    def _owner_reference(self, value: Any, path: str) -> OwnerReference:
+        item = self.mapping(value, path)
+        strings = [
+            self.string(item.get(key), f"{path}.{key}") for key in ("apiVersion", "kind", "name")
+        ]
+        uid = self.string(item.get("uid"), f"{path}.uid")
+        controller = item.get("controller")
+        if controller is not None and not isinstance(controller, bool):
+            raise self.fail(f"{path}.controller", f"must be a boolean, got {controller!r}")
+        return OwnerReference(strings[0], strings[1], strings[2], uid, controller is True)
+
     def int32(self, value: Any, path: str, default: int = 0) -> int:
         number = self.integer(value, path, default)
         if not -(2**31) <= number < 2**31:
@@ -135,8 +225,12 @@ class _Ctx:
         return out
 
 
-def decode_node(raw: NodeJSON | Raw) -> NodeInfo:
-    """Decode a Node. Allocatable falls back to capacity, as the API server defaults it."""
+def decode_node(raw: NodeJSON | Raw, *, keep_annotations: bool = False) -> NodeInfo:
+    """Decode a Node. Allocatable falls back to capacity, as the API server defaults it.
+
+    ``keep_annotations``: decode ``metadata.annotations`` (checked: a map of string to
+    string) into ``NodeInfo.annotations``; otherwise they are not read at all (no plugin
+    reads them, see ``PluginSpec.reads_annotations``)."""
     ctx = _Ctx("Node", raw)
     meta = ctx.mapping(raw.get("metadata"), "metadata")
     name = ctx.string(meta.get("name"), "metadata.name")
@@ -177,6 +271,9 @@ def decode_node(raw: NodeJSON | Raw) -> NodeInfo:
         unschedulable=bool(spec.get("unschedulable", False)),
         allocatable=allocatable,
         images=tuple(images),
+        annotations=ctx.annotations(meta.get("annotations"), "metadata.annotations")
+        if keep_annotations
+        else {},
     )
 
 
@@ -321,8 +418,13 @@ def _pod_parts(ctx: _Ctx, raw: object) -> tuple[Raw, str, Raw, Raw]:
     )
 
 
-def decode_pod(raw: PodJSON | Raw) -> PodInfo:
-    """Decode a Pod into a :class:`PodInfo`, computing its effective requests."""
+def decode_pod(raw: PodJSON | Raw, *, keep_annotations: bool = False) -> PodInfo:
+    """Decode a Pod into a :class:`PodInfo`, computing its effective requests.
+
+    ``keep_annotations``: decode ``metadata.annotations`` (checked: a map of string to
+    string) into ``PodInfo.annotations``; otherwise they are not read at all (they may
+    be large, and only plugins that declare ``reads_annotations`` see them). The owner
+    references are always decoded."""
     ctx = _Ctx("Pod", raw)
     meta, name, spec, status = _pod_parts(ctx, raw)
     host_network = bool(spec.get("hostNetwork", False))
@@ -381,18 +483,31 @@ def decode_pod(raw: PodJSON | Raw) -> PodInfo:
     affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
     pvcs = _claim_names(ctx, spec, name)
     namespace = ctx.string(meta.get("namespace"), "metadata.namespace") or "default"
-    pod_affinity, error = decode_pod_affinity(
-        ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None,
-        ctx.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity") or None,
-        namespace,
-    )
+    inter_pod = ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None
+    anti = ctx.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity") or None
+    pod_affinity, error = decode_pod_affinity(inter_pod, anti, namespace)
     if error is not None:
         raise ctx.fail(f"spec.affinity.{error[0]}", error[1])
     priority = ctx.int32(spec.get("priority"), "spec.priority")
-    spread = tuple(
-        ctx.mapping(c, f"spec.topologySpreadConstraints[{i}]")
-        for i, c in enumerate(
-            ctx.items(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")
+    raw_spread = spec.get("topologySpreadConstraints")
+    spread = (
+        ()
+        if raw_spread is None
+        else tuple(
+            ctx.mapping(c, f"spec.topologySpreadConstraints[{i}]")
+            for i, c in enumerate(ctx.items(raw_spread, "spec.topologySpreadConstraints"))
+        )
+    )
+    raw_gates = spec.get("schedulingGates")
+    gates = (
+        ()
+        if raw_gates is None
+        else tuple(
+            ctx.string(
+                ctx.mapping(g, f"spec.schedulingGates[{i}]").get("name"),
+                f"spec.schedulingGates[{i}].name",
+            )
+            for i, g in enumerate(ctx.items(raw_gates, "spec.schedulingGates"))
         )
     )
     return PodInfo(
@@ -421,26 +536,21 @@ def decode_pod(raw: PodJSON | Raw) -> PodInfo:
         images=tuple(images),
         pvc_names=pvcs,
         volumes=decode_pod_volumes(ctx, spec.get("volumes"), name),
-        has_restartable_init=any(c.restartable for c in inits),
-        pod_affinity=ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None,
-        pod_anti_affinity=ctx.mapping(
-            affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity"
-        )
-        or None,
+        has_restartable_init=bool(inits) and any(c.restartable for c in inits),
+        pod_affinity=inter_pod,
+        pod_anti_affinity=anti,
         topology_spread_constraints=spread,
-        scheduling_gates=tuple(
-            ctx.string(
-                ctx.mapping(g, f"spec.schedulingGates[{i}]").get("name"),
-                f"spec.schedulingGates[{i}].name",
-            )
-            for i, g in enumerate(ctx.items(spec.get("schedulingGates"), "spec.schedulingGates"))
-        ),
+        scheduling_gates=gates,
         creation_timestamp=ctx.string(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         affinity=pod_affinity,
         preempted=meta.get("deletionTimestamp") is not None and _preempted(status),
         out_of_range=ctx.out_of_range,
         scheduled_condition=_scheduled_condition(status),
         gang=gang_key_of(raw) or "",
+        annotations=ctx.annotations(meta.get("annotations"), "metadata.annotations")
+        if keep_annotations
+        else {},
+        owner_references=ctx.owner_references(meta.get("ownerReferences")),
     )
 
 
@@ -449,7 +559,8 @@ def _claim_names(ctx: _Ctx, spec: Raw, name: str) -> tuple[str, ...]:
     (an ephemeral volume's claim is ``<pod>-<volume>``)."""
     pvcs = []
     for index, volume in enumerate(ctx.items(spec.get("volumes"), "spec.volumes")):
-        volume = ctx.mapping(volume, f"spec.volumes[{index}]")
+        if type(volume) is not dict:  # (the path is built only for the odd one)
+            volume = ctx.mapping(volume, f"spec.volumes[{index}]")
         claim = volume.get("persistentVolumeClaim")
         if claim is not None:
             claim = ctx.mapping(claim, f"spec.volumes[{index}].persistentVolumeClaim")
@@ -463,7 +574,9 @@ def _claim_names(ctx: _Ctx, spec: Raw, name: str) -> tuple[str, ...]:
     return tuple(pvcs)
 
 
-def decode_pod_like(raw: PodJSON | Raw, shape: PodInfo) -> PodInfo:
+def decode_pod_like(
+    raw: PodJSON | Raw, shape: PodInfo, *, keep_annotations: bool = False
+) -> PodInfo:
     """Decode a Pod whose spec-derived part is ``shape``'s: only what differs per pod is
     read from ``raw`` (metadata, status, ``spec.nodeName``, ``spec.volumes``, the gang).
 
@@ -471,7 +584,8 @@ def decode_pod_like(raw: PodJSON | Raw, shape: PodInfo) -> PodInfo:
     everything else :func:`decode_pod` reads (:mod:`asched.cluster.pod_shapes` keys on
     exactly that). The result then equals ``decode_pod(raw)``, and a malformed per-pod
     field raises the same error: the fields are checked in :func:`decode_pod`'s order, and
-    the shared part cannot fail (it decoded for ``shape``).
+    the shared part cannot fail (it decoded for ``shape``). ``keep_annotations`` as
+    for :func:`decode_pod` (annotations are metadata: read per pod, never shared).
     """
     ctx = _Ctx("Pod", raw)
     meta, name, spec, status = _pod_parts(ctx, raw)
@@ -510,6 +624,10 @@ def decode_pod_like(raw: PodJSON | Raw, shape: PodInfo) -> PodInfo:
         out_of_range=shape.out_of_range,
         scheduled_condition=_scheduled_condition(status),
         gang=gang_key_of(raw) or "",
+        annotations=ctx.annotations(meta.get("annotations"), "metadata.annotations")
+        if keep_annotations
+        else {},
+        owner_references=ctx.owner_references(meta.get("ownerReferences")),
     )
 
 

@@ -163,12 +163,14 @@ def gang_key_of(pod: Mapping[str, Any]) -> str | None:
     meta = pod.get("metadata") or {}
     namespace = meta.get("namespace") or "default"
     labels = meta.get("labels") or {}
-    group = labels.get(POD_GROUP_LABEL) if isinstance(labels, Mapping) else None
+    # (exact types first: JSON gives dicts, and the ABC's isinstance costs several times more)
+    mapped = type(labels) is dict or isinstance(labels, Mapping)
+    group = labels.get(POD_GROUP_LABEL) if mapped else None
     if isinstance(group, str) and group:
         return f"{namespace}/{group}"
     spec = pod.get("spec") or {}
-    ref = spec.get("workloadRef") if isinstance(spec, Mapping) else None
-    if isinstance(ref, Mapping):
+    ref = spec.get("workloadRef") if type(spec) is dict or isinstance(spec, Mapping) else None
+    if ref is not None and isinstance(ref, Mapping):
         workload, pod_group = ref.get("name"), ref.get("podGroup")
         if isinstance(workload, str) and isinstance(pod_group, str) and workload and pod_group:
             return f"{namespace}/{workload}/{pod_group}"

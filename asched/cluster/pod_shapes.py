@@ -12,10 +12,11 @@ shares the rest of the first record. The result equals a full decode, field for 
 (:data:`CONTAINER_FIELDS`), ``spec.hostNetwork`` as the decoder reads it, and the
 namespace (pod affinity terms default to it). Two pods whose keys differ never share a
 record; two pods that differ in any of those inputs get different keys. What is read per
-pod is left out: metadata, status, ``spec.nodeName``, ``spec.volumes`` (decoded again for
-every pod, since the claims of ephemeral volumes are named after the pod, and an API
-server adds a projected service-account token volume with a name of its own to every
-pod), and the containers' other fields (their ``volumeMounts`` name that volume).
+pod is left out: metadata (annotations and owner references included), status,
+``spec.nodeName``, ``spec.volumes`` (decoded again for every pod, since the claims of
+ephemeral volumes are named after the pod, and an API server adds a projected
+service-account token volume with a name of its own to every pod), and the containers'
+other fields (their ``volumeMounts`` name that volume).
 
 The JSON keeps the types apart (``1``, ``"1"``, ``1.0`` and ``true`` differ) and the
 order of the keys (two specs in different orders are two shapes, a miss and not a
@@ -113,8 +114,10 @@ def shape_key(raw: PodJSON | Mapping[str, Any]) -> bytes | None:
 class PodShapes:
     """Decodes pods, sharing the spec-derived part among pods of one shape."""
 
-    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(self, limit: int = DEFAULT_LIMIT, *, keep_annotations: bool = False) -> None:
         self.limit = limit
+        #: decode the pods' annotations (``decode_pod(..., keep_annotations=True)``)
+        self.keep_annotations = keep_annotations
         self._shapes: dict[bytes, PodInfo] = {}
         #: decodes answered from a known shape, and decoded in full (for tests and stats)
         self.hits = 0
@@ -124,15 +127,16 @@ class PodShapes:
         return len(self._shapes)
 
     def decode(self, raw: PodJSON | Mapping[str, Any]) -> PodInfo:
-        """``decode_pod(raw)``: equal to it, and raising what it raises."""
+        """``decode_pod(raw)`` (with :attr:`keep_annotations`): equal to it, and raising
+        what it raises."""
         key = shape_key(raw)
         if key is not None:
             shape = self._shapes.get(key)
             if shape is not None:
                 self.hits += 1
-                return decode_pod_like(raw, shape)
+                return decode_pod_like(raw, shape, keep_annotations=self.keep_annotations)
         self.misses += 1
-        pod = decode_pod(raw)
+        pod = decode_pod(raw, keep_annotations=self.keep_annotations)
         if key is not None:
             if len(self._shapes) >= self.limit:
                 self._shapes.clear()

@@ -127,9 +127,15 @@ def _decode_one(ctx: Context, raw: Mapping[str, Any], path: str, pod_name: str) 
 
 def decode_pod_volumes(ctx: Context, raw: Any, pod_name: str) -> tuple[PodVolume, ...]:
     """``spec.volumes`` (``raw``, possibly None) of the pod ``pod_name``, in order."""
-    return tuple(
-        _decode_one(
-            ctx, ctx.mapping(item, f"spec.volumes[{index}]"), f"spec.volumes[{index}]", pod_name
-        )
-        for index, item in enumerate(ctx.items(raw, "spec.volumes"))
-    )
+    if raw is None:
+        return ()
+    out = []
+    for index, item in enumerate(ctx.items(raw, "spec.volumes")):
+        if type(item) is dict:  # the usual volume (a token, a ConfigMap...): no path to build
+            name = item.get("name")
+            if type(name) is str and _SOURCES.isdisjoint(item):
+                out.append(PodVolume(name, "other"))
+                continue
+        path = f"spec.volumes[{index}]"
+        out.append(_decode_one(ctx, ctx.mapping(item, path), path, pod_name))
+    return tuple(out)

@@ -166,8 +166,25 @@ class ImageState:
 
 
 @dataclass(frozen=True, slots=True)
+class OwnerReference:
+    """One of a pod's ``metadata.ownerReferences``: the object that owns it (a
+    ReplicaSet, a StatefulSet, a Job...); ``controller`` is True for its managing
+    controller (at most one reference has it)."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class NodeInfo:
-    """What the scheduler reads of a Node. Quantities in canonical units."""
+    """What the scheduler reads of a Node. Quantities in canonical units.
+
+    ``annotations`` holds ``metadata.annotations`` only when an enabled plugin declares
+    that it reads them (``declare(..., reads_annotations=True)``); it is empty otherwise.
+    """
 
     name: str
     uid: str = ""
@@ -176,6 +193,7 @@ class NodeInfo:
     unschedulable: bool = False
     allocatable: Mapping[str, int] = field(default_factory=dict)
     images: tuple[ImageState, ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +202,11 @@ class PodInfo:
 
     ``requests`` is the pod's effective request per resource (section 5.1, overhead
     included, zero entries omitted); ``nonzero_cpu``/``nonzero_memory`` are the scoring
-    requests with the 100m / 200Mi defaults (section 5.2).
+    requests with the 100m / 200Mi defaults (section 5.2). ``annotations`` holds
+    ``metadata.annotations`` only when an enabled plugin declares that it reads them
+    (``declare(..., reads_annotations=True)``; they may be large, such as kubectl's
+    last-applied-configuration); it is empty otherwise. ``owner_references`` are always
+    decoded.
     """
 
     namespace: str
@@ -228,6 +250,10 @@ class PodInfo:
     gang: str = ""
     #: ``spec.volumes`` as the volume plugins read them (:mod:`asched.cluster.volumes`)
     volumes: tuple[PodVolume, ...] = ()
+    #: ``metadata.annotations`` when a plugin reads them, else empty (see above)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    #: ``metadata.ownerReferences``, in order
+    owner_references: tuple[OwnerReference, ...] = ()
 
     if TYPE_CHECKING:
 

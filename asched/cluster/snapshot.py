@@ -70,18 +70,23 @@ def objects_of(text: str, source: str) -> list[Mapping[str, Any]]:
     return out
 
 
-def build_snapshot(objects: Iterable[Mapping[str, Any]], source: str = "") -> Snapshot:
-    """Decode the objects of a snapshot. Errors name the source file and the object."""
+def build_snapshot(
+    objects: Iterable[Mapping[str, Any]], source: str = "", *, keep_annotations: bool = False
+) -> Snapshot:
+    """Decode the objects of a snapshot. Errors name the source file and the object.
+
+    ``keep_annotations``: decode the nodes' and pods' annotations (when the profile's
+    plugins read them, as the scheduler's ingest does)."""
     snapshot = Snapshot()
     for obj in objects:
         kind = obj.get("kind")
         try:
             if kind == "Node":
-                node = decode_node(obj)
+                node = decode_node(obj, keep_annotations=keep_annotations)
                 snapshot.nodes.append(node)
                 snapshot.raw_nodes[node.name] = obj
             elif kind == "Pod":
-                pod = decode_pod(obj)
+                pod = decode_pod(obj, keep_annotations=keep_annotations)
                 # a finished pod holds nothing on its node, as in the live scheduler
                 if pod.node_name and pod.phase not in TERMINAL_PHASES:
                     snapshot.pods.append(pod)
@@ -96,7 +101,7 @@ def build_snapshot(objects: Iterable[Mapping[str, Any]], source: str = "") -> Sn
     return snapshot
 
 
-def load_snapshot(path: str | Path) -> Snapshot:
-    """Read and decode a snapshot file."""
+def load_snapshot(path: str | Path, *, keep_annotations: bool = False) -> Snapshot:
+    """Read and decode a snapshot file (``keep_annotations`` as for :func:`build_snapshot`)."""
     text = textfile.read_text(path, "the snapshot")
-    return build_snapshot(objects_of(text, str(path)), str(path))
+    return build_snapshot(objects_of(text, str(path)), str(path), keep_annotations=keep_annotations)

@@ -27,6 +27,9 @@ Invariants:
 * ``changes`` logs every row touched; ``epoch`` bumps on structural changes (rows added
   or removed, capacity, new resource axes). Caches keyed by (epoch, change position)
   recompute only the rows touched since.
+* A second log holds the rows whose *node* changed (added, updated, removed; pods
+  counted on a row do not count): :meth:`NodeTable.annotation_values` keeps one column
+  per annotation key asked for and refreshes only the rows this log names since.
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ LEGACY_REGION_LABEL: Final = "failure-domain.beta.kubernetes.io/region"
 LEGACY_ZONE_LABEL: Final = "failure-domain.beta.kubernetes.io/zone"
 _INITIAL_CAPACITY: Final = 64
 _LOG_LIMIT_FACTOR: Final = 4
+#: At most this many annotation keys keep a column (:meth:`NodeTable.annotation_values`);
+#: past it the columns start over (only a plugin asking for ever new keys gets there).
+_ANNOTATION_KEYS: Final = 64
 
 
 def zone_key(labels: Mapping[str, str]) -> str:
@@ -146,6 +152,11 @@ class NodeTable:
         self.shared_generation = 0
         self.changes: list[int] = []
         self.changes_base = 0
+        #: rows whose node was added, updated or removed, from position ``_node_base``
+        self._node_changes: list[int] = []
+        self._node_base = 0
+        #: annotation key -> (node-change position it is current at, its column)
+        self._annotations: dict[str, tuple[int, npt.NDArray[np.object_]]] = {}
         for name in BASE_RESOURCES:
             self.ensure_axis(name)
 
@@ -247,6 +258,13 @@ class NodeTable:
             del self.changes[:drop]
             self.changes_base += drop
 
+    def _node_changed(self, row: int) -> None:
+        self._node_changes.append(row)
+        if len(self._node_changes) > _LOG_LIMIT_FACTOR * max(self.size, 64):
+            drop = len(self._node_changes) // 2
+            del self._node_changes[:drop]
+            self._node_base += drop
+
     def changed_rows_since(self, mark: int) -> list[int] | None:
         """Rows touched since change position ``mark``, or None if the log no longer reaches."""
         if mark < self.changes_base:
@@ -267,6 +285,7 @@ class NodeTable:
         old = self.nodes[row]
         self._write_node(row, node, old)
         self._touch(row)
+        self._node_changed(row)
         self.shared_changed()
         return row
 
@@ -283,6 +302,7 @@ class NodeTable:
         self.alive[row] = True
         self._write_node(row, node, None)
         self.attachments.set_csi_node(row, node.name, self._volumes)
+        self._node_changed(row)
         self._structural()
         for pod in self.orphans.pop(node.name, {}).values():
             self.add_pod(pod, node.name)
@@ -352,6 +372,7 @@ class NodeTable:
         self.names[row] = None
         self.nodes[row] = None
         self._free_rows.append(row)
+        self._node_changed(row)
         self._structural()
 
     def order(self) -> npt.NDArray[np.intp]:
@@ -462,6 +483,36 @@ class NodeTable:
         """A node-selector requirement (``In``, ``NotIn``, ``Exists``, ``DoesNotExist``,
         ``Gt``, ``Lt``) over ``rows``: ``bool[len(rows)]``."""
         return self.labels.requirement(key, operator, values, rows)
+
+    def annotation_values(self, key: str) -> npt.NDArray[np.object_]:
+        """Annotation ``key`` of every row: ``object[size]`` (read-only), the value's
+        ``str`` or None where the node lacks it (and on dead rows). Empty annotations
+        (None everywhere) unless an enabled plugin declares ``reads_annotations``.
+
+        One column per key, kept: a call refreshes only the rows whose node changed since
+        the last call for that key (pods counted on a node change nothing here), so
+        asking for it in every cycle costs the node changes, not the nodes."""
+        mark = self._node_base + len(self._node_changes)
+        cached = self._annotations.get(key)
+        if cached is not None and cached[0] >= self._node_base:
+            since, values = cached
+            if len(values) < self.size:
+                values = grown(values, self.capacity, None)
+            for row in dict.fromkeys(self._node_changes[since - self._node_base :]):
+                node = self.nodes[row]
+                values[row] = None if node is None else node.annotations.get(key)
+        else:
+            if len(self._annotations) >= _ANNOTATION_KEYS:
+                self._annotations.clear()
+            values = np.full(self.capacity, None, dtype=np.object_)
+            values[: self.size] = [
+                None if node is None else node.annotations.get(key)
+                for node in self.nodes[: self.size]
+            ]
+        self._annotations[key] = (mark, values)
+        view = values[: self.size]
+        view.flags.writeable = False
+        return view
 
     def row_of(self, name: str) -> int | None:
         return self.index.get(name)

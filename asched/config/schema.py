@@ -193,3 +193,54 @@ class Section:
                 yield path, value
             else:
                 self.problems.add(path, f"must be a string, got {describe(value)}")
+
+    def entries(self, key: str) -> Iterator[tuple[str, Any]]:
+        """``(name, value)`` for each entry of the object at ``key``, a map whose keys
+        are the user's (none when absent; a non-object is reported, and so is a key that
+        is not a string). Report a bad value with ``report(f"{key}.{name}", message)``."""
+        value = self.raw.get(key)
+        if value is None:
+            return
+        if not isinstance(value, Mapping):
+            self.problems.add(self.at(key), f"must be an object, got {describe(value)}")
+            return
+        for name, element in value.items():
+            if isinstance(name, str):
+                yield name, element
+            else:
+                self.problems.add(self.at(key), f"keys must be strings, got {name!r}")
+
+    def string_map(self, key: str) -> dict[str, str]:
+        """The object at ``key`` as a map of string to string (empty when absent); an
+        entry whose value is not a string is reported and left out."""
+        out: dict[str, str] = {}
+        for name, value in self.entries(key):
+            if isinstance(value, str):
+                out[name] = value
+            else:
+                self.report(f"{key}.{name}", f"must be a string, got {describe(value)}")
+        return out
+
+    def integer_map(
+        self, key: str, *, low: int | None = None, high: int | None = None
+    ) -> dict[str, int]:
+        """The object at ``key`` as a map of string to integer (empty when absent); an
+        entry that is not an integer, or lies outside ``low..high`` (each bound optional,
+        inclusive), is reported and left out."""
+        out: dict[str, int] = {}
+        for name, value in self.entries(key):
+            number = as_integer(value)
+            if number is None:
+                self.report(f"{key}.{name}", f"must be an integer, got {describe(value)}")
+            elif (low is not None and number < low) or (high is not None and number > high):
+                self.report(f"{key}.{name}", f"must be {_bounds(low, high)}, got {number}")
+            else:
+                out[name] = number
+        return out
+
+
+def _bounds(low: int | None, high: int | None) -> str:
+    """``in LOW..HIGH``, ``>= LOW`` or ``<= HIGH``, for a range message."""
+    if low is not None and high is not None:
+        return f"in {low}..{high}"
+    return f">= {low}" if low is not None else f"<= {high}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -22,13 +22,14 @@ from asched.api import kubeconfig
 from asched.api.client import KubeClient
 from asched.api.extender import ExtenderClient
 from asched.cluster.decode import decode_pod
-from asched.cluster.snapshot import Snapshot, build_snapshot, load_snapshot, objects_of
+from asched.cluster.snapshot import Snapshot, build_snapshot, objects_of
 from asched.config.types import Profile, SchedulerConfig
 from asched.errors import DecodeError, InputError
 from asched.explain import config_source, live, output
 from asched.explain.config_source import ConfigChoice
 from asched.explain.engine import evaluate, table_of
 from asched.explain.extenders import explain_with_extenders
+from asched.framework.registry import reads_annotations
 from asched.framework.result import Evaluation
 
 EPILOG: Final = """\
@@ -172,26 +173,33 @@ def check_form(args: argparse.Namespace) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """What to evaluate: the cluster, the pod (as JSON, and how errors name it), the
-    configuration."""
+    """What to evaluate: the cluster's objects (and how errors name where they come
+    from), the pod (as JSON, and how errors name it), the configuration."""
 
-    snapshot: Snapshot
+    objects: Sequence[Mapping[str, Any]]
+    source: str
     raw_pod: Mapping[str, Any]
     pod_source: str
     choice: ConfigChoice
 
+    def snapshot(self, *, keep_annotations: bool = False) -> Snapshot:
+        """The objects decoded (with their annotations when the profile's plugins read
+        them, as the scheduler decodes them)."""
+        return build_snapshot(self.objects, self.source, keep_annotations=keep_annotations)
+
 
 def _from_snapshot(args: argparse.Namespace) -> Question:
     choice = config_source.from_file(args.config)
+    objects = objects_of(textfile.read_text(args.snapshot, "the snapshot"), str(args.snapshot))
     if args.pod is not None:
-        return Question(load_snapshot(args.snapshot), _read_pod(args.pod), args.pod, choice)
+        pod = _read_pod(args.pod)
+        return Question(objects, str(args.snapshot), pod, args.pod, choice)
     namespace, name = pod_target(args.pod_name, args.namespace, "default")
-    objects = objects_of(textfile.read_text(args.snapshot, "the snapshot"), args.snapshot)
     pods = [obj for obj in objects if obj.get("kind") == "Pod" and _is(obj, namespace, name)]
     if not pods:
         raise InputError(f'{args.snapshot}: pods "{name}" not found in namespace "{namespace}"')
     rest = [obj for obj in objects if not any(obj is pod for pod in pods)]
-    return Question(build_snapshot(rest, args.snapshot), pods[0], f"{args.snapshot}", choice)
+    return Question(rest, args.snapshot, pods[0], f"{args.snapshot}", choice)
 
 
 def _is(obj: Mapping[str, Any], namespace: str, name: str) -> bool:
@@ -217,17 +225,23 @@ async def _from_cluster(args: argparse.Namespace) -> Question:
         await client.close()
     if args.snapshot_out is not None:
         output.save_snapshot(args.snapshot_out, read.document())
-    return Question(read.snapshot(), read.pod, f"{read.source}: pods {namespace}/{name}", choice)
+    return Question(
+        read.objects, read.source, read.pod, f"{read.source}: pods {namespace}/{name}", choice
+    )
 
 
 async def _evaluate(args: argparse.Namespace, question: Question) -> Evaluation:
+    config = question.choice.config
     try:
         pod = decode_pod(question.raw_pod)
+        profile = choose_profile(config, args.scheduler_name, pod.scheduler_name)
+        # annotations as the scheduler decodes them: only for a profile whose plugins read them
+        keep_annotations = reads_annotations([profile])
+        if keep_annotations:
+            pod = decode_pod(question.raw_pod, keep_annotations=True)
     except DecodeError as exc:
         raise DecodeError(f"{question.pod_source}: {exc.obj}", exc.path, exc.message) from None
-    config = question.choice.config
-    profile = choose_profile(config, args.scheduler_name, pod.scheduler_name)
-    snapshot = question.snapshot
+    snapshot = question.snapshot(keep_annotations=keep_annotations)
     if config.extenders and not args.no_extenders:
         return await explain_with_extenders(
             config.extenders,

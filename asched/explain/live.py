@@ -187,9 +187,9 @@ class ClusterRead:
         """How errors name where the objects came from."""
         return f"the API server {self.host}"
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, *, keep_annotations: bool = False) -> Snapshot:
         """Decode the objects as a snapshot file is decoded (errors name the object)."""
-        return build_snapshot(self.objects, self.source)
+        return build_snapshot(self.objects, self.source, keep_annotations=keep_annotations)
 
     def document(self) -> dict[str, Any]:
         """The ``kind: List`` that ``--snapshot-out`` writes: the objects, then the pod."""

@@ -25,6 +25,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework import diagnosis, row_recompute, selection
 from asched.framework.class_run import Normalized, Run
+from asched.framework.contain import explained
 from asched.framework.cycle_state import SCORED_ROWS, CycleState, copy_state
 from asched.framework.equivalence import ClassCache, ClassEntry
 from asched.framework.interface import PreFilterOutcome
@@ -451,7 +452,7 @@ class Algorithm:
                         one = np.array([row], dtype=np.intp)
                         if not self.framework.run_filter(plugin, state, pod, table, one)[0]:
                             found = plugin.explain(state, pod, table, row)
-                            rejected[row] = found.with_plugin(plugin.name)
+                            rejected[row] = explained(plugin.name, found)
                             break
             else:
                 rejected.update(dict.fromkeys(rows, outcome.status))

@@ -13,13 +13,14 @@ One home for the rule, used by every extension point the runtime runs
 The pod then takes the Error path: reported (reason ``SchedulerError``) and retried with
 backoff, and the scheduler goes on. A plugin that breaks the array contract raises
 :class:`~asched.errors.PluginContractError`, which names the plugin and is contained the
-same way.
+same way; so does a Filter whose ``explain`` (or ``explain_rows``) answers anything but
+:class:`~asched.framework.status.Status` values (:func:`explained`, :func:`explained_rows`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from typing import TypeVar
 
 from asched import metrics
@@ -42,6 +43,38 @@ class PluginFailure(Exception):
         self.point = point
         self.plugin = plugin
         self.cause = cause
+
+
+def explained(plugin: str, answer: object) -> Status:
+    """A Filter's ``explain`` answer for one rejected row, checked and tagged with
+    ``plugin``; anything but a :class:`Status` raises a contract error saying so."""
+    if not isinstance(answer, Status):
+        raise PluginContractError(
+            plugin,
+            f"explain returned {type(answer).__name__}, expected Status "
+            "(e.g. Status.unschedulable(reason))",
+        )
+    return answer.with_plugin(plugin)
+
+
+def explained_rows(plugin: str, answers: object, count: int) -> list[Status]:
+    """``explain_rows``' answer for ``count`` rows, checked: a list (or tuple) of exactly
+    ``count`` :class:`Status` values (untagged: the caller tags them)."""
+    if not isinstance(answers, list | tuple) or len(answers) != count:
+        got = f"{len(answers)} values" if isinstance(answers, Sized) else "no list"
+        raise PluginContractError(
+            plugin,
+            f"explain_rows returned {type(answers).__name__} ({got}), "
+            f"expected a list of {count} Status",
+        )
+    for answer in answers:
+        if not isinstance(answer, Status):
+            raise PluginContractError(
+                plugin,
+                f"explain_rows returned a {type(answer).__name__} among its answers, "
+                "expected Status",
+            )
+    return list(answers)
 
 
 def tagged(status: Status, plugin: str) -> Status:

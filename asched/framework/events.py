@@ -20,6 +20,8 @@ class ClusterEvent(enum.Enum):
     NODE_LABEL = "NodeLabelChange"
     NODE_TAINT = "NodeTaintChange"
     NODE_SCHEDULABLE = "NodeSchedulableChange"
+    #: a node's annotations changed (raised only when a plugin reads annotations)
+    NODE_ANNOTATION = "NodeAnnotationChange"
     ASSIGNED_POD_DELETE = "AssignedPodDelete"
     ASSIGNED_POD_ADD = "AssignedPodAdd"
     #: a pod that is not bound yet was added (a gang's sibling may have arrived)

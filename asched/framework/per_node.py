@@ -22,7 +22,7 @@ Its answers depend on the other plugins' answers, so it is never cached across p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 import numpy as np
@@ -41,7 +41,8 @@ BoolMask = npt.NDArray[np.bool_]
 class Node:
     """One node as a per-node plugin sees it. Quantities in canonical units (cpu in
     millicores, memory and storage in bytes); ``requested`` sums the pods counted on it
-    (assumed ones included), and its ``pods`` entry is their number."""
+    (assumed ones included), and its ``pods`` entry is their number. ``annotations`` are
+    the node's when the plugin declares ``reads_annotations=True``, else empty."""
 
     name: str
     labels: Mapping[str, str]
@@ -49,6 +50,7 @@ class Node:
     unschedulable: bool
     allocatable: Mapping[str, int]
     requested: Mapping[str, int]
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def at(cls, table: NodeTable, row: int) -> Node:
@@ -63,6 +65,7 @@ class Node:
             bool(table.unschedulable[row]),
             allocatable,
             requested,
+            info.annotations,
         )
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
+from asched.framework.contain import explained
 from asched.framework.cycle_state import CycleState, copy_state
 from asched.framework.interface import (
     FilterRunner,
@@ -96,7 +97,7 @@ def _filters(
     selected = np.array([row], dtype=np.intp)
     for plugin in framework.active_filters(state):
         if not framework.run_filter(plugin, state, pod, table, selected)[0]:
-            return plugin.explain(state, pod, table, row).with_plugin(plugin.name)
+            return explained(plugin.name, plugin.explain(state, pod, table, row))
     return Status.success()
 
 

@@ -27,7 +27,7 @@ from typing import Final
 
 from asched.config.catalogue import Catalogue
 from asched.config.load import default_config, load_config_file
-from asched.config.types import SchedulerConfig
+from asched.config.types import Profile, SchedulerConfig
 from asched.errors import PluginLoadError
 from asched.framework.plugins import (
     coscheduling,
@@ -149,6 +149,18 @@ def discover(entries: Iterable[importlib.metadata.EntryPoint] | None = None) -> 
 def installed() -> Registry:
     """:func:`discover` for this environment, once per process."""
     return discover()
+
+
+def reads_annotations(profiles: Iterable[Profile], registry: Registry | None = None) -> bool:
+    """Whether a plugin enabled in any of ``profiles`` declares ``reads_annotations``
+    (``registry``: where the plugins come from, default this installation's): then pods
+    and nodes are decoded with their annotations."""
+    specs = installed() if registry is None else registry
+    return any(
+        name in specs and specs[name].reads_annotations
+        for profile in profiles
+        for name in profile.resolved.all_names()
+    )
 
 
 def in_tree() -> Registry:

@@ -34,7 +34,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile
 from asched.errors import PluginContractError
-from asched.framework.contain import PluginFailure, failed, tagged
+from asched.framework.contain import PluginFailure, explained, explained_rows, failed, tagged
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
@@ -96,6 +96,9 @@ class Framework:
         self.plugins: dict[str, Any] = {
             name: specs[name](profile.args(name), handle) for name in resolved.all_names()
         }
+        #: a plugin of the profile declares ``reads_annotations``: pods and nodes must be
+        #: decoded with their annotations
+        self.reads_annotations = any(specs[name].reads_annotations for name in self.plugins)
         get = self.plugins.__getitem__
         self.pre_enqueue = [cast(PreEnqueuePlugin, get(n)) for n in resolved.pre_enqueue]
         self.queue_sort = [cast(QueueSortPlugin, get(n)) for n in resolved.queue_sort]
@@ -411,18 +414,21 @@ class Framework:
         for plugin in self.active_filters(state):
             rejected = live & ~self.run_filter(plugin, state, pod, table, table.rows, live)
             rows = np.flatnonzero(rejected)
+            many = len(rows) > 1 and isinstance(plugin, ExplainsRows)
             try:
-                if isinstance(plugin, ExplainsRows) and len(rows) > 1:
-                    statuses = plugin.explain_rows(state, pod, table, rows)
+                if many:
+                    statuses = cast(ExplainsRows, plugin).explain_rows(state, pod, table, rows)
                 else:
                     statuses = [plugin.explain(state, pod, table, int(r)) for r in rows]
             except Exception as exc:
                 raise PluginFailure("Filter", plugin.name, exc) from exc
+            if many:  # (explain's answers are checked one by one below)
+                statuses = explained_rows(plugin.name, statuses, len(rows))
             tagged: dict[int, Status] = {}
             for index, status in zip(rows.tolist(), statuses, strict=True):
                 same = tagged.get(id(status))
                 if same is None:
-                    same = tagged[id(status)] = status.with_plugin(plugin.name)
+                    same = tagged[id(status)] = explained(plugin.name, status)
                 failures[index] = same
             live &= ~rejected
         return failures

@@ -13,7 +13,13 @@ Checked here, at load time, with errors naming the plugin and what to change:
   (same major, minor not newer);
 * each point's companions exist: a Filter's ``explain`` and ``row_local``; a Score's
   ``row_local``, ``normalizes`` and ``normalize``; Reserve's ``unreserve``;
-* a plugin has either the vectorised or the per-node form of a point, not both.
+* a plugin has either the vectorised or the per-node form of a point, not both;
+* ``reads_annotations`` is a boolean.
+
+``reads_annotations=True`` says the plugin reads pod or node annotations
+(``PodInfo.annotations``, ``NodeInfo.annotations``, ``Nodes.annotation_values``): they are
+decoded only when an enabled plugin says so, since they may be large (kubectl's
+last-applied-configuration) and most plugins never read them.
 
 The per-node form (``filter_node``, ``score_node``) is wrapped in
 :class:`~asched.framework.per_node.PerNode` when the plugin is built.
@@ -32,7 +38,7 @@ from asched.framework.interface import Handle
 from asched.framework.per_node import PerNode
 
 #: The plugin API this asched provides (``asched.plugin.API_VERSION``): MAJOR.MINOR.
-API_VERSION: Final = "1.3"
+API_VERSION: Final = "1.4"
 
 #: Method name -> the extension point it implements.
 METHOD_POINTS: Final = {
@@ -79,6 +85,8 @@ class PluginSpec:
     origin: str = "in-tree"
     #: the entry point (``module:attribute``) it was loaded from, or the in-tree module
     source: str = ""
+    #: the plugin reads pod or node annotations: decode them when it is enabled
+    reads_annotations: bool = False
 
     @property
     def per_node(self) -> bool:
@@ -152,6 +160,7 @@ def declare(
     factory: Factory | None = None,
     args: ArgsSpec | None = None,
     points: Collection[str] | None = None,
+    reads_annotations: bool = False,
 ) -> PluginSpec:
     """Declare a plugin class.
 
@@ -171,6 +180,11 @@ def declare(
         How its ``pluginConfig`` args are read; None when it takes none.
     points : collection of str, optional
         The points to offer, when the class implements more (default: all it implements).
+    reads_annotations : bool, optional
+        True when the plugin reads pod or node annotations (``PodInfo.annotations``,
+        ``NodeInfo.annotations``, ``Node.annotations``, ``Nodes.annotation_values``):
+        asched decodes annotations only when an enabled plugin declares it (default
+        False: they read as empty). Since plugin API 1.4.
 
     Raises
     ------
@@ -200,9 +214,22 @@ def declare(
         raise PluginLoadError(
             f"plugin {resolved!r} implements no extension point (define one of: {methods})"
         )
+    if not isinstance(reads_annotations, bool):
+        raise PluginLoadError(
+            f"plugin {resolved!r}: reads_annotations must be True or False, "
+            f"got {reads_annotations!r}"
+        )
     if factory is None:
         factory = _default_factory(plugin_type, takes_args=args is not None)
-    return PluginSpec(resolved, plugin_type, factory, offered, args, api_version)
+    return PluginSpec(
+        resolved,
+        plugin_type,
+        factory,
+        offered,
+        args,
+        api_version,
+        reads_annotations=reads_annotations,
+    )
 
 
 def _default_factory(plugin_type: type, *, takes_args: bool) -> Factory:

@@ -36,16 +36,26 @@ the plugin's part of the pod signature, which lets pods of one shape share cache
 nodes) or the hooks ``pre_filter_add_pod``/``pre_filter_remove_pod``
 (:class:`PreFilterExtensions`, upstream's AddPod/RemovePod; state the hooks change in
 place must be :class:`StateData`): either lets preemption's node-by-node search run
-PreFilter once per preemptor. See docs/plugins.md for the tutorial and
-:mod:`asched.plugin.testing` for the test kit.
+PreFilter once per preemptor.
+
+Annotations (``PodInfo.annotations``, ``NodeInfo.annotations``, ``Node.annotations``,
+``Nodes.annotation_values``) are decoded only when an enabled plugin declares
+``declare(..., reads_annotations=True)``; otherwise they read as empty. Owner references
+(``PodInfo.owner_references``, :class:`OwnerReference`) are always decoded.
+
+Errors a plugin author meets: :class:`ConfigError` (bad ``pluginConfig`` args, every
+field problem listed), :class:`PluginContractError` (an answer of the wrong type, shape,
+dtype or range, naming the plugin and what was expected). See docs/plugins.md for the
+tutorial and :mod:`asched.plugin.testing` for the test kit.
 """
 
 from __future__ import annotations
 
 from asched.cluster.columns import Rows
-from asched.cluster.records import NodeInfo, PodInfo, Taint, Toleration
+from asched.cluster.records import NodeInfo, OwnerReference, PodInfo, Taint, Toleration
 from asched.config.catalogue import ArgsSpec
 from asched.config.schema import Section as ArgsSection
+from asched.errors import ConfigError, PluginContractError
 from asched.framework.cycle_state import SCORED_ROWS, CycleState, StateData
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
@@ -92,6 +102,7 @@ __all__ = [
     "BoolMask",
     "ClusterEvent",
     "Code",
+    "ConfigError",
     "CycleState",
     "EnqueueExtensions",
     "ExplainsRows",
@@ -103,7 +114,9 @@ __all__ = [
     "NodeInfo",
     "NodeScore",
     "Nodes",
+    "OwnerReference",
     "PermitPlugin",
+    "PluginContractError",
     "PluginSpec",
     "PodInfo",
     "PostBindPlugin",

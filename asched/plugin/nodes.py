@@ -48,7 +48,8 @@ class Nodes(Protocol):
         """The row of node ``name``, or None."""
 
     def node_at(self, row: int) -> NodeInfo:
-        """The decoded node of ``row``: name, labels, taints, allocatable, images."""
+        """The decoded node of ``row``: name, labels, taints, allocatable, images,
+        annotations (when the plugin declares ``reads_annotations``)."""
 
     def allocatable_of(self, resource: str) -> npt.NDArray[np.int64]:
         """``int64[size]``: allocatable ``resource`` (cpu millicores, bytes, counts)."""
@@ -66,3 +67,9 @@ class Nodes(Protocol):
         self, key: str, operator: str, values: tuple[str, ...], rows: Rows
     ) -> npt.NDArray[np.bool_]:
         """A node-selector requirement over ``rows``."""
+
+    def annotation_values(self, key: str) -> npt.NDArray[np.object_]:
+        """``object[size]``: annotation ``key`` of each row (its ``str``), None where the
+        node lacks it. Kept per key and refreshed only where a node changed: call it in
+        every cycle. Annotations are decoded only when the plugin declares
+        ``reads_annotations=True`` (otherwise: None everywhere)."""

@@ -19,20 +19,26 @@ Typical use (pytest)::
 
 :func:`evaluate` builds a profile holding the plugin alone (with PrioritySort and
 DefaultBinder, which every profile needs), reads ``args`` through the plugin's own args
-reader (bad args raise :class:`~asched.errors.ConfigError` with the field paths a user
+reader (bad args raise :class:`asched.plugin.ConfigError` with the field paths a user
 would see), and runs PreFilter, Filter, PreScore, Score and NormalizeScore through the
-scheduler's runtime, contract checks included. The answer is ``asched explain``'s
-:class:`~asched.framework.result.Evaluation`: per node, feasible or the rejecting
-plugin and its reasons, and the normalized scores.
+scheduler's runtime, contract checks included (a broken answer raises
+:class:`asched.plugin.PluginContractError` saying what was expected). The answer is
+``asched explain``'s :class:`~asched.framework.result.Evaluation`: per node, feasible or
+the rejecting plugin and its reasons, and the normalized scores.
+
+Annotations reach the plugin as they reach it in the scheduler: only when its
+declaration says ``reads_annotations=True`` (otherwise ``PodInfo.annotations``,
+``Node.annotations`` and ``Nodes.annotation_values`` read as empty, here as there).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from asched.cluster.decode import decode_pod
-from asched.cluster.records import PodInfo
+from asched.cluster.records import OwnerReference, PodInfo
 from asched.cluster.snapshot import Snapshot, build_snapshot
 from asched.config.load import load_config
 from asched.config.types import Profile
@@ -65,17 +71,19 @@ def node(
     extended: Mapping[str, str | int] | None = None,
     taints: Sequence[Mapping[str, str]] = (),
     unschedulable: bool = False,
+    annotations: Mapping[str, str] | None = None,
 ) -> Raw:
-    """A Node object (as the API server returns it) with the given allocatable."""
+    """A Node object (as the API server returns it) with the given allocatable and
+    ``metadata.annotations``."""
     allocatable: Raw = {"cpu": cpu, "memory": memory, "pods": str(pods)}
     allocatable.update({key: str(value) for key, value in (extended or {}).items()})
+    metadata: Raw = {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {
-            "name": name,
-            "labels": {"kubernetes.io/hostname": name, **(labels or {})},
-        },
+        "metadata": metadata,
         "spec": {"unschedulable": unschedulable, "taints": [dict(t) for t in taints]},
         "status": {"allocatable": allocatable, "capacity": dict(allocatable)},
     }
@@ -89,9 +97,13 @@ def pod(
     requests: Mapping[str, str | int] | None = None,
     node_name: str = "",
     node_selector: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+    owner_references: Sequence[OwnerReference | Mapping[str, Any]] = (),
 ) -> Raw:
     """A Pod object with one container requesting ``requests`` (limits equal), bound to
-    ``node_name`` when given (a pod already running there, for :func:`cluster`)."""
+    ``node_name`` when given (a pod already running there, for :func:`cluster`), with
+    ``metadata.annotations`` and ``metadata.ownerReferences`` (each an
+    :class:`~asched.plugin.OwnerReference` or its JSON)."""
     resources = {key: str(value) for key, value in (requests or {}).items()}
     spec: Raw = {
         "containers": [
@@ -106,23 +118,52 @@ def pod(
         spec["nodeName"] = node_name
     if node_selector:
         spec["nodeSelector"] = dict(node_selector)
+    metadata: Raw = {
+        "name": name,
+        "namespace": namespace,
+        "uid": f"uid-{namespace}-{name}",
+        "labels": dict(labels or {}),
+    }
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    if owner_references:
+        metadata["ownerReferences"] = [_owner_json(ref) for ref in owner_references]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": f"uid-{namespace}-{name}",
-            "labels": dict(labels or {}),
-        },
+        "metadata": metadata,
         "spec": spec,
         "status": {"phase": "Running" if node_name else "Pending"},
     }
 
 
+def _owner_json(ref: OwnerReference | Mapping[str, Any]) -> Raw:
+    if not isinstance(ref, OwnerReference):
+        return dict(ref)
+    return {
+        "apiVersion": ref.api_version,
+        "kind": ref.kind,
+        "name": ref.name,
+        "uid": ref.uid,
+        "controller": ref.controller,
+    }
+
+
 def cluster(*objects: Mapping[str, Any]) -> Snapshot:
-    """A cluster from Node, bound Pod and other objects (as a snapshot file holds them)."""
-    return build_snapshot(objects, "test cluster")
+    """A cluster from Node, bound Pod and other objects (as a snapshot file holds them).
+
+    Annotations are decoded; a plugin that does not declare ``reads_annotations`` sees
+    none (:func:`evaluate` leaves them out for it, as the scheduler would)."""
+    return build_snapshot(objects, "test cluster", keep_annotations=True)
+
+
+def _without_annotations(snapshot: Snapshot) -> Snapshot:
+    """``snapshot`` as a scheduler none of whose plugins reads annotations decodes it."""
+    return replace(
+        snapshot,
+        nodes=[replace(n, annotations={}) if n.annotations else n for n in snapshot.nodes],
+        pods=[replace(p, annotations={}) if p.annotations else p for p in snapshot.pods],
+    )
 
 
 def profile_for(
@@ -160,8 +201,12 @@ def _run(
     args: Mapping[str, Any] | None,
 ) -> tuple[Evaluation, PodInfo, dict[str, Node]]:
     """The evaluation, the decoded pod, and each node's per-node view (one table)."""
-    info = pending if isinstance(pending, PodInfo) else decode_pod(pending)
-    table = table_of(nodes)
+    reads = plugin.reads_annotations
+    if isinstance(pending, PodInfo):
+        info = pending if reads or not pending.annotations else replace(pending, annotations={})
+    else:
+        info = decode_pod(pending, keep_annotations=reads)
+    table = table_of(nodes if reads else _without_annotations(nodes))
     registry = in_tree().adding(plugin)
     result = evaluate_table(table, info, profile_for(plugin, args=args), registry=registry)
     views = {name: Node.at(table, row) for name, row in table.index.items()}

@@ -5,7 +5,8 @@ kube-scheduler compares the old and new Pod with ``resourceVersion``, ``generati
 status alone (the scheduler's own PodScheduled write first of all) does not move a parked
 pod, since nothing a plugin reads changed. Here the comparison is over what the scheduler
 decodes (:class:`~asched.cluster.records.PodInfo`) without the fields read from the
-status, so a change to anything the scheduler does not read (an annotation) is no
+status, so a change to anything the scheduler does not read (an annotation, unless an
+enabled plugin declares ``reads_annotations``: then they are decoded and compared) is no
 reason either.
 """
 

@@ -284,6 +284,7 @@ class App:
             raw=self.raw if self.extenders else None,
             gangs=self.gangs.index if self.gangs is not None else None,
             on_gang_gone=self.gangs.gone if self.gangs is not None else None,
+            keep_annotations=any(p.framework.reads_annotations for p in self.profiles.values()),
         )
         self.scheduler = Scheduler(
             profiles=self.profiles,

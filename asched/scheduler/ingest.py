@@ -85,6 +85,7 @@ class Ingest:
         raw: RawObjects | None = None,
         gangs: GangIndex | None = None,
         on_gang_gone: Callable[[str], None] | None = None,
+        keep_annotations: bool = False,
     ) -> None:
         self.table = table
         self.ledger = ledger
@@ -106,8 +107,11 @@ class Ingest:
         #: kind -> the keys the pages of its relist under way held so far
         self._listed: dict[str, set[str]] = {}
         self.pending: dict[PodKey, PodInfo] = {}
+        #: decode pods' and nodes' annotations (a profile's plugin declares that it
+        #: reads them; otherwise they are never read)
+        self.keep_annotations = keep_annotations
         #: pods of one shape decode their spec once (equal to a full decode)
-        self.shapes = PodShapes()
+        self.shapes = PodShapes(keep_annotations=keep_annotations)
         self.events_applied = 0
         self.decode_errors = 0
 
@@ -328,7 +332,7 @@ class Ingest:
             self._node_deleted(_key(obj))
             return
         try:
-            node = decode_node(obj)
+            node = decode_node(obj, keep_annotations=self.keep_annotations)
         except Exception as exc:
             self.decode_errors += 1
             metrics.count_undecodable("nodes")
@@ -489,4 +493,6 @@ def _node_events(old: NodeInfo | None, new: NodeInfo) -> list[ClusterEvent]:
         events.append(ClusterEvent.NODE_TAINT)
     if old.unschedulable != new.unschedulable:
         events.append(ClusterEvent.NODE_SCHEDULABLE)
+    if old.annotations != new.annotations:  # (empty both unless a plugin reads them)
+        events.append(ClusterEvent.NODE_ANNOTATION)
     return events

@@ -1,10 +1,16 @@
 """The example plugin packages, installed with pip into a fresh venv, end to end.
 
-One venv per session holds only asched (built from this checkout) and the two examples
+One venv per session holds only asched (built from this checkout) and the three examples
 installed with their ``[test]`` extra, as a platform team would install them. In it:
 each example's own tests pass with ``pytest`` run in its folder; ``asched plugins`` lists
-both with where they come from; ``asched explain`` shows their reasons and scores; and
+them with where they come from; ``asched explain`` shows their reasons and scores; and
 ``asched run`` schedules with them against both API backends.
+
+``examples/maintenance-filter`` was written from docs/plugins.md alone (issue 30): its
+Filter reads annotations (a node in maintenance is skipped unless the pod ignores
+maintenance), its Score reads a map of per-zone weights. Here the annotations come from
+a snapshot file (explain) and from the API server (run), where a pod parked by the
+Filter is bound once the node's annotation changes.
 """
 
 from __future__ import annotations
@@ -23,9 +29,12 @@ import yaml
 from scheduler_harness import config_for, pods_of, until
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = ("price-score", "gpu-packing")
+EXAMPLES = ("price-score", "gpu-packing", "maintenance-filter")
 GPU = "nvidia.com/gpu"
 PRICE = "example.com/price-per-hour"
+MAINTENANCE = "example.com/maintenance"
+IGNORE = "example.com/ignore-maintenance"
+ZONE = "topology.kubernetes.io/zone"
 
 
 #: the environment a user's shell would give (pytest sets COLUMNS for its own output)
@@ -48,7 +57,7 @@ def _run(*args: str | Path, cwd: Path | None = None, timeout: float = 600) -> st
 
 @pytest.fixture(scope="session")
 def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with asched and both examples (``[test]``); yields its bin directory.
+    """A fresh venv with asched and the examples (``[test]``); yields its bin directory.
 
     The sources are copied first, so pip's build leaves nothing in the checkout."""
     root = tmp_path_factory.mktemp("plugin-env")
@@ -90,6 +99,11 @@ def test_asched_plugins_lists_the_installed_plugins(plugin_env: Path) -> None:
     assert rows["PreferCheaperNodes"]["source"] == "asched_price_score:PLUGIN"
     assert rows["GPUPacking"]["extensionPoints"] == ["filter", "preScore", "score"]
     assert rows["GPUPacking"]["argsKind"] == "GPUPackingArgs"
+    assert rows["Maintenance"]["extensionPoints"] == ["filter"]
+    assert rows["Maintenance"]["argsKind"] == "MaintenanceArgs"
+    assert rows["Maintenance"]["origin"] == "asched-maintenance-filter 0.1.0"
+    assert rows["ZoneWeights"]["extensionPoints"] == ["score"]
+    assert rows["ZoneWeights"]["source"] == "asched_maintenance_filter:ZONE_WEIGHTS"
     assert rows["NodeResourcesFit"]["origin"] == "in-tree"
     assert listing["broken"] == []
 
@@ -216,6 +230,168 @@ async def test_run_schedules_with_them(plugin_env: Path, cluster: Any, tmp_path:
         # CPU pods: the GPU node is reserved, and cheap (score 100 x 10) beats dear (0)
         assert {placed[f"web-{i}"] for i in range(4)} == {cheap}
         assert placed["train"] == gpu  # the only node with GPUs
+    finally:
+        process.terminate()
+        _, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 0, stderr.decode()
+    assert b"Traceback" not in stderr
+
+
+def _careful(scheduler: str, *, pinned: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A profile with Maintenance and ZoneWeights (weight 10) on top of the defaults."""
+    plugin_config: list[dict[str, Any]] = [
+        {"name": "ZoneWeights", "args": {"zoneWeights": {"zone-a": 100, "zone-b": 50}}},
+    ]
+    if pinned is not None:
+        plugin_config.append({"name": "NodeAffinity", "args": {"addedAffinity": pinned}})
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "podInitialBackoffSeconds": 1,
+        "podMaxBackoffSeconds": 2,
+        "leaderElection": {"leaderElect": False},
+        "profiles": [
+            {
+                "schedulerName": scheduler,
+                "plugins": {
+                    "multiPoint": {
+                        "enabled": [{"name": "Maintenance"}, {"name": "ZoneWeights", "weight": 10}]
+                    }
+                },
+                "pluginConfig": plugin_config,
+            }
+        ],
+    }
+
+
+def _zoned(name: str, zone: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    node = _node(name, "0.10")
+    node["metadata"]["labels"][ZONE] = zone
+    if annotations:
+        node["metadata"]["annotations"] = annotations
+    return node
+
+
+@pytest.mark.parametrize(
+    ("annotations", "down", "selected"),
+    [
+        pytest.param(
+            {},
+            {
+                "feasible": False,
+                "plugin": "Maintenance",
+                "code": "UnschedulableAndUnresolvable",
+                "reasons": ["node(s) are in maintenance"],
+            },
+            "good",  # zone-b's 50 beats zone-c's default 0; zone-a's node is in maintenance
+            id="kept off the node in maintenance",
+        ),
+        pytest.param({IGNORE: "true"}, 100, "down", id="ignores maintenance: zone-a's 100"),
+    ],
+)
+def test_explain_reads_the_snapshots_annotations(
+    plugin_env: Path, tmp_path: Path, annotations: dict[str, str], down: Any, selected: str
+) -> None:
+    snapshot = tmp_path / "cluster.yaml"
+    nodes = [
+        _zoned("down", "zone-a", {MAINTENANCE: "true", "example.com/big": "x" * 100_000}),
+        _zoned("good", "zone-b", {MAINTENANCE: "false"}),
+        _zoned("poor", "zone-c"),
+    ]
+    snapshot.write_text(yaml.safe_dump_all(nodes))
+    pod = tmp_path / "pod.yaml"
+    metadata = {"name": "web", "namespace": "default", "annotations": annotations}
+    pod.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": metadata,
+                "spec": {"schedulerName": "careful", "containers": [{"name": "c", "image": "x"}]},
+            }
+        )
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(_careful("careful")))
+    explain = (plugin_env / "asched", "explain", "--snapshot", snapshot, "--pod", pod)
+    result = json.loads(_run(*explain, "--config", config, "-o", "json"))
+    if isinstance(down, int):
+        assert result["nodes"]["down"]["scores"]["ZoneWeights"] == down
+    else:
+        assert result["nodes"]["down"] == down
+    assert result["nodes"]["good"]["scores"]["ZoneWeights"] == 50
+    assert result["nodes"]["poor"]["scores"]["ZoneWeights"] == 0
+    assert result["weights"]["ZoneWeights"] == 10
+    assert result["selected"] == selected
+
+
+async def _annotate(cluster: Any, path: str, annotations: dict[str, str]) -> None:
+    await cluster.rest.patch(path, {"metadata": {"annotations": annotations}})
+
+
+async def test_run_keeps_pods_off_nodes_in_maintenance(
+    plugin_env: Path, cluster: Any, tmp_path: Path
+) -> None:
+    scheduler = cluster.unique_name("careful")
+    pinned = config_for(cluster, scheduler)["profiles"][0]["pluginConfig"][0]["args"]
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(_careful(scheduler, pinned=pinned["addedAffinity"])))
+    down, good, poor = (cluster.unique_name(n) for n in ("down", "good", "poor"))
+    for name, zone in ((down, "zone-a"), (good, "zone-b"), (poor, "zone-c")):
+        await cluster.create_node(name, cpu="8", memory="32Gi", labels={ZONE: zone})
+    await _annotate(cluster, f"/api/v1/nodes/{down}", {MAINTENANCE: "true"})
+    pods = f"/api/v1/namespaces/{cluster.namespace}/pods"
+    for index in range(3):
+        await cluster.create_pod(f"web-{index}", scheduler_name=scheduler)
+    await cluster.create_pod("fixer", scheduler_name=scheduler)
+    await _annotate(cluster, f"{pods}/fixer", {IGNORE: "true"})
+    # only the node in maintenance would do: parked until its maintenance ends
+    only_down = {"nodeSelector": {"kubernetes.io/hostname": down}}
+    await cluster.create_pod("waiting", scheduler_name=scheduler, spec=only_down)
+    process = await asyncio.create_subprocess_exec(
+        plugin_env / "asched",
+        "run",
+        "--config",
+        str(config),
+        "--kubeconfig",
+        str(cluster.kubeconfig),
+        "--health-port",
+        "0",
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PATH": f"{plugin_env}:{os.environ['PATH']}"},
+    )
+    try:
+
+        async def placed() -> dict[str, str]:
+            return {
+                p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in await pods_of(cluster)
+            }
+
+        async def others_bound() -> bool:
+            return all(node for name, node in (await placed()).items() if name != "waiting")
+
+        async def waiting_reported() -> bool:
+            pod = await cluster.rest.get(f"{pods}/waiting")
+            conditions = pod.get("status", {}).get("conditions") or []
+            return any(
+                c.get("type") == "PodScheduled" and "in maintenance" in c.get("message", "")
+                for c in conditions
+            )
+
+        await until(others_bound, within=60)
+        await until(waiting_reported, within=60)
+        where = await placed()
+        # zone-b (50 x 10) beats zone-c (0); zone-a's node is in maintenance
+        assert {where[f"web-{i}"] for i in range(3)} == {good}
+        assert where["fixer"] == down  # it ignores maintenance: zone-a's 100 x 10 wins
+        assert where["waiting"] == ""
+        await _annotate(cluster, f"/api/v1/nodes/{down}", {MAINTENANCE: "false"})
+
+        async def waiting_bound() -> bool:
+            return (await placed())["waiting"] == down
+
+        # NodeAnnotationChange moves it at once (the flush would take 5 minutes)
+        await until(waiting_bound, within=30)
     finally:
         process.terminate()
         _, stderr = await asyncio.wait_for(process.communicate(), timeout=30)

@@ -29,6 +29,7 @@ from asched.cluster.table import NodeTable
 from asched.config.args import IN_TREE_ARGS
 from asched.config.types import DefaultPreemptionArgs
 from asched.framework import diagnosis
+from asched.framework.contain import explained
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import (
     FilterPlugin,
@@ -288,7 +289,7 @@ def _explain_visited(
             for at in np.flatnonzero(hit).tolist():
                 row = int(rows[at])
                 status = plugin.explain(state, pod, table, row)
-                found.statuses[row] = status.with_plugin(plugin.name)
+                found.statuses[row] = explained(plugin.name, status)
         undecided &= ~hit
 
 

@@ -8,8 +8,7 @@ import pytest
 from asched_price_score import PLUGIN
 from asched_price_score.plugin import parse_price
 
-from asched.errors import ConfigError
-from asched.plugin import testing
+from asched.plugin import ConfigError, testing
 
 LABEL = "example.com/price-per-hour"
 TYPE = "node.kubernetes.io/instance-type"
@@ -101,6 +100,11 @@ def test_matches_its_per_node_definition() -> None:
             {"instanceTypePrices": {"m5.large": True}},
             'args.instanceTypePrices.m5.large: must be a decimal price such as "0.096", got True',
             id="bad list entry",
+        ),
+        pytest.param(
+            {"instanceTypePrices": ["m5.large"]},
+            "args.instanceTypePrices: must be an object, got a list",
+            id="a list for the price list",
         ),
         pytest.param({"priceLabl": "x"}, "args.priceLabl: unknown field", id="typo"),
         pytest.param(

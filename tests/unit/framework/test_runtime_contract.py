@@ -109,3 +109,89 @@ def test_score_out_of_range_is_a_contract_error() -> None:
     )
     with pytest.raises(PluginContractError, match=r"\[10, 150\], expected \[0, 100\]"):
         framework.normalized(plugin, CycleState(), raw, np.ones(2, dtype=np.bool_))
+
+
+class Misexplaining:
+    """Rejects every row; explains with ``answer`` (one row at a time, or ``rows`` at once)."""
+
+    name = "Misexplaining"
+    row_local = True
+
+    def __init__(self, answer: object, rows: object = None) -> None:
+        self.answer = answer
+        self.rows = rows
+        if rows is not None:
+            self.explain_rows = lambda state, pod, table, rows: self.rows
+
+    def filter(self, state, pod, table, rows):
+        return np.zeros(len(table.alive[rows]), dtype=np.bool_)
+
+    def explain(self, state, pod, table, row):
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("plugin", "message"),
+    [
+        pytest.param(
+            Misexplaining("node is in maintenance"),
+            "plugin 'Misexplaining' explain returned str, expected Status "
+            "(e.g. Status.unschedulable(reason))",
+            id="explain returns a string",
+        ),
+        pytest.param(
+            Misexplaining(None),
+            "plugin 'Misexplaining' explain returned NoneType, expected Status "
+            "(e.g. Status.unschedulable(reason))",
+            id="explain returns None",
+        ),
+        pytest.param(
+            Misexplaining(Status.unschedulable("x"), rows=[Status.unschedulable("x")]),
+            "plugin 'Misexplaining' explain_rows returned list (1 values), "
+            "expected a list of 2 Status",
+            id="explain_rows answers one row of two",
+        ),
+        pytest.param(
+            Misexplaining(Status.unschedulable("x"), rows=["a", "b"]),
+            "plugin 'Misexplaining' explain_rows returned a str among its answers, expected Status",
+            id="explain_rows answers strings",
+        ),
+        pytest.param(
+            Misexplaining(Status.unschedulable("x"), rows=iter(())),
+            "plugin 'Misexplaining' explain_rows returned tuple_iterator (no list), "
+            "expected a list of 2 Status",
+            id="explain_rows answers an iterator",
+        ),
+    ],
+)
+def test_a_wrong_explanation_is_a_contract_error_naming_the_plugin(
+    plugin: Misexplaining, message: str
+) -> None:
+    profile = dataclasses.replace(
+        default_config().profiles[0], resolved=ResolvedPlugins(filter=("Misexplaining",))
+    )
+    spec = declare(Misexplaining, api_version="1.0", factory=lambda args, handle: plugin)
+    framework = Framework(profile, registry=in_tree().adding(spec))
+    pod = decode_pod(templates.pod("p"))
+    state = CycleState()
+    outcome = framework.run_pre_filter(state, pod, two_nodes())
+    with pytest.raises(PluginContractError) as caught:
+        framework.first_failures(state, pod, two_nodes(), outcome)
+    assert str(caught.value) == message
+
+
+def test_statuses_explained_are_tagged_with_the_plugin() -> None:
+    profile = dataclasses.replace(
+        default_config().profiles[0], resolved=ResolvedPlugins(filter=("Misexplaining",))
+    )
+    plugin = Misexplaining(Status.unresolvable("node(s) are in maintenance"))
+    spec = declare(Misexplaining, api_version="1.0", factory=lambda args, handle: plugin)
+    framework = Framework(profile, registry=in_tree().adding(spec))
+    pod = decode_pod(templates.pod("p"))
+    state = CycleState()
+    table = two_nodes()
+    failures = framework.first_failures(
+        state, pod, table, framework.run_pre_filter(state, pod, table)
+    )
+    wanted = Status.unresolvable("node(s) are in maintenance", plugin="Misexplaining")
+    assert failures == {0: wanted, 1: wanted}

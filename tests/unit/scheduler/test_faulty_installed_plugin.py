@@ -2,9 +2,10 @@
 
 ``Faulty`` is declared as an out-of-tree plugin would be and enabled in the profile by
 name through the configuration. For a pod labelled ``fault: <kind>`` it raises, answers
-a wrong shape, or scores outside 0..100; the pod gets an Error status naming the plugin
-(reported, retried with backoff) and the next, healthy pod is scheduled by the same
-scheduler.
+a wrong shape, scores outside 0..100, or rejects every node and explains a rejection with
+a string instead of a Status (as "the reason" in the docs may suggest); the pod gets an
+Error status naming the plugin (reported, retried with backoff) and the next, healthy pod
+is scheduled by the same scheduler.
 """
 
 from __future__ import annotations
@@ -35,9 +36,13 @@ class Faulty:
             raise KeyError("price-per-hour")
         if pod.labels.get("fault") == "shape":
             return np.ones(n + 1, dtype=np.bool_)
+        if pod.labels.get("fault") == "explain":
+            return np.zeros(n, dtype=np.bool_)
         return np.ones(n, dtype=np.bool_)
 
     def explain(self, state, pod, nodes, row):
+        if pod.labels.get("fault") == "explain":
+            return "node is in maintenance"
         return Status.success()
 
     def score(self, state, pod, nodes, rows):
@@ -87,6 +92,12 @@ def pod(name: str, fault: str | None = None):
             "range",
             "plugin 'Faulty' returned scores in [250, 250], expected [0, 100]",
             id="scores out of range",
+        ),
+        pytest.param(
+            "explain",
+            "internal error in diagnose of plugin Faulty: PluginContractError: "
+            "plugin 'Faulty' explain returned str, expected Status",
+            id="explain returns a string",
         ),
     ],
 )

@@ -144,7 +144,7 @@ def test_a_bug_while_applying_one_event_is_skipped(monkeypatch: pytest.MonkeyPat
 def test_a_decoder_bug_becomes_a_report_naming_the_pod(monkeypatch: pytest.MonkeyPatch) -> None:
     ingest, bad, _ = build()
 
-    def decoder_bug(raw: Any) -> Any:
+    def decoder_bug(raw: Any, **flags: Any) -> Any:
         raise ZeroDivisionError("decoder bug")
 
     monkeypatch.setattr(pod_shapes, "decode_pod", decoder_bug)  # what the ingest calls

@@ -56,14 +56,10 @@ def read_args(args: ap.ArgsSection) -> PriceArgs:
         args.report("priceLabel", "must not be empty")
     type_label = args.string("instanceTypeLabel", defaults.instance_type_label)
     prices: dict[str, int] = {}
-    table = args.get("instanceTypePrices")
-    if table is not None and not isinstance(table, Mapping):
-        args.report("instanceTypePrices", "must be an object mapping instance types to prices")
-    elif table is not None:
-        for kind, raw in table.items():
-            price = _price_field(args, f"instanceTypePrices.{kind}", raw)
-            if price is not None:
-                prices[str(kind)] = price
+    for kind, raw in args.entries("instanceTypePrices"):  # a map whose keys are the user's
+        price = _price_field(args, f"instanceTypePrices.{kind}", raw)
+        if price is not None:
+            prices[kind] = price
     default = None
     if args.has("defaultPrice"):
         default = _price_field(args, "defaultPrice", args.get("defaultPrice"))
@@ -128,7 +124,7 @@ class PreferCheaperNodes:
 
 PLUGIN: Final = ap.declare(
     PreferCheaperNodes,
-    api_version="1.0",
+    api_version="1.4",  # ArgsSection.entries came with 1.4
     args=ap.ArgsSpec(
         kind="PreferCheaperNodesArgs",
         fields=frozenset({"priceLabel", "instanceTypeLabel", "instanceTypePrices", "defaultPrice"}),
