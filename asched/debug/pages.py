@@ -223,7 +223,8 @@ async function decisionPage() {
   ];
   if (d.selected && d.scoredCount === 0) facts.push("one feasible node: chosen without scoring, as upstream");
   if (d.preemption) facts.push("preemption: " + (d.preemption.node ? "nominated " + d.preemption.node +
-    ", evicting " + d.preemption.victims.map((v) => v.pod).join(", ") : d.preemption.message || "did not help"));
+    ", evicting " + d.preemption.victims.map((v) => v.pod).join(", ")
+    : (d.preemption.message || "did not help").replace(/^preemption: /, "")));
   if (d.outcome) facts.push("then: " + d.outcome);
   for (const fact of facts) summary.appendChild(el("p", fact, "note"));
 

@@ -1,8 +1,9 @@
 """``asched explain``: where would this pod go in this cluster, and why (or why nowhere).
 
-Two forms, exclusive: a live cluster (``POD``, read through a kubeconfig as kubectl reads
-it: :mod:`asched.explain.live`), or a snapshot file (``--snapshot FILE`` with the pod as
-``--pod FILE`` or as ``POD``, a pod of the snapshot). Both build the same
+Two forms, exclusive: a live cluster (read through a kubeconfig as kubectl reads it:
+:mod:`asched.explain.live`), or a snapshot file (``--snapshot FILE``). The pod is ``POD``,
+a pod of the cluster or the snapshot, or ``--pod FILE``, a pod not created yet (a pod of
+the same name in the cluster is left out of it). Both build the same
 :class:`~asched.cluster.snapshot.Snapshot` and run the same engine and renderers. This
 module only parses, picks the form and wires the parts; ``kubectl asched explain``
 (:mod:`asched.kubectl_plugin`) is the same command.
@@ -12,16 +13,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from asched import textfile
 from asched.api import kubeconfig
 from asched.api.client import KubeClient
 from asched.api.extender import ExtenderClient
+from asched.api.objects import KubeObject
 from asched.cluster.decode import decode_pod
+from asched.cluster.records import PodInfo
 from asched.cluster.snapshot import Snapshot, build_snapshot, objects_of
 from asched.config.types import Profile, SchedulerConfig
 from asched.errors import DecodeError, InputError
@@ -29,6 +33,7 @@ from asched.explain import config_source, live, output
 from asched.explain.config_source import ConfigChoice
 from asched.explain.engine import evaluate, table_of
 from asched.explain.extenders import explain_with_extenders
+from asched.explain.output import Bound
 from asched.framework.registry import reads_annotations
 from asched.framework.result import Evaluation
 
@@ -41,6 +46,8 @@ examples:
                                              ... and save what was read
   asched explain --snapshot web.yaml shop/web-7d9f
                                              replay a saved snapshot (same answer)
+  asched explain --pod job.yaml              where would this pod go if created now
+                                             (the live cluster; not created)
   kubectl get nodes,pods,namespaces,services,pdb -A -o yaml > cluster.yaml
   asched explain --snapshot cluster.yaml --pod pod.yaml
 
@@ -48,7 +55,10 @@ It runs the same filters and scores as `asched run` (and PostFilter preemption w
 node fits), changes nothing, and prints the nodes' verdicts and scores, under a line
 naming the configuration used: --config FILE, else (live) the ConfigMap a deployed asched
 runs with (kube-system/asched-config, key config.yaml; --config-map NAMESPACE/NAME),
-else the default profile. Every node is evaluated (no sampling). The configuration's
+else the default profile. The profile is the one the pod's schedulerName names (a pod of
+no profile is refused: --scheduler-name picks one). A pod already bound is evaluated as
+if it were pending: where asched would place it now. Every node is evaluated (no
+sampling). The configuration's
 extenders are called too (filter and prioritize, sent every node that passed the
 in-tree filters); --no-extenders skips them. Against a live cluster it only reads
 (GET and paged LIST).
@@ -95,7 +105,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     files.add_argument(
         "--snapshot", metavar="FILE", help="nodes, pods, ... as a List or YAML stream"
     )
-    files.add_argument("--pod", metavar="FILE", help="the pod to place (YAML or JSON)")
+    files.add_argument(
+        "--pod",
+        metavar="FILE",
+        help="the pod to place (YAML or JSON), in the snapshot or the live cluster",
+    )
     answer = parser.add_argument_group("the answer")
     answer.add_argument(
         "--config", metavar="FILE", help="a KubeSchedulerConfiguration (default: see below)"
@@ -130,16 +144,46 @@ def _read_pod(path: str) -> Mapping[str, Any]:
 
 
 def choose_profile(config: SchedulerConfig, requested: str | None, pod_scheduler: str) -> Profile:
-    """``--scheduler-name``, else the pod's schedulerName if a profile has it, else the first."""
+    """``--scheduler-name``, else the profile named by the pod's schedulerName.
+
+    Raises
+    ------
+    InputError
+        When ``--scheduler-name`` names no profile, or when it is not given and the pod's
+        schedulerName names none: such a pod is not asched's to schedule, and an answer
+        under another profile would mislead.
+    """
+    names = ", ".join(p.scheduler_name for p in config.profiles)
     if requested is not None:
         profile = config.profile(requested)
         if profile is None:
-            names = ", ".join(p.scheduler_name for p in config.profiles)
             raise InputError(
                 f"--scheduler-name: no profile named {requested!r} (profiles: {names})"
             )
         return profile
-    return config.profile(pod_scheduler) or config.profiles[0]
+    profile = config.profile(pod_scheduler)
+    if profile is None:
+        raise InputError(
+            f"the pod's schedulerName {pod_scheduler!r} names no profile of the configuration"
+            f" (profiles: {names}): asched does not schedule it; --scheduler-name PROFILE"
+            " explains it under one of them"
+        )
+    return profile
+
+
+def as_pending(pod: PodInfo) -> tuple[PodInfo, Bound | None]:
+    """The pod to evaluate, and where it is bound when it is: a bound pod is evaluated as
+    if it were pending (its ``spec.nodeName`` cleared), which is where asched would place
+    it now. What bound it: a scheduler when its PodScheduled condition is True, else its
+    ``spec.nodeName`` was set when it was created."""
+    if not pod.node_name:
+        return pod, None
+    condition = pod.scheduled_condition
+    if condition is not None and condition[0] == "True":
+        by = f"placed by the scheduler {pod.scheduler_name!r}"
+    else:
+        by = "its spec.nodeName was set when it was created: no scheduler placed it"
+    return dataclasses.replace(pod, node_name=""), Bound(pod.node_name, by)
 
 
 def pod_target(text: str, namespace: str | None, default_namespace: str) -> tuple[str, str]:
@@ -155,12 +199,13 @@ def pod_target(text: str, namespace: str | None, default_namespace: str) -> tupl
 def check_form(args: argparse.Namespace) -> None:
     """The live and snapshot forms are exclusive; a usage error names the clash."""
     if args.snapshot is None:
-        if args.pod is not None:
+        if (args.pod is None) == (args.pod_name is None):
             raise InputError(
-                "--pod FILE goes with --snapshot FILE; against a live cluster give POD"
+                "give POD (a pod of the live cluster) or --pod FILE (a pod to place in it),"
+                " or --snapshot FILE with either"
             )
-        if args.pod_name is None:
-            raise InputError("give POD (a live cluster), or --snapshot FILE with --pod FILE or POD")
+        if args.pod is not None and args.namespace is not None:
+            raise InputError("-n names the namespace of POD; --pod FILE holds its own")
         return
     for dest, flag in LIVE_ONLY:
         if getattr(args, dest) is not None:
@@ -193,13 +238,24 @@ def _from_snapshot(args: argparse.Namespace) -> Question:
     objects = objects_of(textfile.read_text(args.snapshot, "the snapshot"), str(args.snapshot))
     if args.pod is not None:
         pod = _read_pod(args.pod)
-        return Question(objects, str(args.snapshot), pod, args.pod, choice)
+        namespace, name = _key_of(pod)
+        rest = [
+            obj for obj in objects if not (obj.get("kind") == "Pod" and _is(obj, namespace, name))
+        ]
+        return Question(rest, str(args.snapshot), pod, args.pod, choice)
     namespace, name = pod_target(args.pod_name, args.namespace, "default")
     pods = [obj for obj in objects if obj.get("kind") == "Pod" and _is(obj, namespace, name)]
     if not pods:
         raise InputError(f'{args.snapshot}: pods "{name}" not found in namespace "{namespace}"')
     rest = [obj for obj in objects if not any(obj is pod for pod in pods)]
     return Question(rest, args.snapshot, pods[0], f"{args.snapshot}", choice)
+
+
+def _key_of(pod: Mapping[str, Any]) -> tuple[str, str]:
+    """(namespace, name) of a pod read from a file (namespace ``default`` when absent)."""
+    meta = pod.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
 
 
 def _is(obj: Mapping[str, Any], namespace: str, name: str) -> bool:
@@ -216,21 +272,26 @@ async def _from_cluster(args: argparse.Namespace) -> Question:
         raise InputError("--context: no kubeconfig found (in-cluster configuration)")
     else:
         default_namespace = kubeconfig.in_cluster_namespace() or "default"
-    namespace, name = pod_target(args.pod_name, args.namespace, default_namespace)
+    given = cast("KubeObject", dict(_read_pod(args.pod))) if args.pod is not None else None
+    if given is not None:
+        namespace, name = _key_of(given)
+    else:
+        namespace, name = pod_target(args.pod_name, args.namespace, default_namespace)
     client = await KubeClient.connect(source.kubeconfig, context=args.context)
     try:
-        read = await live.read_cluster(client, namespace, name)
+        read = await live.read_cluster(client, namespace, name, given=given)
         choice = await config_source.from_cluster(client, args.config, args.config_map)
     finally:
         await client.close()
     if args.snapshot_out is not None:
         output.save_snapshot(args.snapshot_out, read.document())
-    return Question(
-        read.objects, read.source, read.pod, f"{read.source}: pods {namespace}/{name}", choice
-    )
+    pod_source = args.pod if args.pod is not None else f"{read.source}: pods {namespace}/{name}"
+    return Question(read.objects, read.source, read.pod, pod_source, choice)
 
 
-async def _evaluate(args: argparse.Namespace, question: Question) -> Evaluation:
+async def _evaluate(
+    args: argparse.Namespace, question: Question
+) -> tuple[Evaluation, Bound | None]:
     config = question.choice.config
     try:
         pod = decode_pod(question.raw_pod)
@@ -241,35 +302,41 @@ async def _evaluate(args: argparse.Namespace, question: Question) -> Evaluation:
             pod = decode_pod(question.raw_pod, keep_annotations=True)
     except DecodeError as exc:
         raise DecodeError(f"{question.pod_source}: {exc.obj}", exc.path, exc.message) from None
+    pod, bound = as_pending(pod)
     snapshot = question.snapshot(keep_annotations=keep_annotations)
     if config.extenders and not args.no_extenders:
-        return await explain_with_extenders(
+        raw_pod = dict(question.raw_pod)
+        if bound is not None:  # the extenders are sent the pod as evaluated: pending
+            raw_pod["spec"] = {**dict(raw_pod.get("spec") or {}), "nodeName": ""}
+        evaluation = await explain_with_extenders(
             config.extenders,
             ExtenderClient,
             table_of(snapshot),
             pod,
-            question.raw_pod,
+            raw_pod,
             profile,
             snapshot.raw_nodes.__getitem__,
             seed=args.seed,
         )
-    return evaluate(snapshot, pod, profile, seed=args.seed)
+        return evaluation, bound
+    return evaluate(snapshot, pod, profile, seed=args.seed), bound
 
 
-async def _explain(args: argparse.Namespace) -> tuple[Evaluation, ConfigChoice]:
+async def _explain(args: argparse.Namespace) -> tuple[Evaluation, Bound | None, ConfigChoice]:
     if args.snapshot is not None:
         question = _from_snapshot(args)
     else:
         question = await _from_cluster(args)
-    return await _evaluate(args, question), question.choice
+    evaluation, bound = await _evaluate(args, question)
+    return evaluation, bound, question.choice
 
 
 def run(args: argparse.Namespace) -> int:
     check_form(args)
     try:
-        evaluation, choice = asyncio.run(_explain(args))
+        evaluation, bound, choice = asyncio.run(_explain(args))
     except live.LiveReadError as exc:
         print(f"{getattr(args, '_prog', 'asched explain')}: error: {exc}", file=sys.stderr)
         return 1
-    output.emit(evaluation, choice, args.output, limit=args.limit)
+    output.emit(evaluation, choice, args.output, limit=args.limit, bound=bound)
     return 0

@@ -273,11 +273,16 @@ async def read_cluster(
     collections: Sequence[Collection] = COLLECTIONS,
     *,
     page_size: int = PAGE_SIZE,
+    given: KubeObject | None = None,
 ) -> ClusterRead:
     """Read the pod ``namespace/name`` and every collection, in order (see the module
     docstring), in LIST pages of ``page_size`` objects. Raises :class:`InputError` when
-    the pod is not there and :class:`LiveReadError` when a read fails."""
-    pod = await read_pod(reader, namespace, name)
+    the pod is not there and :class:`LiveReadError` when a read fails.
+
+    ``pod`` given (a pod from a file, not yet created): it is not read; a pod of the same
+    namespace and name in the cluster is left out, as the pod read would be.
+    """
+    pod = given if given is not None else await read_pod(reader, namespace, name)
     objects: list[KubeObject] = []
     for collection in collections:
         items = await list_collection(

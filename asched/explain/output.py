@@ -10,6 +10,7 @@ document as YAML, as kubectl's ``-o yaml`` mirrors its ``-o json``.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -25,20 +26,56 @@ from asched.framework.result import Evaluation
 FORMATS: Final = ("table", "wide", "json", "yaml")
 
 
-def document(evaluation: Evaluation, choice: ConfigChoice) -> dict[str, Any]:
-    """The ``-o json`` / ``-o yaml`` document."""
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """The pod explained is bound already: where, and what put it there.
+
+    The evaluation is then of the pod as if it were pending (no ``spec.nodeName``, not
+    counted on its node): where asched would place it now.
+    """
+
+    node: str
+    #: ``the scheduler 'asched'`` (its PodScheduled condition is True) or a phrase saying
+    #: that no scheduler placed it (``spec.nodeName`` set at creation)
+    by: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"node": self.node, "by": self.by}
+
+    def notes(self) -> tuple[str, ...]:
+        return (
+            f"the pod is bound to {self.node} ({self.by})",
+            "below is where asched would place it now, evaluated as if it were pending "
+            "(not counted on its node)",
+        )
+
+
+def document(
+    evaluation: Evaluation, choice: ConfigChoice, bound: Bound | None = None
+) -> dict[str, Any]:
+    """The ``-o json`` / ``-o yaml`` document (``bound``: where a bound pod is now)."""
     out = evaluation.to_json()
     out["configuration"] = choice.to_json()
+    out["bound"] = None if bound is None else bound.to_json()
     return out
 
 
-def emit(evaluation: Evaluation, choice: ConfigChoice, fmt: str, *, limit: int) -> None:
+def emit(
+    evaluation: Evaluation,
+    choice: ConfigChoice,
+    fmt: str,
+    *,
+    limit: int,
+    bound: Bound | None = None,
+) -> None:
     """Write the answer to stdout in ``fmt`` (one of :data:`FORMATS`)."""
     if fmt == "json":
-        text = orjson.dumps(document(evaluation, choice), option=orjson.OPT_INDENT_2).decode()
+        text = orjson.dumps(
+            document(evaluation, choice, bound), option=orjson.OPT_INDENT_2
+        ).decode()
         sys.stdout.write(text + "\n")
     elif fmt == "yaml":
-        sys.stdout.write(yaml.safe_dump(document(evaluation, choice), sort_keys=False))
+        sys.stdout.write(yaml.safe_dump(document(evaluation, choice, bound), sort_keys=False))
     else:
         render(
             evaluation,
@@ -46,6 +83,7 @@ def emit(evaluation: Evaluation, choice: ConfigChoice, fmt: str, *, limit: int) 
             limit=limit,
             wide=fmt == "wide",
             configuration=choice.describe(),
+            notes=bound.notes() if bound is not None else (),
         )
 
 

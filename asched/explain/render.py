@@ -24,6 +24,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
 from asched.framework.result import Evaluation, ExtenderCall, NodeVerdict
 
 
@@ -34,15 +35,19 @@ def render(
     limit: int = 20,
     wide: bool = False,
     configuration: str | None = None,
+    notes: tuple[str, ...] = (),
 ) -> None:
     """Print the evaluation as tables and a one-line verdict (``wide``: see the module
-    docstring; ``limit`` is then ignored)."""
+    docstring; ``limit`` is then ignored). ``notes`` are lines said before the tables
+    (that the pod is bound already, and what the answer then means)."""
     if wide:
         limit = 0
     feasible = [(n, v) for n, v in evaluation.nodes.items() if v.feasible]
     infeasible = [(n, v) for n, v in evaluation.nodes.items() if not v.feasible]
     if configuration is not None:
         console.print(f"configuration: {configuration}", markup=False, highlight=False)
+    for note in notes:
+        console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
     console.print(
         f"[bold]{evaluation.pod}[/bold] with profile [bold]{evaluation.profile}[/bold]: "
         f"{len(feasible)} of {len(evaluation.nodes)} nodes feasible"
@@ -115,7 +120,9 @@ def _render_preemption(evaluation: Evaluation, console: Console) -> None:
     preemption = evaluation.preemption
     assert preemption is not None
     if preemption.node is None:
-        console.print(f"[yellow]preemption would not help:[/yellow] {preemption.message}")
+        # the message carries upstream's own "preemption: " prefix: said once
+        reason = preemption.message.removeprefix(PREEMPTION_PREFIX)
+        console.print(f"[yellow]preemption would not help:[/yellow] {reason}")
         return
     console.print(
         f"[yellow]preemption:[/yellow] would nominate {preemption.node}, "

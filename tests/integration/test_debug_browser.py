@@ -91,6 +91,13 @@ async def test_queue_to_decision_in_a_browser(cluster: Any, tmp_path: Path) -> N
                 await link.click()
                 await page.wait_for_selector("body[data-loaded='1']")
                 assert (await page.locator("#verdict").inner_text()).startswith("unschedulable: 0/")
+                # no victim anywhere: preemption says why once (its message carries
+                # upstream's own "preemption: " prefix)
+                notes = await page.locator("p.note").all_inner_texts()
+                assert any(n.startswith("preemption: 0/3 nodes are available") for n in notes), (
+                    notes
+                )
+                assert not any("preemption: preemption" in n for n in notes), notes
                 for node in (tiny, medium, large):
                     cells = page.locator(f'tr[data-node="{node}"] td')
                     assert await cells.all_inner_texts() == [

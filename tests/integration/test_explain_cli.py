@@ -47,9 +47,11 @@ def test_json_contract_on_a_real_cluster_shape() -> None:
         "message",
         "preemption",
         "configuration",
+        "bound",
     }
     assert answer["configuration"] == {"source": "default", "name": None}  # no --config
     assert answer["preemption"] is None  # a node fits: PostFilter does not run
+    assert answer["bound"] is None  # a pending pod
     assert answer["pod"] == "shop/frontend-extra"
     assert answer["profile"] == "default-scheduler"
     assert answer["message"] is None
@@ -156,6 +158,93 @@ def test_explain_shows_what_preemption_would_do(tmp_path: Path) -> None:
     table = explain("--snapshot", snapshot, "--pod", pod)
     assert "preemption: would nominate n2, evicting 1 pod(s)" in table.stdout
     assert "default/web-0" in table.stdout
+
+
+def test_preemption_that_would_not_help_says_preemption_once(tmp_path: Path) -> None:
+    # both pods outrank the new one (priority 0 < 10, 20): no victim anywhere
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(
+        PREEMPTION_SNAPSHOT + _bound("db-0", "n1", 10, "db") + _bound("web-0", "n2", 20, "web")
+    )
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "kind: Pod\nmetadata: {name: humble, namespace: default}\nspec:\n"
+        "  containers: [{name: c, resources: {requests: {cpu: 800m}}}]\n"
+    )
+    answer = json.loads(explain("--snapshot", snapshot, "--pod", pod, "-o", "json").stdout)
+    assert answer["preemption"]["node"] is None
+    assert answer["preemption"]["message"].startswith("preemption: ")  # upstream's own text
+    table = explain("--snapshot", snapshot, "--pod", pod).stdout
+    assert "preemption would not help: 0/2 nodes are available" in table
+    assert "preemption: preemption" not in table
+
+
+SCHEDULED = (
+    "  status: {conditions: [{type: PodScheduled, status: 'True'}]}\n"  # a scheduler bound it
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "by"),
+    [
+        pytest.param(SCHEDULED, "placed by the scheduler 'default-scheduler'", id="scheduled"),
+        pytest.param(
+            "",
+            "its spec.nodeName was set when it was created: no scheduler placed it",
+            id="nodeName set by its author",
+        ),
+    ],
+)
+def test_a_bound_pod_is_explained_as_if_pending(tmp_path: Path, extra: str, by: str) -> None:
+    # web-0 (600m) is bound to n2; n1 holds db-0 (600m): each node has 400m left, so the pod
+    # fits nowhere if counted on n2, and anywhere once taken off it: n2 has 1 CPU free then
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(
+        PREEMPTION_SNAPSHOT
+        + _bound("db-0", "n1", 10, "db")
+        + _bound("web-0", "n2", 20, "web")
+        + extra
+    )
+    answer = json.loads(explain("--snapshot", snapshot, "default/web-0", "-o", "json").stdout)
+
+    assert answer["bound"] == {"node": "n2", "by": by}
+    assert answer["selected"] == "n2"  # the room it holds is its own: where it would go now
+    assert answer["nodes"]["n2"]["feasible"] is True
+    assert answer["nodes"]["n1"]["plugin"] == "NodeResourcesFit"  # not NodeName
+    table = " ".join(explain("--snapshot", snapshot, "default/web-0").stdout.split())
+    assert f"note: the pod is bound to n2 ({by})" in table
+    assert "where asched would place it now" in table
+
+
+def test_a_pod_of_no_profile_is_refused_unless_a_profile_is_named(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: asched\n"
+    )
+    refused = explain(
+        "--snapshot", SNAPSHOT, "--pod", DATA / "pod-frontend.yaml", "--config", config
+    )
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "asched explain: error: the pod's schedulerName 'default-scheduler' names no profile of"
+        " the configuration (profiles: asched): asched does not schedule it; --scheduler-name"
+        " PROFILE explains it under one of them"
+    ]
+    named = explain(
+        "--snapshot",
+        SNAPSHOT,
+        "--pod",
+        DATA / "pod-frontend.yaml",
+        "--config",
+        config,
+        "--scheduler-name",
+        "asched",
+        "-o",
+        "json",
+    )
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["profile"] == "asched"
 
 
 def test_table_output_names_the_selected_node() -> None:

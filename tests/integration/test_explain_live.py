@@ -165,6 +165,48 @@ async def test_live_answer_is_the_snapshot_answer(cluster: Any, tmp_path: Path) 
     }
 
 
+async def test_a_pod_from_a_file_is_placed_in_the_live_cluster(
+    cluster: Any, tmp_path: Path
+) -> None:
+    # the scene's pending pod as a file, then deleted from the cluster: "where would this
+    # pod go if I created it now" needs no snapshot, and answers as the pod itself did
+    scene = await build_scene(cluster)
+    pod = await pod_file(cluster, scene.pod, tmp_path / "pod.yaml")
+    before = (
+        await run(
+            scene.pod, "--kubeconfig", cluster.kubeconfig, "-n", cluster.namespace, "-o", "json"
+        )
+    ).json()
+    await cluster.rest.delete(
+        f"/api/v1/namespaces/{cluster.namespace}/pods/{scene.pod}", grace_period_seconds=0
+    )
+
+    answer = (await run("--pod", pod, "--kubeconfig", cluster.kubeconfig, "-o", "json")).json()
+
+    assert without_configuration(answer) == without_configuration(before)
+    assert answer["selected"] == scene.b
+    assert answer["bound"] is None
+
+
+async def test_a_bound_pod_is_explained_where_it_would_go_now(cluster: Any) -> None:
+    # the scene's bound pod (2 CPU on node a): taken off its node, node a is empty again,
+    # and it would go where a pending copy of it would go
+    scene = await build_scene(cluster)
+    pods = await cluster.rest.list(f"/api/v1/namespaces/{cluster.namespace}/pods")
+    bound = next(p["metadata"]["name"] for p in pods["items"] if p["spec"].get("nodeName"))
+
+    answer = (
+        await run(bound, "--kubeconfig", cluster.kubeconfig, "-n", cluster.namespace, "-o", "json")
+    ).json()
+
+    assert answer["bound"] == {
+        "node": scene.a,
+        "by": "its spec.nodeName was set when it was created: no scheduler placed it",
+    }
+    assert answer["nodes"][scene.a]["feasible"] is True  # not "rejected by NodeName"
+    assert all(v.get("plugin") != "NodeName" for v in answer["nodes"].values())
+
+
 async def test_snapshot_out_replays_to_the_same_answer(cluster: Any, tmp_path: Path) -> None:
     scene = await build_scene(cluster)
     config = tmp_path / "config.yaml"

@@ -34,12 +34,23 @@ def parse(*argv: str) -> argparse.Namespace:
         pytest.param(("--snapshot", "s", "--pod", "p"), None, id="snapshot: --pod FILE"),
         pytest.param(("--snapshot", "s", "shop/web"), None, id="snapshot: POD of the snapshot"),
         pytest.param(
-            (), "give POD (a live cluster), or --snapshot FILE with --pod FILE or POD", id="nothing"
+            (),
+            "give POD (a pod of the live cluster) or --pod FILE (a pod to place in it),"
+            " or --snapshot FILE with either",
+            id="nothing",
+        ),
+        # where would this pod go if it were created now, in the live cluster
+        pytest.param(("--pod", "p"), None, id="live: --pod FILE"),
+        pytest.param(
+            ("--pod", "p", "web"),
+            "give POD (a pod of the live cluster) or --pod FILE (a pod to place in it),"
+            " or --snapshot FILE with either",
+            id="live: both --pod and POD",
         ),
         pytest.param(
-            ("--pod", "p"),
-            "--pod FILE goes with --snapshot FILE; against a live cluster give POD",
-            id="--pod without --snapshot",
+            ("--pod", "p", "-n", "shop"),
+            "-n names the namespace of POD; --pod FILE holds its own",
+            id="live: -n with --pod",
         ),
         pytest.param(
             ("--snapshot", "s", "--pod", "p", "web"),
