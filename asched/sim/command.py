@@ -9,8 +9,13 @@ Transport: a kubeconfig written with ``--kubeconfig-out`` is meant for people an
 tools, and kubectl (client-go) sends no bearer token over plain HTTP, so the server then
 serves HTTPS with a generated CA that the kubeconfig carries (verification stays on).
 ``--plain-http`` keeps plain HTTP: the test fixtures and benchmark harnesses choose it
-explicitly for their loopback clients, which send the token anyway. Without
-``--kubeconfig-out`` the server is plain HTTP unless ``--tls`` is given.
+explicitly for their loopback clients, which send the token anyway.
+
+Without ``--kubeconfig-out`` the kubeconfig still goes somewhere a person can use it: a
+file of its own, ``asched-sim-PORT.kubeconfig`` in ``$XDG_RUNTIME_DIR`` (else the temp
+dir), readable by its owner only, removed when the simulator stops; the first lines on
+stderr say where and how to use it. (Once the token was generated and never shown: every
+request got 401.)
 
 Start-up failures (an unreadable or malformed ``--snapshot`` or ``--node-template``, an
 unwritable ``--kubeconfig-out``, a port in use) are :class:`~asched.errors.InputError`:
@@ -23,8 +28,10 @@ import argparse
 import asyncio
 import gc
 import logging
+import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import uvloop
@@ -118,15 +125,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--kubeconfig-out",
         type=Path,
         metavar="FILE",
-        help="write a kubeconfig here once listening; the server then serves HTTPS "
-        "(kubectl sends no token over plain HTTP) unless --plain-http is given",
+        help="write the kubeconfig (server, token, CA) here once listening (default: "
+        "$XDG_RUNTIME_DIR/asched-sim-PORT.kubeconfig, removed at exit)",
     )
     server.add_argument("--token", help="bearer token clients must send (default: generated)")
     transport = server.add_mutually_exclusive_group()
     transport.add_argument(
         "--tls",
         action="store_true",
-        help="serve HTTPS with a generated CA (the default with --kubeconfig-out)",
+        help="serve HTTPS with a generated CA (the default)",
     )
     transport.add_argument(
         "--plain-http",
@@ -189,8 +196,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def serves_tls(args: argparse.Namespace) -> bool:
-    """HTTPS when asked, or when a kubeconfig is written for people (see the module doc)."""
-    return bool(args.tls or (args.kubeconfig_out is not None and not args.plain_http))
+    """HTTPS unless ``--plain-http`` (the kubeconfig is for people and kubectl; see the
+    module docstring)."""
+    return bool(args.tls or not args.plain_http)
+
+
+def default_kubeconfig(port: int) -> Path:
+    """Where the kubeconfig goes without ``--kubeconfig-out`` (see the module docstring)."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    return Path(base) / f"asched-sim-{port}.kubeconfig"
 
 
 def config_from(args: argparse.Namespace) -> SimConfig:
@@ -243,20 +257,30 @@ async def serve(config: SimConfig, kubeconfig_out: Path | None) -> int:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+    own = kubeconfig_out is None  # a default file of ours: removed when we stop
+    path = default_kubeconfig(server.port) if kubeconfig_out is None else kubeconfig_out
     try:
-        if kubeconfig_out is not None:
-            kubeconfig.write_atomically(kubeconfig_out, server.kubeconfig())  # InputError
+        kubeconfig.write_atomically(path, server.kubeconfig())  # InputError
         print(f"asched sim: serving on {server.url}", file=sys.stderr, flush=True)
-        if kubeconfig_out is not None:
+        print(
+            f"asched sim: kubeconfig (server, token{', CA' if config.tls else ''}) in {path}:"
+            f" try `kubectl --kubeconfig {path} get nodes`, or"
+            f" `asched run --kubeconfig {path}`; Ctrl-C stops it",
+            file=sys.stderr,
+            flush=True,
+        )
+        if not config.tls:
             print(
-                f"asched sim: try `kubectl --kubeconfig {kubeconfig_out} get nodes`, or "
-                f"`asched run --kubeconfig {kubeconfig_out}`; Ctrl-C stops it",
+                "asched sim: plain HTTP: kubectl sends no token over it (asched does);"
+                " drop --plain-http for kubectl",
                 file=sys.stderr,
                 flush=True,
             )
         await stopping.wait()
     finally:
         logger.info("stopping")
+        if own:
+            path.unlink(missing_ok=True)
         await server.stop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)

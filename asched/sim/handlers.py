@@ -35,6 +35,7 @@ from asched.sim import (
     options,
     patch,
     protobuf,
+    reviews,
     routing,
     selectors,
     tables,
@@ -170,6 +171,9 @@ class Api:
                 raise apierrors.unauthorized()
             if path.endswith("/binding") and request.method == "POST":
                 return await self._bind(request, path)
+            if path in reviews.PATHS and request.method == "POST":
+                review = reviews.answer(path, await self._body(request), self.settings.token)
+                return _json(orjson.dumps(review), status=201)
             if path.startswith("/admin/"):
                 return await admin.handle(request, self.controls, self.faults, self.stats)
             served = self.registry.catalog
@@ -218,7 +222,7 @@ class Api:
         media = content_type.split(";")[0].strip()
         route: routing.Route | None = None  # None: a pod's binding
         if method != "POST" or not path.endswith("/binding"):
-            if path.startswith("/admin/") or path in HEALTH_PATHS:
+            if path.startswith("/admin/") or path in HEALTH_PATHS or path in reviews.PATHS:
                 return None
             served = self.registry.catalog
             try:

@@ -510,6 +510,27 @@ SPECS: Final[tuple[ResourceSpec, ...]] = (
             ("devicetaintrules", "DeviceTaintRule", False, True),
         )
     ),
+    # create-only reviews, stored nowhere (asched.sim.reviews answers them)
+    make_spec(
+        group="authentication.k8s.io",
+        version="v1",
+        resource="tokenreviews",
+        kind="TokenReview",
+        namespaced=False,
+        storage="tokenreviews",
+        verbs=("create",),
+        schema=_PLAIN,
+    ),
+    make_spec(
+        group="authorization.k8s.io",
+        version="v1",
+        resource="subjectaccessreviews",
+        kind="SubjectAccessReview",
+        namespaced=False,
+        storage="subjectaccessreviews",
+        verbs=("create",),
+        schema=_PLAIN,
+    ),
     make_spec(
         group="apiextensions.k8s.io",
         version="v1",
@@ -535,6 +556,8 @@ GROUP_VERSIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "": ("v1",),
     "apiextensions.k8s.io": ("v1",),
     "apps": ("v1",),
+    "authentication.k8s.io": ("v1",),
+    "authorization.k8s.io": ("v1",),
     "events.k8s.io": ("v1",),
     "coordination.k8s.io": ("v1",),
     "policy": ("v1",),

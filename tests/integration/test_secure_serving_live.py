@@ -1,4 +1,4 @@
-"""Secure serving on the genuine kube-apiserver v1.20.2: TLS, TokenReview, SubjectAccessReview.
+"""Secure serving on the genuine kube-apiserver v1.37: TLS, TokenReview, SubjectAccessReview.
 
 Every identity is a real ServiceAccount with a token from the TokenRequest API:
 
@@ -10,8 +10,8 @@ Every identity is a real ServiceAccount with a token from the TokenRequest API:
 The 401 and 403 bodies are compared with kube-apiserver's own answers to the same requests
 for its own ``/metrics`` (same filters, same responsewriters, so they must be identical).
 
-Genuine only: the simulator serves neither TokenReview nor SubjectAccessReview nor RBAC, so
-the same test on it would check nothing but a fake of a fake.
+The simulator serves TokenReview and SubjectAccessReview for its one token (no RBAC):
+tests/integration/test_secure_serving_sim.py tries the same path on it.
 """
 
 from __future__ import annotations

@@ -101,7 +101,17 @@ def test_explain_table_works() -> None:
 
 def test_plain_http_sim_serves_and_stops() -> None:
     with subprocess.Popen(
-        [sys.executable, "-c", PREAMBLE + RUN_ASCHED, "sim", "--nodes", "3", "--port", "0"],
+        [
+            sys.executable,
+            "-c",
+            PREAMBLE + RUN_ASCHED,
+            "sim",
+            "--nodes",
+            "3",
+            "--port",
+            "0",
+            "--plain-http",
+        ],
         stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,

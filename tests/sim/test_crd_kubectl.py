@@ -151,8 +151,11 @@ def test_deleting_the_crd_removes_the_resource_type(kubeconfig: Path):
 
     kubectl(kubeconfig, "delete", "-f", str(CRD_FILE), "--wait=true", "--timeout=20s")
 
-    missing = kubectl(kubeconfig, "get", "podgroups", "-A", check=False)
-    # kubectl's discovery cache still names the resource; the server no longer serves it
-    # (the same words as against a genuine server, v1.20 and v1.37 alike).
+    # named with its group: a bare "podgroups" is v1.37's own scheduling.k8s.io PodGroup
+    missing = kubectl(kubeconfig, "get", "podgroups.scheduling.x-k8s.io", "-A", check=False)
+    # discovery no longer lists it (kubectl's words, as against a genuine v1.37 server)
     assert missing.returncode == 1
-    assert "the server could not find the requested resource" in missing.stderr
+    assert (
+        'the server doesn\'t have a resource type "podgroups" in group "scheduling.x-k8s.io"'
+        in missing.stderr
+    )

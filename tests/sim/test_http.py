@@ -458,13 +458,16 @@ async def test_events_are_one_storage_seen_through_two_groups(api: Api):
     ).status == 400
 
 
-async def test_disruption_budgets_are_shared_by_v1_and_v1beta1(api: Api):
+async def test_disruption_budgets_are_policy_v1_only(api: Api):
+    # v1.37 serves policy/v1 alone (v1beta1 went in 1.25)
     budget = {
         "metadata": {"name": "b"},
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"a": "b"}}},
     }
+    old = await api.post("/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets", budget)
+    assert old.status == 404
     assert (
-        await api.post("/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets", budget)
+        await api.post("/apis/policy/v1/namespaces/default/poddisruptionbudgets", budget)
     ).status == 201
     seen = (await api.get("/apis/policy/v1/namespaces/default/poddisruptionbudgets/b")).body
     assert seen["apiVersion"] == "policy/v1"

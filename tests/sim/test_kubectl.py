@@ -232,3 +232,39 @@ def test_the_readme_sim_command_works_with_kubectl(tmp_path: Path):
         ["node-0", "Ready"],
         ["node-1", "Ready"],
     ]
+
+
+def test_without_kubeconfig_out_the_sim_says_where_its_kubeconfig_is(tmp_path: Path):
+    # `asched sim` alone: once it generated a token it never showed, and every request got
+    # 401; now it writes the kubeconfig to a file of its own and says so, and kubectl works
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path), "HOME": str(tmp_path)}
+    with subprocess.Popen(
+        [sys.executable, "-m", "asched", "sim", "--nodes", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as process:
+        try:
+            assert process.stderr is not None
+            serving = process.stderr.readline()
+            assert serving.startswith("asched sim: serving on https://127.0.0.1:"), serving
+            port = serving.rsplit(":", 1)[1].strip()
+            path = tmp_path / f"asched-sim-{port}.kubeconfig"
+            said = process.stderr.readline()
+            assert said.startswith(f"asched sim: kubeconfig (server, token, CA) in {path}:"), said
+            assert f"kubectl --kubeconfig {path} get nodes" in said
+            assert oct(path.stat().st_mode & 0o777) == "0o600"
+            result = subprocess.run(
+                [kubectl_path(), "--kubeconfig", str(path), "get", "nodes", "-o", "name"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+            )
+            assert result.returncode == 0, result.stderr
+            assert len(result.stdout.split()) == 2
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+    assert not path.exists()  # its own file: removed when it stops

@@ -3,8 +3,6 @@ namespaced, with every verb."""
 
 from __future__ import annotations
 
-import pytest
-
 from .conftest import Api
 from .storage import capacity, create
 
