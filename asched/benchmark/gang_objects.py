@@ -10,6 +10,12 @@ PodGroup's namespace. Names: gang ``i`` of a group is ``<namePrefix>-<i>``; its 
 The CRD the harness installs when the server has none (:func:`ensure_crd`) is a copy of
 ``deploy/crds/scheduling.x-k8s.io_podgroups.yaml`` shipped as package data (a test keeps
 the two identical), so an installed asched can run gang workloads outside a checkout.
+
+The same gangs in kube-scheduler v1.37's own form (:data:`NATIVE`): a
+``scheduling.k8s.io/v1beta1`` PodGroup with ``spec.schedulingPolicy.gang.minCount``, and
+members that name it in ``spec.schedulingGroup.podGroupName`` (the GangScheduling plugin,
+on with the ``GenericWorkload`` gate). Members keep the label either way: the harness's
+observer reads gang membership from it.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import asyncio
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import yaml
 
@@ -38,14 +44,22 @@ VERSION: Final = "v1alpha1"
 CRD_NAME: Final = f"podgroups.{GROUP}"
 CRD_FILE: Final = Path(__file__).resolve().parent / "crds" / f"{GROUP}_podgroups.yaml"
 CRD_PATH: Final = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD_NAME}"
+#: which gang API a run's objects use: scheduler-plugins' CRD, or v1.37's own v1beta1
+GangApi = Literal["crd", "native"]
+CRD: Final = "crd"
+NATIVE: Final = "native"
+NATIVE_API_VERSION: Final = "scheduling.k8s.io/v1beta1"
 
 
 class CrdError(AschedError):
     """The PodGroup CRD could not be installed or did not become Established in time."""
 
 
-def podgroups_path(namespace: str | None = None) -> str:
+def podgroups_path(namespace: str | None = None, api: GangApi = CRD) -> str:
     """The PodGroup collection (all namespaces when ``namespace`` is None)."""
+    if api == NATIVE:
+        where = "" if namespace is None else f"/namespaces/{namespace}"
+        return f"/apis/{NATIVE_API_VERSION}{where}/podgroups"
     if namespace is None:
         return f"/apis/{GROUP}/{VERSION}/podgroups"
     return PODGROUPS_PATH.format(namespace=namespace)
@@ -57,8 +71,23 @@ def crd() -> Raw:
     return dict(documents[0])
 
 
-def pod_group(group: GangGroup, index: int, phase: str = "measured") -> Raw:
-    """The PodGroup of gang ``index`` of ``group``."""
+def pod_group(group: GangGroup, index: int, phase: str = "measured", api: GangApi = CRD) -> Raw:
+    """The PodGroup of gang ``index`` of ``group``, in ``api``'s form.
+
+    The native form has no ``minResources`` or timeout: kube-scheduler's GangScheduling
+    waits at Permit for five minutes, its fixed timeout.
+    """
+    if api == NATIVE:
+        return {
+            "apiVersion": NATIVE_API_VERSION,
+            "kind": "PodGroup",
+            "metadata": {
+                "name": group.gang_name(index),
+                "namespace": group.namespace,
+                "labels": {PHASE_LABEL: phase},
+            },
+            "spec": {"schedulingPolicy": {"gang": {"minCount": group.min_member}}},
+        }
     spec: Raw = {"minMember": group.min_member}
     if group.min_resources:
         spec["minResources"] = dict(group.min_resources)
@@ -76,11 +105,13 @@ def pod_group(group: GangGroup, index: int, phase: str = "measured") -> Raw:
     }
 
 
-def pod_groups(groups: Iterable[GangGroup], phase: str = "measured") -> Iterator[Raw]:
+def pod_groups(
+    groups: Iterable[GangGroup], phase: str = "measured", api: GangApi = CRD
+) -> Iterator[Raw]:
     """Every PodGroup of ``groups``, gang after gang."""
     for group in groups:
         for index in range(group.count):
-            yield pod_group(group, index, phase)
+            yield pod_group(group, index, phase, api)
 
 
 def member_shapes(group: GangGroup) -> list[PodGroup]:
@@ -110,9 +141,14 @@ def member_order(group: GangGroup) -> Iterator[tuple[int, int]]:
 
 
 def member_pods(
-    groups: Iterable[GangGroup], phase: str = "measured", *, scheduler_name: str
+    groups: Iterable[GangGroup],
+    phase: str = "measured",
+    *,
+    scheduler_name: str,
+    api: GangApi = CRD,
 ) -> Iterator[Raw]:
-    """Every member pod of ``groups`` (group after group, each in :func:`member_order`)."""
+    """Every member pod of ``groups`` (group after group, each in :func:`member_order`);
+    in the native form each names its PodGroup in ``spec.schedulingGroup``."""
     for group in groups:
         shapes = member_shapes(group)
         for gang, member in member_order(group):
@@ -122,6 +158,8 @@ def member_pods(
             labels = raw.setdefault("metadata", {}).setdefault("labels", {})
             labels[POD_GROUP_LABEL] = name
             labels[PHASE_LABEL] = phase
+            if api == NATIVE:
+                raw.setdefault("spec", {})["schedulingGroup"] = {"podGroupName": name}
             yield raw
 
 

@@ -159,6 +159,9 @@ def collection(raw: Raw) -> str:
     if kind == "Pod":
         return pods_path(namespace)
     if kind == "PodGroup":
+        api_version = str(raw.get("apiVersion") or "")
+        if api_version.startswith("scheduling.k8s.io/"):  # v1.37's own PodGroup
+            return f"/apis/{api_version}/namespaces/{namespace}/podgroups"
         return PODGROUPS_PATH.format(namespace=namespace)
     if kind in _NAMESPACED:
         return f"/api/v1/namespaces/{namespace}/{_NAMESPACED[kind]}"

@@ -234,6 +234,11 @@ class _Run:
         self.extender_calls: dict[str, Any] = {}
         self.display = Display(enabled=options.progress)
         self.scheduler: SchedulerUnderTest = self._make_scheduler()
+        #: the gangs' objects: kube-scheduler runs its own gang scheduling (v1beta1
+        #: PodGroups), asched Coscheduling over scheduler-plugins' CRD
+        self.gang_api: gang_objects.GangApi = (
+            gang_objects.NATIVE if options.scheduler == "kube-scheduler" else gang_objects.CRD
+        )
         #: the Permit gauge's sampler while measuring a gang workload on asched
         self.gauge: gang_observe.GaugeSampler | None = None
         #: when the measured phase started, and when its pods were seen all created
@@ -375,7 +380,7 @@ class _Run:
         setup += [objects.priority_class(p) for p in sorted(self.workload.priorities())]
         setup += [volume_objects.storage_class(c) for c in self.workload.storage_classes]
         await loadgen.ensure(self.writer, setup)
-        if self.workload.measured_gangs:
+        if self.workload.measured_gangs and self.gang_api == gang_objects.CRD:
             self.display.note("PodGroup CRD")
             try:
                 await gang_objects.ensure_crd(self.rest)
@@ -599,7 +604,7 @@ class _Run:
         if workload.measured_gangs:
             await loadgen.create_many(
                 self.writer,
-                gang_objects.pod_groups(workload.measured_gangs),
+                gang_objects.pod_groups(workload.measured_gangs, api=self.gang_api),
                 in_flight=self.options.in_flight,
             )
         pids = self._pids()
@@ -627,7 +632,10 @@ class _Run:
                         workload.measured_pods, "measured", scheduler_name=SCHEDULER_NAME
                     ),
                     gang_objects.member_pods(
-                        workload.measured_gangs, "measured", scheduler_name=SCHEDULER_NAME
+                        workload.measured_gangs,
+                        "measured",
+                        scheduler_name=SCHEDULER_NAME,
+                        api=self.gang_api,
                     ),
                 ),
                 in_flight=self.options.in_flight,
@@ -894,7 +902,7 @@ class _Run:
         for namespace in dict.fromkeys(g.namespace for g in self.workload.measured_gangs):
             await self.rest.request(
                 "DELETE",
-                gang_objects.podgroups_path(namespace),
+                gang_objects.podgroups_path(namespace, self.gang_api),
                 params={"labelSelector": PHASE_LABEL},
                 check=False,
             )

@@ -112,7 +112,8 @@ GANG_FIELDS: Final = (
     "members",
 )
 #: ``schedulerProfile`` values: asched's default plugins, or the Coscheduling profile
-#: (kube-scheduler v1.20.2 has no gang plugin and always runs its default profile).
+#: (kube-scheduler v1.37 then runs its own gang scheduling: GenericWorkload on, the gangs
+#: as scheduling.k8s.io/v1beta1 PodGroups).
 SCHEDULER_PROFILES: Final = ("default", "coscheduling")
 CHURN_FIELDS: Final = ("mode", "intervalMilliseconds", "number", "objects")
 CHURN_KINDS: Final = ("Node", "Pod", "Service")

@@ -1,8 +1,9 @@
 """`asched bench run gang-tiny` end to end on the simulator, with each scheduler.
 
 gang-tiny (see its description): 4 nodes hold 16 members of 900m; 3 gangs of 8
-(minMember 8) arrive interleaved, 24 members, 150 % of the room. These keep the gang
-harness working; they never assert speed.
+(minMember 8) arrive interleaved, 24 members, 150 % of the room: asched as scheduler-plugins'
+PodGroups with Coscheduling, kube-scheduler v1.37 as its own v1beta1 PodGroups. These keep
+the gang harness working; they never assert speed.
 """
 
 from __future__ import annotations
@@ -54,30 +55,27 @@ def bench_run(
     return done, json.loads(out.read_text())
 
 
-def test_kube_scheduler_leaves_partial_gangs(tmp_path: Path) -> None:
+def test_kube_scheduler_gang_schedules_its_own_podgroups(tmp_path: Path) -> None:
+    # kube-scheduler v1.37 with GenericWorkload: the gangs as scheduling.k8s.io/v1beta1
+    # PodGroups (minCount 8), its members naming them; its GangScheduling plugin holds
+    # members at Permit until 8 of a gang are placed
     done, result = bench_run("kube-scheduler", tmp_path / "run.json", tmp_path / "run.png")
     assert result["ok"] is True
     measured = result["measured"]
-    # every slot filled: 4 nodes x 4 members of 900m = 16 of 24 bound, then binding settles
+    # room for 16 members of 24: two whole gangs, then binding settles
     assert (measured["pods"], measured["bound"]) == (24, 16)
     assert (measured["completed"], measured["settled"]) == (False, True)
     gangs = result["gangs"]
     assert gangs.keys() >= GANG_KEYS
     assert gangs["gangs"] == 3
-    assert gangs["completed"] + gangs["partial"] + gangs["unplaced"] == 3
-    # No gang support: members bind in arrival order (round-robin over the 3 gangs), so
-    # at least one gang is partial (with none, 16 bound members would be 2 whole gangs).
-    assert gangs["partial"] >= 1
-    partial_members = sum(g["bound"] for g in gangs["partial_gangs"])
-    # what partial gangs hold at the end: their bound members' 900m each
-    assert gangs["held_cpu_millicores"]["end"] == 900 * partial_members
+    # all or nothing, as asched's: no member of the third gang ends bound
+    assert (gangs["completed"], gangs["partial"], gangs["unplaced"]) == (2, 0, 1)
+    assert gangs["held_cpu_millicores"]["end"] == 0
     assert gangs["permit_waiting_pods"] is None  # kube-scheduler is never scraped
-    assert gangs["timeout_rejections"]["events"] == 0
-    # kube-scheduler's partial gangs are a figure, not a broken invariant
     assert result["invariants"]["partial_gangs"] == 0
     assert result["invariants"]["ok"] is True
     assert result["workload"]["scheduler_profile"] == "coscheduling"
-    assert "partial (some members bound" in done.stdout
+    assert "Gangs: 2 of 3 completed, 0 partial" in done.stdout
     assert (tmp_path / "run.png").stat().st_size > 0
 
 
