@@ -1,6 +1,6 @@
 #!/bin/sh
 # Issue 11's volume benchmarks, side by side in one session: asched (100 % of nodes scored)
-# and kube-scheduler v1.20.2 (adaptive, its default) on SchedulingBasic and the volume workloads, on the simulator
+# and kube-scheduler v1.37 (adaptive, its default) on SchedulingBasic and the volume workloads, on the simulator
 # and on the genuine kube-apiserver (with kube-controller-manager's PV controller for the
 # StatefulSet workload). Summarise with: python bench/compare.py OUT
 #
