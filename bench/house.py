@@ -54,7 +54,7 @@ def _is_tooling(path: Path) -> bool:
 
 def _stats(lines: list[int]) -> dict[str, Any]:
     ordered = sorted(lines)
-    p90 = ordered[max(0, int(round(0.9 * len(ordered))) - 1)] if ordered else 0
+    p90 = ordered[max(0, round(0.9 * len(ordered)) - 1)] if ordered else 0
     return {
         "modules": len(ordered),
         "lines": sum(ordered),

@@ -55,7 +55,8 @@ def build(nodes: int) -> tuple[Scheduler, Any]:
         raw["spec"]["schedulerName"] = PROFILE
         scheduler.queue.add(decode_pod(raw))
     warm = scheduler.queue.pop()
-    assert warm is not None and scheduler.schedule_one(warm) is not None
+    assert warm is not None
+    assert scheduler.schedule_one(warm) is not None
     traced = scheduler.queue.pop()
     assert traced is not None
     return scheduler, traced
