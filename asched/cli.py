@@ -31,14 +31,14 @@ logger = logging.getLogger(__name__)
 #: subcommand -> (module, one-line help). A module that is not installed is skipped.
 COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("asched.explain.command", "explain where a pod would go, or why nowhere"),
-    "sim": ("asched.sim.command", "serve a simulated Kubernetes API (hollow nodes)"),
+    "sim": ("asched.tools.sim.command", "serve a simulated Kubernetes API (hollow nodes)"),
     "kube-apiserver": (
-        "asched.backends.command",
+        "asched.tools.backends.command",
         "build, start or stop a genuine kube-apiserver v1.20.2 for tests and benchmarks",
     ),
     "run": ("asched.scheduler.command", "schedule pods in a cluster"),
-    "bench": ("asched.benchmark.command", "run benchmarks (core, workloads)"),
-    "tune": ("asched.benchmark.tune_command", "tune percentageOfNodesToScore on a workload"),
+    "bench": ("asched.tools.bench.command", "run benchmarks (core, workloads)"),
+    "tune": ("asched.tools.bench.tune_command", "tune percentageOfNodesToScore on a workload"),
     "plugins": ("asched.plugin.command", "list the in-tree and installed plugins"),
 }
 

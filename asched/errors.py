@@ -103,9 +103,9 @@ class PluginContractError(AschedError):
 class ExtenderError(AschedError):
     """A call to a scheduler extender failed, or its answer cannot be used.
 
-    Raised by :mod:`asched.api.extender` (refused or reset connection, TLS failure, no
+    Raised by :mod:`asched.extenders.client` (refused or reset connection, TLS failure, no
     answer within ``httpTimeout``, a status other than 200, a body that is not JSON) and
-    by :mod:`asched.framework.extender_protocol` (an answer of the wrong shape, a node
+    by :mod:`asched.extenders.protocol` (an answer of the wrong shape, a node
     name that was not sent, the extender's own ``Error`` text). Not retryable by itself:
     the scheduling attempt fails (or skips the extender when it is ``ignorable``) and
     the pod is retried with backoff, as upstream does.

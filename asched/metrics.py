@@ -11,7 +11,7 @@ Invariants:
   kube-scheduler dashboard works after a prefix rewrite. The mapping is ``docs/metrics.md``.
 * Everything is registered on :data:`REGISTRY`, not prometheus-client's global default:
   importing this module twice (tests) or next to another library never collides, and
-  :mod:`asched.health` serves exactly this registry on ``/metrics``.
+  :mod:`asched.serving.health` serves exactly this registry on ``/metrics``.
 * Label values are closed sets where upstream's are (``result``, ``queue``, the
   ``attempts`` label's ``15+`` cap): an unknown value is a bug and raises ``ValueError``
   instead of silently creating a new time series.

@@ -39,7 +39,7 @@ import orjson
 
 from asched.api.client import KubeClient
 from asched.api.fast_writes import binding_body
-from asched.backends.simulator import SimServer
+from asched.tools.backends.simulator import SimServer
 
 NODE = "bench-node"
 

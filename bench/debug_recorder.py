@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.debug.recorder import Recorder
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob

@@ -20,7 +20,7 @@ median and p90 microseconds per pod (or per call), or the mean:
     decided), so each conclusion sees ``depth`` pods assumed since its decision.
 (b) **the wire format**: building and encoding ``ExtenderArgs`` for the 500 names, and
     decoding + checking the filter answer and the 450-entry prioritize answer, as
-    :class:`~asched.framework.extender.Extender` does.
+    :class:`~asched.extenders.extender.Extender` does.
 (c) **one ``ExtenderClient.post`` round trip** per verb to the benchmark extender
     (``asched bench extender``, its own process on loopback, no latency): the client's
     CPU only; ``--concurrency`` calls in flight at once, as the consultations are.
@@ -62,16 +62,13 @@ if "asched" not in sys.modules and not any(Path(p, "asched").is_dir() for p in s
 
 import orjson
 
-from asched.api.extender import ExtenderClient, _plain
-from asched.benchmark import templates
-from asched.benchmark.core import build_table
-from asched.benchmark.hash_extender import HashRule
 from asched.cluster.decode import decode_pod
 from asched.config.load import load_config
-from asched.framework import extender_protocol as protocol
-from asched.framework.algorithm import Algorithm
-from asched.framework.events import ANY
-from asched.framework.extender import (
+from asched.engine.algorithm import Algorithm
+from asched.extenders import protocol
+from asched.extenders.client import ExtenderClient, _plain
+from asched.extenders.consult import Consultation
+from asched.extenders.extender import (
     EXTENDER_NAME,
     Extender,
     ExtenderScores,
@@ -80,16 +77,19 @@ from asched.framework.extender import (
     any_prioritizer,
     build_extenders,
 )
+from asched.framework.events import ANY
 from asched.framework.registry import installed
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.consult import Consultation
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
+from asched.tools.bench import templates
+from asched.tools.bench.core import build_table
+from asched.tools.bench.hash_extender import HashRule
 
 SCHEDULER = "default-scheduler"
 REJECT_EVERY = 10
@@ -155,7 +155,7 @@ def _queued(scheduler: Scheduler, index: int) -> QueuedPod:
 
 
 def _answer(rule: HashRule, extender: Extender, consultation: Consultation) -> None:
-    """Fill ``consultation`` as :func:`asched.scheduler.consult.ask` would, without HTTP."""
+    """Fill ``consultation`` as :func:`asched.extenders.consult.ask` would, without HTTP."""
     passed, failed = rule.split(consultation.names)
     statuses = {name: Status.unschedulable("rejected", plugin=extender.name) for name in failed}
     consultation.outcome = FilterOutcome(tuple(passed), statuses, (), bool(failed))

@@ -12,7 +12,7 @@ from typing import Any
 
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder

@@ -34,9 +34,9 @@ from typing import Any
 
 import orjson
 
-from asched.backends.simulator import SimServer
-from asched.benchmark.procstat import cpu_seconds
-from asched.benchmark.schedulers import AschedProcess
+from asched.tools.backends.simulator import SimServer
+from asched.tools.bench.procstat import cpu_seconds
+from asched.tools.bench.schedulers import AschedProcess
 
 PODS_PER_NAMESPACE = 1000
 

@@ -25,7 +25,7 @@ import signal
 import time
 from typing import Any
 
-from asched.backends.rest import RestClient
+from asched.tools.backends.rest import RestClient
 
 
 async def collect(kubeconfig: str) -> list[tuple[float, str, str, str]]:

@@ -8,7 +8,7 @@
 #     BACKEND:  sim (default; served over HTTPS for both schedulers) or kube-apiserver
 #     UPSTREAM: a test/integration/scheduler_perf folder; default: the one of
 #               k8s.io/kubernetes v1.37 in the Go module cache the provisioner fills
-#               (python -m asched.backends.provision)
+#               (python -m asched.tools.backends.provision)
 # Summarise with: python bench/scheduler_perf_table.py OUT --plot PNG
 # (ASCHED names the command, e.g. ASCHED="python -m asched" from a checkout; WORKLOADS
 # overrides the list: space-separated config:TestCase/Workload entries; REP=k suffixes the
@@ -22,9 +22,9 @@ set -eu
 out=${1:?usage: sh bench/scheduler_perf.sh OUT [BACKEND] [UPSTREAM]}
 backend=${2:-sim}
 py=${PYTHON:-python3}
-upstream=${3:-$($py -c 'from asched.backends.provision import go_cache_dirs, KUBERNETES_VERSION as v
+upstream=${3:-$($py -c 'from asched.tools.backends.provision import go_cache_dirs, KUBERNETES_VERSION as v
 print(go_cache_dirs()[0] / f"k8s.io/kubernetes@{v}" / "test/integration/scheduler_perf")')}
-[ -d "$upstream" ] || { echo "no $upstream: run python -m asched.backends.provision first" >&2; exit 2; }
+[ -d "$upstream" ] || { echo "no $upstream: run python -m asched.tools.backends.provision first" >&2; exit 2; }
 tls=""
 [ "$backend" = sim ] && tls="--sim-tls"  # client-go sends no token over plain HTTP
 mkdir -p "$out"

@@ -5,12 +5,12 @@ Usage::
     PYTHONPATH=. python bench/sim_front_cpu.py [--pods 3000] [--rounds 3] [--inflight 64]
 
 Two ``asched sim`` processes run side by side, one as started by default (the lean front,
-:mod:`asched.sim.front`) and one with ``--no-lean-front`` (aiohttp answers everything).
+:mod:`asched.tools.sim.apiserver.front`) and one with ``--no-lean-front`` (aiohttp answers everything).
 Each round, for each server in turn (the order alternates between rounds, so a noisy
 neighbour hits both alike), a fresh namespace gets ``--pods`` pod creates, then a binding
 of each pod, ``--inflight`` requests in flight at once, over the lean HTTP/1.1 client the
 load generator and the scheduler use (:class:`asched.api.http1.Pool`, the same request
-bytes as :mod:`asched.benchmark.fast_create` and :mod:`asched.api.fast_writes`). The
+bytes as :mod:`asched.tools.bench.fast_create` and :mod:`asched.api.fast_writes`). The
 server's CPU (user + system, from /proc) is read before and after each phase. Printed:
 microseconds of simulator CPU per create and per binding, median of the rounds and each
 round, and the ratio front/aiohttp. Every request must answer 201.
@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import orjson
 
 from asched.api.http1 import Pool
-from asched.backends.simulator import SimServer
-from asched.benchmark import procstat
+from asched.tools.backends.simulator import SimServer
+from asched.tools.bench import procstat
 
 NODE = "bench-node"
 MODES = {"front": (), "aiohttp": ("--no-lean-front",)}

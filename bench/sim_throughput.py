@@ -141,7 +141,7 @@ class Server:
             self.token = config["users"][0]["user"]["token"]
             self.pid = self._process.pid
         else:
-            from asched.backends.launcher import KubeApiServer
+            from asched.tools.backends.launcher import KubeApiServer
 
             self._real = KubeApiServer().start()
             self.url, self.token = self._real.url, self._real.token

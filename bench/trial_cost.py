@@ -53,17 +53,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from asched.benchmark import templates
-from asched.benchmark.core import build_table
 from asched.cluster.decode import decode_pod
 from asched.cluster.records import PodInfo
 from asched.config.load import default_config
 from asched.config.types import DefaultPreemptionArgs
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
+from asched.framework.builtin.default_preemption import DefaultPreemption
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.default_preemption import DefaultPreemption
 from asched.framework.registry import installed
 from asched.framework.runtime import Framework
+from asched.tools.bench import templates
+from asched.tools.bench.core import build_table
 
 KINDS = ("plain", "anti", "ports")
 LOW_PER_NODE = 4

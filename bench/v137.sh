@@ -26,7 +26,7 @@ for section in $sections; do
 affinity:SchedulingPodAntiAffinity/5000Nodes_2000Pods
 topology_spreading:TopologySpreading/5000Nodes_5000Pods
 default_preemption:PreemptionAsync/5000Nodes" sh bench/scheduler_perf.sh "$out/apiserver" kube-apiserver
-      upstream=$($PYTHON -c 'from asched.backends.provision import go_cache_dirs, KUBERNETES_VERSION as v
+      upstream=$($PYTHON -c 'from asched.tools.backends.provision import go_cache_dirs, KUBERNETES_VERSION as v
 print(go_cache_dirs()[0] / f"k8s.io/kubernetes@{v}" / "test/integration/scheduler_perf")')
       mkdir -p "$out/ceiling"
       $ASCHED bench suite "$upstream/misc/performance-config.yaml" --labels performance \

@@ -38,8 +38,8 @@ from asched.cluster.volume_decode import (
     decode_storage_class,
 )
 from asched.config.types import VolumeBindingArgs
+from asched.framework.builtin.volume_binding import VolumeBinding
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.volume_binding import VolumeBinding
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

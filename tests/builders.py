@@ -27,7 +27,7 @@ from asched.cluster.snapshot import Snapshot, build_snapshot
 from asched.cluster.table import NodeTable
 from asched.config.plugins import DEFAULT_MULTIPOINT
 from asched.config.types import Profile, ResolvedPlugins
-from asched.framework.result import Evaluation
+from asched.engine.result import Evaluation
 from asched.framework.status import Code
 from tests.configs import CATALOGUE
 
@@ -545,9 +545,9 @@ def cluster_inputs(nodes: Iterable[Raw], objects: Iterable[Raw] = ()) -> tuple[A
     """Decode raw nodes and objects (bound pods, Namespaces, Services, controllers, PDBs).
 
     Returns ``(nodes, pods_by_node, namespace_labels, extras)``, the plain inputs of the
-    cross-pod references (see ``asched.reference.crosspod``).
+    cross-pod references (see ``asched.tools.reference.crosspod``).
     """
-    from asched.reference import crosspod
+    from asched.tools.reference import crosspod
 
     snapshot = snapshot_of(nodes, objects)
     return (

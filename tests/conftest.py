@@ -4,13 +4,13 @@ Backends (``ASCHED_BACKENDS``, a comma list, default ``sim,kube-apiserver``):
 
 - ``sim``: the simulator, ``python -m asched sim`` in a child process (plain HTTP, token).
 - ``kube-apiserver``: the genuine kube-apiserver v1.37 + etcd (TLS, token), built once from Go
-  modules and cached (see ``asched.backends.provision``).
+  modules and cached (see ``asched.tools.backends.provision``).
 
 Fixtures:
 
 - ``cluster`` (function scope, parametrized over the selected backends; the kube-apiserver
   param carries ``pytest.mark.kube_apiserver``): a :class:`Cluster` with ``.backend``,
-  ``.kubeconfig``, ``.rest`` (an open :class:`~asched.backends.rest.RestClient`),
+  ``.kubeconfig``, ``.rest`` (an open :class:`~asched.tools.backends.rest.RestClient`),
   ``.namespace`` (a fresh namespace), ``.unique_name(prefix)`` and helpers.
 - ``sim_cluster`` (function scope, sim only, a fresh simulator per test): for fault injection
   tests marked ``sim_only``.
@@ -41,12 +41,12 @@ from typing import Any
 import pytest
 from pytest_asyncio import is_async_test
 
-from asched.backends.controller_manager import KubeControllerManager
-from asched.backends.errors import BackendError, StatusError
-from asched.backends.launcher import KubeApiServer
-from asched.backends.provision import provision, read_manifest, selected_version
-from asched.backends.rest import RestClient
-from asched.backends.simulator import SimServer
+from asched.tools.backends.controller_manager import KubeControllerManager
+from asched.tools.backends.errors import BackendError, StatusError
+from asched.tools.backends.launcher import KubeApiServer
+from asched.tools.backends.provision import provision, read_manifest, selected_version
+from asched.tools.backends.rest import RestClient
+from asched.tools.backends.simulator import SimServer
 
 BACKENDS = ("sim", "kube-apiserver")
 #: Label put on every node created through Cluster.create_node, so teardown can find them.
@@ -111,7 +111,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _log_provisioning_progress() -> None:
     """Show the build's progress lines on the terminal (pytest captures logging otherwise)."""
-    logger = logging.getLogger("asched.backends.provision")
+    logger = logging.getLogger("asched.tools.backends.provision")
     if not any(getattr(h, "asched_progress", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("asched: %(message)s"))

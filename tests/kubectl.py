@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from asched.backends.provision import provision, selected_version
+from asched.tools.backends.provision import provision, selected_version
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """A lean HTTP/1.1 client: small requests over kept-alive connections, one write each.
 
-Used by the extender client (:mod:`asched.api.extender`) and by the API writes on the
+Used by the extender client (:mod:`asched.extenders.client`) and by the API writes on the
 scheduler's hot path (:mod:`asched.api.fast_writes`: bindings and pod status patches).
 
 Why not aiohttp's client, as the rest of :mod:`asched.api` uses: these calls are small

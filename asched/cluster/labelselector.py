@@ -4,7 +4,7 @@ The one selector type of asched: topology spread constraints and the workload ob
 that give pods their default spread constraints (:mod:`asched.cluster.spread`), pod
 affinity terms and their namespace selectors (:mod:`asched.cluster.affinity`),
 PodDisruptionBudgets (:mod:`asched.cluster.budgets`), and the scalar references, which
-import it through :mod:`asched.reference.labelselector`. The vectorised plugins read a
+import it through :mod:`asched.tools.reference.labelselector`. The vectorised plugins read a
 selector through :attr:`LabelSelector.column_requirements`, the same requirements in the
 form the pod label columns evaluate. Semantics are upstream's
 ``metav1.LabelSelectorAsSelector`` followed by ``labels.Selector.Matches``:

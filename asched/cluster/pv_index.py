@@ -10,7 +10,7 @@ node-dependent one (the PV's node affinity) is answered per *distinct placement*
   ``kubernetes.io/hostname``): the PV is listed under each of its values, and a node
   sees the PVs listed under its own value of ``key`` (a lookup by label id);
 * ``general``: any other affinity: one node mask per distinct affinity, cached by
-  the matcher (:mod:`asched.framework.volume_match`).
+  the matcher (:mod:`asched.framework.builtin.volume_binding.match`).
 
 Layout per class (:class:`ClassPVs`), one *slot* per PV name ever seen in the class:
 ``capacity`` (bytes, ``int64``), ``mode`` (0 Filesystem, 1 Block), ``access`` (bit per

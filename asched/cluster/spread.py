@@ -1,7 +1,7 @@
 """Topology spread constraints, decoded (section 13.1): shared by the engine and the reference.
 
-The vectorised plugin (:mod:`asched.framework.plugins.pod_topology_spread`) and the
-scalar reference (:mod:`asched.reference.topologyspread`) both take their constraints
+The vectorised plugin (:mod:`asched.framework.builtin.pod_topology_spread`) and the
+scalar reference (:mod:`asched.tools.reference.topologyspread`) both take their constraints
 from :func:`constraints_for`, so which constraints a pod has, their defaults and the
 decode errors cannot drift apart; only the counting differs.
 

@@ -274,7 +274,7 @@ class SchedulerConfig:
     delay_cache_until_active: bool = False
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     client_connection: ClientConnection = field(default_factory=ClientConnection)
-    #: Scheduler extenders as written (``build_extenders`` in asched.framework.extender
+    #: Scheduler extenders as written (``build_extenders`` in asched.extenders.extender
     #: puts the ignorable ones last, the order upstream calls them in).
     extenders: tuple[ExtenderConfig, ...] = ()
 

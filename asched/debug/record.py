@@ -16,7 +16,7 @@ pods come and go), in arrays sized by the nodes rather than Python objects per n
   ``asched explain`` shows it); ``totals``: ``int64[k]``, what the choice compared.
 
 :meth:`DecisionRecord.evaluation` turns it into the
-:class:`~asched.framework.result.Evaluation` of ``asched explain`` (its ``nodes`` hold
+:class:`~asched.engine.result.Evaluation` of ``asched explain`` (its ``nodes`` hold
 the examined nodes only: a node the sampling did not reach has no verdict, and is listed
 under ``notExamined`` in :meth:`DecisionRecord.to_json`).
 """
@@ -29,7 +29,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from asched.framework.result import Evaluation, NodeVerdict, Preemption
+from asched.engine.result import Evaluation, NodeVerdict, Preemption
 from asched.framework.status import Status
 
 #: the sampling stopped before this node (upstream's percentageOfNodesToScore)

@@ -9,13 +9,13 @@ the decision and the next ``await``, so what they copy is what the cycle saw:
   the ``examined`` nodes from the sampler's start index in node order; the others are
   recorded as not examined, which is what the cycle did (it never looked for more);
 * each rejected node's first rejecting plugin and reasons, from
-  :meth:`~asched.framework.algorithm.Decision.failures` (the cold path the FitError
+  :meth:`~asched.engine.algorithm.Decision.failures` (the cold path the FitError
   message reads; a failed attempt has computed it already);
 * each score plugin's normalized scores on the candidates: the row-local plugins' raw
   scores come from the pod class's cache entry the decision read, normalized again over
   the same candidates, and the cross-row plugins run again, with the same state on the
   same table (nothing can have changed in between), so they equal what
-  :meth:`~asched.framework.algorithm.Algorithm.totals` summed; the recorder checks the
+  :meth:`~asched.engine.algorithm.Algorithm.totals` summed; the recorder checks the
   chosen node has the best recorded total and logs once if not;
 * the extenders' filter answers and scores when they took part.
 
@@ -44,16 +44,11 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.table import NodeTable
-from asched.debug.record import (
-    FEASIBLE,
-    REJECTED,
-    SCORED,
-    DecisionRecord,
-)
-from asched.framework.algorithm import Algorithm, Decision
-from asched.framework.extender import EXTENDER_NAME
+from asched.debug.record import FEASIBLE, REJECTED, SCORED, DecisionRecord
+from asched.engine.algorithm import Algorithm, Decision
+from asched.engine.result import Preemption, Victim
+from asched.extenders.extender import EXTENDER_NAME
 from asched.framework.interface import PostFilterResult
-from asched.framework.result import Preemption, Victim
 from asched.framework.status import Code, Status
 from asched.queue.queued import QueuedPod
 

@@ -22,20 +22,20 @@ from typing import Any, Final, cast
 from asched import textfile
 from asched.api import kubeconfig
 from asched.api.client import KubeClient
-from asched.api.extender import ExtenderClient
 from asched.api.objects import KubeObject
 from asched.cluster.decode import decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.snapshot import Snapshot, build_snapshot, objects_of
 from asched.config.types import Profile, SchedulerConfig
+from asched.engine.result import Evaluation
 from asched.errors import DecodeError, InputError
 from asched.explain import config_source, live, output
 from asched.explain.config_source import ConfigChoice
 from asched.explain.engine import evaluate, table_of
 from asched.explain.extenders import explain_with_extenders
 from asched.explain.output import Bound
+from asched.extenders.client import ExtenderClient
 from asched.framework.registry import reads_annotations
-from asched.framework.result import Evaluation
 
 EPILOG: Final = """\
 examples:

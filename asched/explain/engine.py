@@ -3,7 +3,7 @@
 Unlike the live decision path this scores *all* feasible nodes (no sampling) and keeps
 every plugin's normalized score per node, so it can say why the pod goes where it goes.
 It drives the same vectorised framework and plugins as the scheduler; the scalar
-:mod:`asched.reference` produces the same :class:`~asched.framework.result.Evaluation`
+:mod:`asched.tools.reference` produces the same :class:`~asched.engine.result.Evaluation`
 and the differential tests hold the two equal.
 
 An Error (a PreFilter's, or a PreScore's when some node is feasible) ends the
@@ -32,12 +32,12 @@ from asched.cluster.snapshot import Snapshot
 from asched.cluster.spread import SELECTOR_KINDS
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile
+from asched.engine.result import Evaluation, NodeVerdict, Preemption, Victim
 from asched.framework import diagnosis
+from asched.framework.builtin.default_preemption import DefaultPreemption
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.interface import PostFilterResult
-from asched.framework.plugins.default_preemption import DefaultPreemption
 from asched.framework.registry import Registry
-from asched.framework.result import Evaluation, NodeVerdict, Preemption, Victim
 from asched.framework.runtime import Framework, weighted
 from asched.framework.status import Code, Status
 

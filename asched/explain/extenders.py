@@ -24,7 +24,7 @@ filters, and no prioritizer when no node is left or PreScore ended the cycle.
 
 When no node fits and the profile preempts, the extenders with a ``preemptVerb`` that
 are interested in the pod narrow DefaultPreemption's candidates before one is selected,
-as in the live cycle (:func:`~asched.framework.extender_preemption.narrow_candidates`):
+as in the live cycle (:func:`~asched.extenders.preemption.narrow_candidates`):
 the preemption shown, and the FitError message's PostFilter part, are what they leave
 (``no candidate node for preemption`` when they leave none; a non-ignorable one's
 failure is preemption's Error). Not consulted: ``bindVerb`` (explain binds nothing).
@@ -41,11 +41,11 @@ from typing import Literal
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import ExtenderConfig, Profile
+from asched.engine.result import Evaluation, ExtenderCall, ExtenderReport
 from asched.errors import ExtenderError
 from asched.explain import engine
 from asched.explain.engine import Column, Filtered, Rejections
-from asched.framework.cycle_state import CycleState
-from asched.framework.extender import (
+from asched.extenders.extender import (
     EXTENDER_NAME,
     Extender,
     ExtenderScores,
@@ -55,12 +55,12 @@ from asched.framework.extender import (
     run_filters,
     run_prioritizers,
 )
-from asched.framework.extender_preemption import NO_CANDIDATE, narrow_candidates, preempting
-from asched.framework.extender_protocol import RawObject
+from asched.extenders.preemption import NO_CANDIDATE, narrow_candidates, preempting
+from asched.extenders.protocol import RawObject
+from asched.framework.builtin.default_preemption import PREFIX as PREEMPTION_PREFIX
+from asched.framework.cycle_state import CycleState
 from asched.framework.interface import PostFilterResult
-from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
 from asched.framework.registry import Registry
-from asched.framework.result import Evaluation, ExtenderCall, ExtenderReport
 from asched.framework.status import Code, Status
 
 

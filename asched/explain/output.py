@@ -2,7 +2,7 @@
 
 ``table`` and ``wide`` are :func:`asched.explain.render.render`'s tables (``wide``: every
 row and every plugin's column). ``json`` is the :meth:`Evaluation.to_json
-<asched.framework.result.Evaluation.to_json>` contract plus a ``configuration`` field
+<asched.engine.result.Evaluation.to_json>` contract plus a ``configuration`` field
 (:meth:`~asched.explain.config_source.ConfigChoice.to_json`); ``yaml`` is the same
 document as YAML, as kubectl's ``-o yaml`` mirrors its ``-o json``.
 """
@@ -18,10 +18,10 @@ import orjson
 import yaml
 
 from asched import terminal
+from asched.engine.result import Evaluation
 from asched.errors import InputError
 from asched.explain.config_source import ConfigChoice
 from asched.explain.render import render
-from asched.framework.result import Evaluation
 
 FORMATS: Final = ("table", "wide", "json", "yaml")
 

@@ -1,4 +1,4 @@
-"""The human-readable face of an :class:`~asched.framework.result.Evaluation`: rich tables.
+"""The human-readable face of an :class:`~asched.engine.result.Evaluation`: rich tables.
 
 Feasible nodes come first, best total first, with one column per score plugin (its
 normalized score, and its weight in the header); the chosen node is marked. Infeasible
@@ -24,8 +24,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
-from asched.framework.result import Evaluation, ExtenderCall, NodeVerdict
+from asched.engine.result import Evaluation, ExtenderCall, NodeVerdict
+from asched.framework.builtin.default_preemption import PREFIX as PREEMPTION_PREFIX
 
 
 def render(

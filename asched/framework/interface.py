@@ -161,7 +161,7 @@ class SignPlugin(Protocol):
     ``sign`` returns a hashable fragment holding everything of the pod that its row-local
     Filter and Score read (two pods with equal fragments get equal answers on every row),
     or None when it cannot tell. Pods whose fragments are all equal share cached rows
-    (:mod:`asched.framework.equivalence`); a row-local plugin that does not sign, or a
+    (:mod:`asched.engine.equivalence`); a row-local plugin that does not sign, or a
     None, makes the pod unbatchable: it is computed afresh, never answered wrongly.
     """
 

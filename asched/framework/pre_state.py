@@ -1,7 +1,7 @@
 """A decision's PreFilter and PreScore state, kept for the extender conclusion to reuse.
 
 An extender consultation decides a pod twice: in the cycle (the in-tree half, up to the
-names sent) and when the extenders have answered (:mod:`asched.scheduler.consult`),
+names sent) and when the extenders have answered (:mod:`asched.extenders.consult`),
 against the table as it is by then. Between the two, other pods were decided and
 assumed, ~15 of them at 10 ms of extender latency. The second half used to run PreFilter
 and PreScore afresh: about a tenth of a consulted pod's CPU, for answers that are

@@ -33,11 +33,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.contain import explained
 from asched.framework.cycle_state import CycleState, copy_state
-from asched.framework.interface import (
-    FilterRunner,
-    PreFilterExtensionRunner,
-    PreFilterOutcome,
-)
+from asched.framework.interface import FilterRunner, PreFilterExtensionRunner, PreFilterOutcome
 from asched.framework.status import Status
 
 Hook = Callable[[CycleState, PodInfo, NodeTable, PodInfo, int], Status]

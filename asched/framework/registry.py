@@ -29,7 +29,7 @@ from asched.config.catalogue import Catalogue
 from asched.config.load import default_config, load_config_file
 from asched.config.types import Profile, SchedulerConfig
 from asched.errors import PluginLoadError
-from asched.framework.plugins import (
+from asched.framework.builtin import (
     coscheduling,
     default_binder,
     default_preemption,

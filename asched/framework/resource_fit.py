@@ -9,8 +9,8 @@ positions fit, the reasons each one does not, and one shared Status per distinct
 of reasons (a full cluster has thousands of rejected rows short of the same things).
 
 Callers: the NodeResourcesFit plugin (Filter, explain), the nominated-pods pass of
-:class:`~asched.framework.algorithm.Algorithm`, and preemption's vectorised search
-(:mod:`asched.framework.preemption`, :mod:`asched.framework.plugins.default_preemption`).
+:class:`~asched.engine.algorithm.Algorithm`, and preemption's vectorised search
+(:mod:`asched.framework.preemption`, :mod:`asched.framework.builtin.default_preemption`).
 They find the plugin through the declared capability
 :class:`~asched.framework.interface.ResourceFit`, not by its name.
 """

@@ -6,7 +6,7 @@ node-side columns and the pod's request; a node whose allocatable of ``r`` is 0 
 with truncating division, ``math.Round`` half away from zero, float64 fractions (where
 a float64 path replaces an int64 one, its docstring proves the results equal). Each
 formula has a one-row twin in Python (``*_row``) for the scalar recompute of a cached
-class (:mod:`asched.framework.row_recompute`).
+class (:mod:`asched.engine.row_recompute`).
 
 Arrays are ``int64`` of shape ``(n_selected_rows,)``, resources in canonical units.
 """

@@ -10,7 +10,7 @@ UnschedulableAndUnresolvable stops at once; Unschedulable is remembered while th
 others still run; node-name results are intersected.
 
 Every extension point runs here, the decision's (PreFilter, Filter, PreScore, Score,
-driven by :class:`~asched.framework.algorithm.Algorithm`) and the rest: PreEnqueue,
+driven by :class:`~asched.engine.algorithm.Algorithm`) and the rest: PreEnqueue,
 PostFilter, Reserve and Unreserve, Permit, PreBind, Bind and PostBind. Each answer is
 tagged with its plugin and each exception contained as an Error status by one helper
 (:func:`asched.framework.contain.failed`, called from an inline ``try``, which costs
@@ -138,7 +138,7 @@ class Framework:
             if all(isinstance(p, SignPlugin) for p in local.values())
             else None
         )
-        #: the row-local plugins' scalar forms (:mod:`asched.framework.row_recompute`)
+        #: the row-local plugins' scalar forms (:mod:`asched.engine.row_recompute`)
         self.row_filters: dict[str, FiltersRow] = {
             p.name: p for p in self.filter if p.row_local and isinstance(p, FiltersRow)
         }

@@ -23,7 +23,7 @@ reader (bad args raise :class:`asched.plugin.ConfigError` with the field paths a
 would see), and runs PreFilter, Filter, PreScore, Score and NormalizeScore through the
 scheduler's runtime, contract checks included (a broken answer raises
 :class:`asched.plugin.PluginContractError` saying what was expected). The answer is
-``asched explain``'s :class:`~asched.framework.result.Evaluation`: per node, feasible or
+``asched explain``'s :class:`~asched.engine.result.Evaluation`: per node, feasible or
 the rejecting plugin and its reasons, and the normalized scores.
 
 Annotations reach the plugin as they reach it in the scheduler: only when its
@@ -42,10 +42,10 @@ from asched.cluster.records import OwnerReference, PodInfo
 from asched.cluster.snapshot import Snapshot, build_snapshot
 from asched.config.load import load_config
 from asched.config.types import Profile
+from asched.engine.result import Evaluation
 from asched.explain.engine import evaluate_table, table_of
 from asched.framework.per_node import Node
 from asched.framework.registry import in_tree
-from asched.framework.result import Evaluation
 from asched.framework.spec import PluginSpec
 
 Raw = dict[str, Any]

@@ -28,7 +28,6 @@ from typing import Any, Final, TypeVar
 
 from asched import metrics
 from asched.api.client import KubeClient
-from asched.api.extender import ExtenderClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
 from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
@@ -38,35 +37,36 @@ from asched.debug import server as debug_server
 from asched.debug.rates import Rates
 from asched.debug.recorder import DEFAULT_DECISIONS, Recorder
 from asched.debug.views import Sources
+from asched.engine.algorithm import Algorithm
 from asched.errors import RETRYABLE, DecodeError
-from asched.framework.algorithm import Algorithm
-from asched.framework.events import ANY, ClusterEvent
-from asched.framework.extender import (
+from asched.extenders.client import ExtenderClient
+from asched.extenders.extender import (
     EXTENDER_NAME,
     Extender,
     any_filter,
     any_prioritizer,
     build_extenders,
 )
-from asched.framework.plugins.coscheduling import NAME as COSCHEDULING
+from asched.framework.builtin.coscheduling import NAME as COSCHEDULING
+from asched.framework.events import ANY, ClusterEvent
 from asched.framework.runtime import Framework
 from asched.framework.waiting import WaitingPods
-from asched.health import HealthState
-from asched.leader import LeaderElector
+from asched.gangs.host import GangRuntime, plain_need
+from asched.gangs.status import GangStatusWriter
 from asched.metrics import AttemptResult
 from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
 from asched.scheduler import storage_watch
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
-from asched.scheduler.gang_status import GangStatusWriter
-from asched.scheduler.gangs import GangRuntime, plain_need
 from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
+from asched.scheduler.leader import LeaderElector
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
 from asched.scheduler.volume_host import ApiVolumeHost
+from asched.serving.health import HealthState
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 WaitOnPermit -> PreBind -> Bind (a binding extender first, when one is interested) ->
 PostBind (section 17.2). A pod whose extenders are consulted gets its task earlier: it
 awaits the extenders, concludes (decides, assumes, reserves, permits: synchronous), and
-goes on as a binding task (:mod:`asched.scheduler.consult`). Every task is owned by the
+goes on as a binding task (:mod:`asched.extenders.consult`). Every task is owned by the
 binder's TaskGroup, never raises out of it (failures become a Status and go through the
 scheduler's single rollback), and on cancellation (shutdown, leadership lost) rolls its
 pod back before re-raising: unreserve, forget, and no API call left half-done counted.
@@ -30,7 +30,7 @@ from asched.framework.waiting import WaitingPod
 from asched.queue.queued import QueuedPod
 
 if TYPE_CHECKING:
-    from asched.scheduler.consult import Pending
+    from asched.extenders.consult import Pending
 
 logger = logging.getLogger(__name__)
 

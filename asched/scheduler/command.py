@@ -13,19 +13,20 @@ import logging
 import signal
 from typing import Final
 
-from asched import health, serving
+from asched import serving
 from asched.api.client import KubeClient
-from asched.api.extender import ExtenderClient
 from asched.api.kubeconfig import resolve_kubeconfig
 from asched.debug import server as debug_server
 from asched.debug.recorder import DEFAULT_DECISIONS
 from asched.errors import LeadershipLost
-from asched.framework.extender import build_extenders
+from asched.extenders.client import ExtenderClient
+from asched.extenders.extender import build_extenders
 from asched.framework.registry import configuration
 from asched.gcpause import tune_gc
-from asched.health import HealthState, leader_watchdog
-from asched.leader import LeaderElector
 from asched.scheduler.app import App, Options, unless_set
+from asched.scheduler.leader import LeaderElector
+from asched.serving import health
+from asched.serving.health import HealthState, leader_watchdog
 
 logger = logging.getLogger(__name__)
 

@@ -37,26 +37,26 @@ from asched import metrics
 from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
 from asched.debug.recorder import Consulted, Recorder
-from asched.framework import contain, diagnosis, extender
-from asched.framework.algorithm import Algorithm, Decision
+from asched.engine.algorithm import Algorithm, Decision
+from asched.extenders import consult, extender
+from asched.extenders.consult import Consultation, Pending, Preemption
+from asched.extenders.extender import Extender
+from asched.extenders.preemption import NO_CANDIDATE, preempting
+from asched.framework import contain, diagnosis
+from asched.framework.builtin.coscheduling import NAME as COSCHEDULING
+from asched.framework.builtin.default_preemption import PREFIX as PREEMPTION_PREFIX
 from asched.framework.events import ClusterEvent
-from asched.framework.extender import Extender
-from asched.framework.extender_preemption import NO_CANDIDATE, preempting
 from asched.framework.interface import PostFilterResult, PreFilterOutcome
-from asched.framework.plugins.coscheduling import NAME as COSCHEDULING
-from asched.framework.plugins.default_preemption import PREFIX as PREEMPTION_PREFIX
 from asched.framework.preemption import CandidateSelector
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.waiting import WaitingPod, WaitingPods
+from asched.gangs.host import GangRuntime, NeedOf
 from asched.metrics import AttemptResult
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import IN_FLIGHT, SchedulingQueue
-from asched.scheduler import consult
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.consult import Consultation, Pending, Preemption
 from asched.scheduler.evictions import Evictions
-from asched.scheduler.gangs import GangRuntime, NeedOf
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
@@ -136,7 +136,7 @@ class Scheduler:
     # ------------------------------------------------------------------ cycle
     def schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         """One synchronous cycle for a popped pod: the job to hand to a binding task, the
-        consultation to hand to an extender task (:mod:`asched.scheduler.consult`), or
+        consultation to hand to an extender task (:mod:`asched.extenders.consult`), or
         None when the pod went back to the queue (or away).
 
         The caller holds a binder slot for the cycle: it gives the slot to the task with
@@ -192,7 +192,7 @@ class Scheduler:
         nominated: bool = True,
     ) -> BindJob | Pending | None:
         """The in-tree decision; for a pod an extender wants to see, the consultation to
-        run instead of choosing (see :mod:`asched.scheduler.consult`)."""
+        run instead of choosing (see :mod:`asched.extenders.consult`)."""
         pod = qp.pod
         algorithm = profile.algorithm
         if pod.gang and profile.gang_need is not None and self.gangs is not None:
@@ -292,7 +292,7 @@ class Scheduler:
 
     def conclude(self, pending: Pending) -> BindJob | Pending | None:
         """The extenders answered: decide (or preempt) against the current table
-        (synchronous, see :mod:`asched.scheduler.consult`). Never raises."""
+        (synchronous, see :mod:`asched.extenders.consult`). Never raises."""
         qp = pending.qp
         try:
             if isinstance(pending, Preemption):
@@ -420,7 +420,7 @@ class Scheduler:
         hand to their task (the pod stays in flight until it concludes).
 
         ``extender_filtered``: an extender removed nodes; upstream then counts
-        :data:`~asched.framework.extender.EXTENDER_NAME` among the rejectors, so that any
+        :data:`~asched.extenders.extender.EXTENDER_NAME` among the rejectors, so that any
         cluster event requeues the pod."""
         diagnosed = contain.guarded(
             qp.pod, "diagnose", partial(self._diagnose, qp, profile, decision)

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
 from asched.errors import ApiUnavailable
-from asched.framework.plugins.coscheduling import GangHost
-from asched.framework.plugins.volume_binding import VolumeHost
+from asched.framework.builtin.coscheduling import GangHost
+from asched.framework.builtin.volume_binding import VolumeHost
 from asched.framework.status import Status
 
 
@@ -25,7 +25,7 @@ class ApiHandle:
     """Implements :class:`asched.framework.interface.Handle` over a KubeClient.
 
     ``gang_host`` (set when a profile enables Coscheduling) gives that plugin its host,
-    :class:`~asched.scheduler.gangs.GangRuntime`. ``volume_host`` (set by the scheduler)
+    :class:`~asched.gangs.host.GangRuntime`. ``volume_host`` (set by the scheduler)
     gives VolumeBinding's PreBind its host,
     :class:`~asched.scheduler.volume_host.ApiVolumeHost`."""
 

@@ -11,8 +11,8 @@ copy, so keeping it costs a reference per object.
 from __future__ import annotations
 
 from asched.cluster.records import PodInfo
-from asched.framework.extender_preemption import summary
-from asched.framework.extender_protocol import RawObject
+from asched.extenders.preemption import summary
+from asched.extenders.protocol import RawObject
 
 
 class RawObjects:

@@ -38,13 +38,7 @@ from asched.api.client import KubeClient
 from asched.api.objects import EventJSON, ObjectReferenceJSON
 from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
-from asched.scheduler.status_patch import (
-    REASON,
-    SCHEDULER_ERROR,
-    Said,
-    after_write,
-    status_patch,
-)
+from asched.scheduler.status_patch import REASON, SCHEDULER_ERROR, Said, after_write, status_patch
 
 logger = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """VolumeBinding's host in the live scheduler: PUTs through the KubeClient, node labels
 and the catalog from the node table.
 
-Implements :class:`~asched.framework.plugins.volume_binding.VolumeHost`. A PUT answered
+Implements :class:`~asched.framework.builtin.volume_binding.VolumeHost`. A PUT answered
 with anything but 200 (409 Conflict when the object changed since the scheduler read
 it, 404 when it is gone, 422, 5xx) or not answered at all raises
-:class:`~asched.framework.volume_prebind.VolumeWriteError` naming the object,
+:class:`~asched.framework.builtin.volume_binding.prebind.VolumeWriteError` naming the object,
 the status and the server's message; PreBind turns it into an Error status.
 """
 
@@ -18,8 +18,8 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.cluster.volumes import VolumeCatalog
 from asched.errors import ApiUnavailable
-from asched.framework.plugins.volume_binding import Resource
-from asched.framework.volume_prebind import VolumeWriteError
+from asched.framework.builtin.volume_binding import Resource
+from asched.framework.builtin.volume_binding.prebind import VolumeWriteError
 
 _KINDS = {
     "persistentvolumes": "PersistentVolume",

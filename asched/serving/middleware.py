@@ -58,12 +58,7 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 from asched.errors import ApiError
-from asched.serving.reviews import (
-    DEFAULT_TTL_SECONDS,
-    AccessReviewer,
-    ReviewClient,
-    TokenReviewer,
-)
+from asched.serving.reviews import DEFAULT_TTL_SECONDS, AccessReviewer, ReviewClient, TokenReviewer
 
 logger = logging.getLogger(__name__)
 

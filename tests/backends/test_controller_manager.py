@@ -33,9 +33,9 @@ from typing import Any
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.launcher import KubeApiServer
-from asched.backends.rest import RestClient
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.launcher import KubeApiServer
+from asched.tools.backends.rest import RestClient
 
 pytestmark = pytest.mark.kube_apiserver
 

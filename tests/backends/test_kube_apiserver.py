@@ -16,11 +16,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.kubeconfig import KubeconfigEntry, read_kubeconfig
-from asched.backends.launcher import KubeApiServer
-from asched.backends.provision import BINARIES, ETCD_VERSION, KUBERNETES_VERSION, provision
-from asched.backends.rest import RestClient, pods_path
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.kubeconfig import KubeconfigEntry, read_kubeconfig
+from asched.tools.backends.launcher import KubeApiServer
+from asched.tools.backends.provision import BINARIES, ETCD_VERSION, KUBERNETES_VERSION, provision
+from asched.tools.backends.rest import RestClient, pods_path
 
 pytestmark = pytest.mark.kube_apiserver
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from asched.backends import provision as prov
-from asched.backends.errors import ProvisionError
+from asched.tools.backends import provision as prov
+from asched.tools.backends.errors import ProvisionError
 
 ALL = prov.BINARIES
 

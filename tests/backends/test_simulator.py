@@ -1,4 +1,4 @@
-"""The simulator as a child process (asched.backends.simulator) and the sim fixtures."""
+"""The simulator as a child process (asched.tools.backends.simulator) and the sim fixtures."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.kubeconfig import KubeconfigEntry, read_kubeconfig
-from asched.backends.rest import RestClient, nodes_path
-from asched.backends.simulator import SimServer
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.kubeconfig import KubeconfigEntry, read_kubeconfig
+from asched.tools.backends.rest import RestClient, nodes_path
+from asched.tools.backends.simulator import SimServer
 
 pytestmark = pytest.mark.sim_only
 

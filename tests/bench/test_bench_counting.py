@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.benchmark.counting import (
+from asched.tools.bench.counting import (
     ThroughputCollector,
     auto_interval,
     latency_summary,

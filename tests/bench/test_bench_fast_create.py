@@ -1,4 +1,4 @@
-"""The load generator's lean POST client (asched.benchmark.fast_create): the requests it
+"""The load generator's lean POST client (asched.tools.bench.fast_create): the requests it
 writes, and what a server answers it (created, refused, unauthorized), over plain HTTP
 and TLS, against each backend."""
 
@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.kubeconfig import KubeconfigEntry, read_kubeconfig
-from asched.backends.rest import RestClient
-from asched.backends.simulator import SimServer
-from asched.benchmark import loadgen
-from asched.benchmark.fast_create import FastCreator
-from asched.benchmark.workload import PodGroup
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.kubeconfig import KubeconfigEntry, read_kubeconfig
+from asched.tools.backends.rest import RestClient
+from asched.tools.backends.simulator import SimServer
+from asched.tools.bench import loadgen
+from asched.tools.bench.fast_create import FastCreator
+from asched.tools.bench.workload import PodGroup
 
 
 def _creator(entry: KubeconfigEntry) -> FastCreator:

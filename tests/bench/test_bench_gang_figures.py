@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark.gang_figures import (
+from asched.tools.bench.gang_figures import (
     GangSpec,
     Member,
     figures,
@@ -16,7 +16,7 @@ from asched.benchmark.gang_figures import (
     rejections_by_gang,
     sample_times,
 )
-from asched.benchmark.gang_observe import TIMEOUT_MARKER, parse_gauge
+from asched.tools.bench.gang_observe import TIMEOUT_MARKER, parse_gauge
 
 A, B, C = "ns/a", "ns/b", "ns/c"
 

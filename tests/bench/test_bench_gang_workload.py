@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import gang_objects
-from asched.benchmark.observe import PHASE_LABEL, cpu_request_milli, gang_of
-from asched.benchmark.schedulers import asched_config
-from asched.benchmark.workload import load_workload, load_workload_file
 from asched.cluster.gangs import POD_GROUP_LABEL
+from asched.tools.bench import gang_objects
+from asched.tools.bench.observe import PHASE_LABEL, cpu_request_milli, gang_of
+from asched.tools.bench.schedulers import asched_config
+from asched.tools.bench.workload import load_workload, load_workload_file
 from tests.bench.documents import DELETE as _DELETE, changed, field_errors
 
 ROOT = Path(__file__).resolve().parents[2]

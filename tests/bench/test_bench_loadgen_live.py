@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from asched.benchmark import loadgen
-from asched.benchmark.workload import NodeGroup
+from asched.tools.bench import loadgen
+from asched.tools.bench.workload import NodeGroup
 
 
 async def test_a_node_already_created_still_gets_its_status(cluster: Any) -> None:

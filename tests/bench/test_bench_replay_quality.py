@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import templates
-from asched.benchmark.observe import PHASE_LABEL, Observer
-from asched.benchmark.quality import replay
-from asched.benchmark.schedulers import asched_config
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.explain.engine import evaluate_table
+from asched.tools.bench import templates
+from asched.tools.bench.observe import PHASE_LABEL, Observer
+from asched.tools.bench.quality import replay
+from asched.tools.bench.schedulers import asched_config
 from tests.configs import load_config
 
 PROFILE = load_config(asched_config(100)).profiles[0]

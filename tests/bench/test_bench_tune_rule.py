@@ -1,4 +1,4 @@
-"""The tuner's settings and recommendation rule (asched.benchmark.tune), as tables.
+"""The tuner's settings and recommendation rule (asched.tools.bench.tune), as tables.
 
 No timing here: the rule is a pure function of measured runs, fed made-up throughputs.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.benchmark.tune import Measured, Point, Setting, recommend, settings
+from asched.tools.bench.tune import Measured, Point, Setting, recommend, settings
 
 
 def run(percentage: int, speed: float, regret: float | None, *, completed: bool = True) -> Point:

@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.rest import RestClient
-from asched.benchmark import loadgen, volume_objects
-from asched.benchmark.perf_config import load_config_file
-from asched.benchmark.perf_translate import translate
-from asched.benchmark.volume_spec import (
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.rest import RestClient
+from asched.tools.bench import loadgen, volume_objects
+from asched.tools.bench.perf_config import load_config_file
+from asched.tools.bench.perf_translate import translate
+from asched.tools.bench.volume_spec import (
     ClaimTemplate,
     CSINodeSpec,
     LocalVolumes,
     StorageClassSpec,
 )
-from asched.benchmark.workload import NodeGroup, PodGroup
+from asched.tools.bench.workload import NodeGroup, PodGroup
 
 STORAGE = Path(__file__).resolve().parent / "data" / "perf" / "storage" / "performance-config.yaml"
 PVS = "/api/v1/persistentvolumes"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import loadgen, runner
-from asched.benchmark.workload import load_workload, load_workload_file
+from asched.tools.bench import loadgen, runner
+from asched.tools.bench.workload import load_workload, load_workload_file
 from tests.bench.documents import DELETE, changed, field_errors
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "bench" / "workloads"

@@ -9,14 +9,9 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import objects, run_command, tune_command
-from asched.benchmark.workload import (
-    WorkloadError,
-    load_workload,
-    load_workload_file,
-    resolve,
-)
 from asched.errors import InputError
+from asched.tools.bench import objects, run_command, tune_command
+from asched.tools.bench.workload import WorkloadError, load_workload, load_workload_file, resolve
 from tests.bench.documents import DELETE as _DELETE, changed, field_errors
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "bench" / "workloads"

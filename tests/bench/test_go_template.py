@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import go_template
-from asched.benchmark.go_template import TemplateError, TemplateUnsupported, go_params, parse
+from asched.tools.bench import go_template
+from asched.tools.bench.go_template import TemplateError, TemplateUnsupported, go_params, parse
 
 
 def render(text: str, **data: Any) -> str:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import perf_config
-from asched.benchmark.perf_config import PerfConfigError, expand, load_config, load_config_file
+from asched.tools.bench import perf_config
+from asched.tools.bench.perf_config import PerfConfigError, expand, load_config, load_config_file
 
 DATA = Path(__file__).resolve().parent / "data" / "perf"
 MISC = DATA / "misc"

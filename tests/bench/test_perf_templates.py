@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import loadgen, objects, perf_objects
-from asched.benchmark.perf_config import load_config
-from asched.benchmark.perf_steps import (
+from asched.tools.bench import loadgen, objects, perf_objects
+from asched.tools.bench.perf_config import load_config
+from asched.tools.bench.perf_steps import (
     Barrier,
     CreateAny,
     CreatePods,
@@ -18,8 +18,8 @@ from asched.benchmark.perf_steps import (
     UpdateAny,
     describe,
 )
-from asched.benchmark.perf_translate import translate
-from asched.benchmark.workload import Workload
+from asched.tools.bench.perf_translate import translate
+from asched.tools.bench.workload import Workload
 
 MISC = Path(__file__).resolve().parent / "data" / "perf" / "misc"
 NODES = {"opcode": "createNodes", "count": 2}

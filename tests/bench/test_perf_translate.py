@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import loadgen, objects
-from asched.benchmark.perf_config import load_config, load_config_file
-from asched.benchmark.perf_steps import CreatePods, StepsWorkload, describe
-from asched.benchmark.perf_translate import INTERNAL_FEATURE_GATES, Unsupported, translate
-from asched.benchmark.workload import Workload
 from asched.errors import InputError
+from asched.tools.bench import loadgen, objects
+from asched.tools.bench.perf_config import load_config, load_config_file
+from asched.tools.bench.perf_steps import CreatePods, StepsWorkload, describe
+from asched.tools.bench.perf_translate import INTERNAL_FEATURE_GATES, Unsupported, translate
+from asched.tools.bench.workload import Workload
 
 DATA = Path(__file__).resolve().parent / "data" / "perf"
 MISC = DATA / "misc"
@@ -384,7 +384,7 @@ def test_an_attempted_barrier_waits_for_the_pods_created_before_it() -> None:
 
 
 def test_a_missing_template_fails_that_workload_only() -> None:
-    from asched.benchmark import perf_suite
+    from asched.tools.bench import perf_suite
 
     data = [
         {

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import loadgen, perf_suite, runner
-from asched.benchmark.perf_config import load_config, load_config_file
-from asched.benchmark.perf_translate import Unsupported, translate
-from asched.benchmark.workload import Workload
 from asched.errors import InputError
+from asched.tools.bench import loadgen, perf_suite, runner
+from asched.tools.bench.perf_config import load_config, load_config_file
+from asched.tools.bench.perf_translate import Unsupported, translate
+from asched.tools.bench.workload import Workload
 
 DATA = Path(__file__).resolve().parent / "data" / "perf"
 STORAGE = DATA / "storage" / "performance-config.yaml"

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from asched.backends.kubeconfig import read_kubeconfig
+from asched.tools.backends.kubeconfig import read_kubeconfig
 
 #: Upper bound for any single wait on a server in these tests (seconds). Generous on purpose:
 #: it only bounds a failing test, a passing one returns as soon as the event arrives.

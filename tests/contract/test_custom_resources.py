@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from asched.backends.errors import StatusError
+from asched.tools.backends.errors import StatusError
 
 from ._support import DEADLINE, kinds, read_events, rv
 

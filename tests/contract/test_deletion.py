@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.rest import pods_path
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.rest import pods_path
 
 from ._support import kinds, read_events, rv
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.rest import now_rfc3339
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.rest import now_rfc3339
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 

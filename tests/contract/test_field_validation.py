@@ -14,7 +14,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from asched.backends.rest import pods_path
+from asched.tools.backends.rest import pods_path
 
 from ._support import send_for_warnings
 from .test_custom_resources import served_podgroups

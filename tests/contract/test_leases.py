@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.rest import now_rfc3339
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.rest import now_rfc3339
 
 
 def _leases_path(namespace: str, name: str | None = None) -> str:

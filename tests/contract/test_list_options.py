@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.backends.rest import pods_path
+from asched.tools.backends.rest import pods_path
 
 MATCH = "resourceVersionMatch"
 FORBIDDEN_WITHOUT_RV = "resourceVersionMatch is forbidden unless resourceVersion is provided"

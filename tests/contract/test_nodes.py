@@ -3,7 +3,7 @@ kinds, a Node's status is taken on create, defaulted, and only its ``config`` dr
 
 from __future__ import annotations
 
-from asched.backends.rest import nodes_path
+from asched.tools.backends.rest import nodes_path
 
 READY = {
     "type": "Ready",

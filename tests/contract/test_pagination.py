@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from asched.backends.rest import pods_path
+from asched.tools.backends.rest import pods_path
 
 
 async def test_limit_and_continue_walk_a_consistent_snapshot(cluster):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.backends.rest import nodes_path, pods_path
+from asched.tools.backends.rest import nodes_path, pods_path
 
 from ._support import send_raw
 

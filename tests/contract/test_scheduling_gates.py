@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.backends.rest import pods_path
+from asched.tools.backends.rest import pods_path
 
 GATES = [{"name": "example.com/quota"}, {"name": "example.com/hold"}]
 NAME = (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.rest import nodes_path, pods_path
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.rest import nodes_path, pods_path
 
 # Pods of the label-selector table: name -> labels.
 LABELLED = {

@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from asched.backends.errors import StatusError
-from asched.backends.rest import pods_path
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.rest import pods_path
 
 from ._support import DEADLINE, Event, kinds, name, read_events, rv, watch_lines
 

@@ -17,8 +17,8 @@ import aiohttp
 from scheduler_harness import config_for, until
 
 from asched.api.client import KubeClient
-from asched.health import HealthState
 from asched.scheduler.app import App, Options
+from asched.serving.health import HealthState
 from tests.configs import load_config
 
 

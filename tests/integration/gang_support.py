@@ -8,8 +8,8 @@ from typing import Any
 import yaml
 from scheduler_harness import until
 
-from asched.backends.rest import StatusError
 from asched.cluster.gangs import POD_GROUP_LABEL
+from asched.tools.backends.rest import StatusError
 
 CRD = Path(__file__).resolve().parents[2] / "deploy" / "crds" / "scheduling.x-k8s.io_podgroups.yaml"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"

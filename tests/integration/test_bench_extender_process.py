@@ -24,8 +24,8 @@ import aiohttp
 import orjson
 import pytest
 
-from asched.benchmark.extender_child import ExtenderChild, ExtenderOptions, call_figures
-from asched.benchmark.hash_extender import REASON
+from asched.tools.bench.extender_child import ExtenderChild, ExtenderOptions, call_figures
+from asched.tools.bench.hash_extender import REASON
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -48,18 +48,18 @@ def first_line_of_doc(module: str) -> str:
         pytest.param(
             ("explain",), "asched.explain.command", "asched explain: explain where", id="explain"
         ),
-        pytest.param(("bench",), "asched.benchmark.command", "asched bench: run", id="bench"),
+        pytest.param(("bench",), "asched.tools.bench.command", "asched bench: run", id="bench"),
         pytest.param(
             ("bench", "run"),
-            "asched.benchmark.run_command",
+            "asched.tools.bench.run_command",
             "asched bench run: build a workload's cluster",
             id="bench run",
         ),
-        pytest.param(("sim",), "asched.sim.command", "asched sim: serve", id="sim"),
-        pytest.param(("tune",), "asched.benchmark.tune_command", "asched tune: tune", id="tune"),
+        pytest.param(("sim",), "asched.tools.sim.command", "asched sim: serve", id="sim"),
+        pytest.param(("tune",), "asched.tools.bench.tune_command", "asched tune: tune", id="tune"),
         pytest.param(
             ("kube-apiserver",),
-            "asched.backends.command",
+            "asched.tools.backends.command",
             "asched kube-apiserver: build, start",
             id="kube-apiserver",
         ),
@@ -107,7 +107,7 @@ def test_short_name_resolves_from_any_directory(installed: Path, tmp_path: Path)
         [
             sys.executable,
             "-c",
-            "from asched.benchmark.workload import load_workload_file, resolve; "
+            "from asched.tools.bench.workload import load_workload_file, resolve; "
             "path = resolve('scheduling-basic-500n'); "
             "print(path); print(load_workload_file(path).n_nodes)",
         ],
@@ -141,7 +141,7 @@ def test_unknown_workload_lists_the_choices(installed: Path, tmp_path: Path) -> 
 def test_readme_path_still_works() -> None:
     # README: asched bench run bench/workloads/scheduling-basic-500n.yaml (bench/workloads
     # links to the shipped files)
-    from asched.benchmark.workload import resolve
+    from asched.tools.bench.workload import resolve
 
     path = REPO / "bench" / "workloads" / "scheduling-basic-500n.yaml"
     assert resolve(str(path)) == path

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from asched import cli
-from asched.health import DEFAULT_PORT
 from asched.serving import ALWAYS_ALLOW
+from asched.serving.health import DEFAULT_PORT
 from tests.configs import load_config
 from tests.kubectl import kubectl_path
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from asched.benchmark.extender_server import ExtenderRules, serve_extender
+from asched.tools.bench.extender_server import ExtenderRules, serve_extender
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SNAPSHOT = DATA / "cluster-snapshot.yaml"

@@ -38,12 +38,12 @@ import yaml
 from aiohttp import web
 
 from asched.api.client import KubeClient
-from asched.backends.errors import StatusError
-from asched.backends.kubeconfig import read_kubeconfig, write_kubeconfig
-from asched.backends.launcher import LIMITED_USER, KubeApiServer
-from asched.benchmark.extender_server import ExtenderRules, serve_extender
 from asched.explain import live
 from asched.explain.config_source import CONFIG_MAP_KEY, DEFAULT_CONFIG_MAP
+from asched.tools.backends.errors import StatusError
+from asched.tools.backends.kubeconfig import read_kubeconfig, write_kubeconfig
+from asched.tools.backends.launcher import LIMITED_USER, KubeApiServer
+from asched.tools.bench.extender_server import ExtenderRules, serve_extender
 from tests.kubectl import kubectl_path
 
 ROOT = Path(__file__).resolve().parents[2]

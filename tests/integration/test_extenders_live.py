@@ -1,6 +1,6 @@
 """Scheduler extenders in the live scheduler, on both backends.
 
-The extenders are the test server (:mod:`asched.benchmark.extender_server`) over real
+The extenders are the test server (:mod:`asched.tools.bench.extender_server`) over real
 HTTP; asched runs in-process (:func:`running_scheduler`) against the test's cluster.
 """
 
@@ -10,8 +10,8 @@ import asyncio
 from contextlib import AsyncExitStack
 from typing import Any
 
-from asched.backends.kubeconfig import read_kubeconfig
-from asched.benchmark.extender_server import ApiTarget, ExtenderRules, serve_extender
+from asched.tools.backends.kubeconfig import read_kubeconfig
+from asched.tools.bench.extender_server import ApiTarget, ExtenderRules, serve_extender
 from tests.integration.scheduler_harness import (
     assert_not_overcommitted,
     pods_of,

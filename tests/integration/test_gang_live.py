@@ -30,7 +30,7 @@ from scheduler_harness import (
     until,
 )
 
-from asched.backends.errors import StatusError
+from asched.tools.backends.errors import StatusError
 
 
 @pytest.fixture

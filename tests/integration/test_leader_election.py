@@ -21,7 +21,7 @@ import pytest
 
 from asched.api.client import KubeClient
 from asched.config.types import LeaderElection
-from asched.leader import JITTER_FACTOR, LeaderElector
+from asched.scheduler.leader import JITTER_FACTOR, LeaderElector
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.4
 MAX_WAIT = (1 + JITTER_FACTOR) * RETRY  # one jittered acquire wait: 0.88 s

@@ -16,9 +16,9 @@ import pytest
 from scheduler_harness import running_scheduler, until
 
 from asched.api.client import KubeClient
-from asched.backends.rest import pods_path
 from asched.cluster.decode import decode_pod
 from asched.scheduler.reporting import Reporter
+from asched.tools.backends.rest import pods_path
 
 #: How long the cluster stays quiet while the pod's writes are counted, seconds.
 QUIET_SECONDS = 60.0

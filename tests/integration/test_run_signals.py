@@ -27,7 +27,7 @@ import pytest
 import yaml
 from scheduler_harness import config_for, leader_election, until
 
-from asched.backends.kubeconfig import read_kubeconfig, write_kubeconfig
+from asched.tools.backends.kubeconfig import read_kubeconfig, write_kubeconfig
 
 #: Seconds a signalled process may take to exit (the target is 1-2 s).
 STOP_WITHIN = 10.0

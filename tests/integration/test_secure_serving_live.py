@@ -32,13 +32,12 @@ import pytest
 import yaml
 from scheduler_harness import until
 
-from asched import health
 from asched.api.client import KubeClient
-from asched.backends.kubeconfig import write_kubeconfig
-from asched.backends.launcher import KubeApiServer
-from asched.backends.rest import RestClient
-from asched.serving import certificates, delegated_auth, ssl_context_for
+from asched.serving import certificates, delegated_auth, health, ssl_context_for
 from asched.serving.tls import self_signed_hosts
+from asched.tools.backends.kubeconfig import write_kubeconfig
+from asched.tools.backends.launcher import KubeApiServer
+from asched.tools.backends.rest import RestClient
 
 pytestmark = pytest.mark.kube_apiserver
 

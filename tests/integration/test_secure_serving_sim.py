@@ -1,7 +1,7 @@
 """Secure serving tried locally: ``/metrics`` over HTTPS against the simulator.
 
 The simulator answers TokenReview and SubjectAccessReview for the one token of its
-kubeconfig (the user ``admin`` in ``system:masters``; asched.sim.reviews). Before, every
+kubeconfig (the user ``admin`` in ``system:masters``; asched.tools.sim.apiserver.reviews). Before, every
 scrape was 401 and asched logged an ERROR for each: the simulator served neither kind.
 """
 
@@ -14,11 +14,10 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from asched import health
 from asched.api.client import KubeClient
-from asched.backends.simulator import SimServer
-from asched.serving import delegated_auth, ssl_context_for
+from asched.serving import delegated_auth, health, ssl_context_for
 from asched.serving.tls import self_signed_hosts
+from asched.tools.backends.simulator import SimServer
 
 pytestmark = pytest.mark.sim_only
 

@@ -35,9 +35,9 @@ from scheduler_harness import (
     until,
 )
 
-from asched.backends.launcher import KubeApiServer
-from asched.backends.rest import RestClient
-from asched.backends.simulator import SimServer
+from asched.tools.backends.launcher import KubeApiServer
+from asched.tools.backends.rest import RestClient
+from asched.tools.backends.simulator import SimServer
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from asched.backends.errors import StatusError
+from asched.tools.backends.errors import StatusError
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 HOSTNAME = "kubernetes.io/hostname"

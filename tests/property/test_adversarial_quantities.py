@@ -11,7 +11,7 @@ entry points:
 
 * **the API**: raw JSON objects applied as watch events by the live scheduler's
   :class:`~asched.scheduler.ingest.Ingest` into its table, then one decision of the
-  vectorised :class:`~asched.framework.algorithm.Algorithm` (no guard around it: the
+  vectorised :class:`~asched.engine.algorithm.Algorithm` (no guard around it: the
   plugins themselves must not raise, and NumPy overflow warnings are errors in tests);
 * **a snapshot**: the same objects as YAML text, loaded as ``asched explain --snapshot``
   loads it, evaluated by the explain engine and by the scalar reference, which must agree.
@@ -35,14 +35,14 @@ from asched.cluster.decode import decode_pod
 from asched.cluster.quantity import canonical
 from asched.cluster.snapshot import build_snapshot, objects_of
 from asched.cluster.table import NodeTable
+from asched.engine.algorithm import Algorithm
 from asched.explain.engine import evaluate as engine_evaluate
-from asched.framework.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.framework.status import Code
 from asched.queue.scheduling_queue import SchedulingQueue
-from asched.reference import evaluate as reference_evaluate
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from asched.tools.reference import evaluate as reference_evaluate
 from tests.configs import default_config
 
 SCHEDULER = "default-scheduler"

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from tests.builders import (
     affinity_term,

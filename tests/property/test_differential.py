@@ -30,7 +30,7 @@ from asched.config.types import (
     ScoringStrategy,
     ShapePoint,
 )
-from asched.reference import evaluate as reference_evaluate
+from asched.tools.reference import evaluate as reference_evaluate
 from tests.builders import (
     MB,
     added_affinity,

@@ -1,6 +1,6 @@
 """Differential tests: the extender answers' fast paths against their plain definitions.
 
-:func:`~asched.framework.extender_protocol.host_scores` (one pass for exact entries) must
+:func:`~asched.extenders.protocol.host_scores` (one pass for exact entries) must
 give what reading every entry with :func:`parse_host_priorities` and adding up
 ``score * factor`` per host gives, and raise the same error. :func:`parse_filter_result`
 (set operations in C) must give what the per-name definition below gives, and raise the
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from asched.errors import ExtenderError
-from asched.framework import extender_protocol as protocol
-from asched.framework.extender_protocol import CallSite, FilterAnswer
+from asched.extenders import protocol
+from asched.extenders.protocol import CallSite, FilterAnswer
 
 SITE = CallSite("http://ext/verb", "verb")
 SENT_NAMES = ("n0", "n1", "n2", "n3", "n4")

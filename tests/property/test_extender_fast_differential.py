@@ -1,4 +1,4 @@
-"""Differential tests: the typed fast paths (asched.framework.extender_fast) take only what
+"""Differential tests: the typed fast paths (asched.extenders.fast) take only what
 the general reader takes, and give exactly its answer.
 
 Each generated answer (the shapes of test_extender_answers_differential: exact entries,
@@ -19,15 +19,15 @@ import orjson
 from hypothesis import assume, example, given, settings, strategies as st
 
 from asched.errors import ExtenderError
-from asched.framework import extender_protocol as protocol
-from asched.framework.extender_fast import (
+from asched.extenders import protocol
+from asched.extenders.fast import (
     AlignedScores,
     NameTable,
     SentNames,
     fast_filter_result,
     fast_host_scores,
 )
-from asched.framework.extender_protocol import FilterAnswer
+from asched.extenders.protocol import FilterAnswer
 from tests.property.test_extender_answers_differential import (
     ANSWERS,
     FILTER_ANSWERS,

@@ -15,10 +15,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.cluster.pod_shapes import PodShapes
 from asched.errors import DecodeError
+from asched.tools.bench import templates
 
 Raw = dict[str, Any]
 

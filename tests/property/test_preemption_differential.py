@@ -9,7 +9,7 @@ anti-affinity or a hard spread constraint, which send the engine down its exact 
 nominated pods carry labels half the time (the spread and anti-affinity counts see them).
 Per example:
 
-* the reference's PostFilter (:func:`asched.reference.preemption.preempt` with its filter
+* the reference's PostFilter (:func:`asched.tools.reference.preemption.preempt` with its filter
   chain) and the engine's (:class:`DefaultPreemption` over a NodeTable) must return the
   same status, nominated node, victims (in order) and cleared nominations, for the same
   offset;
@@ -27,11 +27,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from asched.config.types import DefaultPreemptionArgs
+from asched.framework.builtin.default_preemption import DefaultPreemption
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.default_preemption import DefaultPreemption
 from asched.framework.runtime import Framework
-from asched.reference import preemption
-from asched.reference.fits import filter_chain
+from asched.tools.reference import preemption
+from asched.tools.reference.fits import filter_chain
 from tests.builders import (
     affinity_term,
     cluster_inputs,

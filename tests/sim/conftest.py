@@ -16,7 +16,7 @@ import aiohttp
 import orjson
 import pytest
 
-from asched.sim.server import SimConfig, SimServer
+from asched.tools.sim.server import SimConfig, SimServer
 
 TIME_SCALE = 0.001
 TOKEN = "test-token"

@@ -1,4 +1,4 @@
-"""Structural schemas (asched.sim.schema): pruning, defaulting and validation, as pure functions.
+"""Structural schemas (asched.tools.sim.apiserver.schema): pruning, defaulting and validation, as pure functions.
 
 Messages and paths are those a genuine v1.37.2 server answered for the same objects (see
 tests/contract/test_custom_resources.py for the ones checked on both backends). A CRD may not
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from asched.sim import crd_validation, schema
+from asched.tools.sim.apiserver import crd_validation, schema
 
 SPEC: dict[str, Any] = {
     "type": "object",

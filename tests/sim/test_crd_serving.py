@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from asched.sim.server import SimConfig, SimServer
+from asched.tools.sim.server import SimConfig, SimServer
 
 from .conftest import TIME_SCALE, TOKEN, Api
 

@@ -7,7 +7,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from asched.sim.server import SimConfig
+from asched.tools.sim.server import SimConfig
 
 from .conftest import TIME_SCALE, TOKEN, Api, binding, pod
 

@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 front (asched.sim.front): hot requests answered inline, as aiohttp would.
+"""The lean HTTP/1.1 front (asched.tools.sim.apiserver.front): hot requests answered inline, as aiohttp would.
 
 Raw HTTP over real sockets: the front's own answers carry no ``Server`` header (aiohttp's
 do), which tells who answered. The same requests go to a server with the front and one
@@ -18,9 +18,10 @@ import orjson
 import pytest
 from aiohttp import web
 
-from asched.sim import command, front
-from asched.sim.handlers import BOUND, MAX_BODY_BYTES, PlainAnswer
-from asched.sim.server import SimConfig, SimServer
+from asched.tools.sim import command
+from asched.tools.sim.apiserver import front
+from asched.tools.sim.apiserver.handlers import BOUND, MAX_BODY_BYTES, PlainAnswer
+from asched.tools.sim.server import SimConfig, SimServer
 from tests.sim.conftest import TIME_SCALE, TOKEN, binding, pod
 
 CONFIG = SimConfig(nodes=2, token=TOKEN, time_scale=TIME_SCALE, seed=7)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from asched.errors import InputError
-from asched.sim import nodes
-from asched.sim.server import SimConfig, SimServer
+from asched.tools.sim.apiserver import nodes
+from asched.tools.sim.server import SimConfig, SimServer
 
 
 def test_hollow_nodes_spread_over_zones_round_robin():

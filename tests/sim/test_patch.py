@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from asched.sim.patch import MergeList, PatchError, Struct, json_patch, merge_patch, strategic_merge
-from asched.sim.resources import BY_GVR
+from asched.tools.sim.apiserver.patch import (
+    MergeList,
+    PatchError,
+    Struct,
+    json_patch,
+    merge_patch,
+    strategic_merge,
+)
+from asched.tools.sim.apiserver.resources import BY_GVR
 
 POD_SCHEMA = BY_GVR[("", "v1", "pods")].schema
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from asched.sim import quantity
+from asched.tools.sim.apiserver import quantity
 
 MAX_INT64 = "9223372036854775807"  # 2**63 - 1
 

@@ -14,10 +14,10 @@ import orjson
 from hypothesis import HealthCheck, given, settings, strategies as st
 from multidict import MultiDict
 
-from asched.sim import apierrors, binding, bootstrap, lifecycle, options
-from asched.sim.registry import Registry
-from asched.sim.resources import SPECS, STORAGE
-from asched.sim.store import Store
+from asched.tools.sim.apiserver import apierrors, binding, bootstrap, lifecycle, options
+from asched.tools.sim.apiserver.registry import Registry
+from asched.tools.sim.apiserver.resources import SPECS, STORAGE
+from asched.tools.sim.apiserver.store import Store
 
 from .test_validation import FakeClock
 

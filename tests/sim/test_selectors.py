@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from asched.sim import apierrors
-from asched.sim.resources import BY_GVR
-from asched.sim.selectors import parse_fields, parse_labels, structured_matches
+from asched.tools.sim.apiserver import apierrors
+from asched.tools.sim.apiserver.resources import BY_GVR
+from asched.tools.sim.apiserver.selectors import parse_fields, parse_labels, structured_matches
 
 PODS = BY_GVR[("", "v1", "pods")]
 LABELS = {"app": "web", "tier": "fe", "n": "5"}

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from asched.sim import shapes
-from asched.sim.validation import DecodeFailure
+from asched.tools.sim.apiserver import shapes
+from asched.tools.sim.apiserver.validation import DecodeFailure
 
 
 def _pod(**spec: Any) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 bodies get the same 422 causes from both backends (parametrized over ``cluster``).
 
 Only bodies whose answer does not depend on the simulator's deliberate differences are here
-(see ``asched/sim/volume_kinds.py``). Objects a case creates have unique names and are deleted.
+(see ``asched/tools/sim/apiserver/volume_kinds.py``). Objects a case creates have unique names and are deleted.
 v1.37 folds identical causes into one (v1.20 listed the CSINode and CSIDriver ones twice) and
 appends the declarative errors (a StorageClass's required provisioner, its immutable fields)
 after the handwritten ones.

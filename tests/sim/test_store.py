@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.sim.store import Store, TooOld
+from asched.tools.sim.apiserver.store import Store, TooOld
 
 
 def _obj(name: str, **extra) -> dict:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from asched.sim import apierrors, bootstrap
-from asched.sim.registry import Registry
-from asched.sim.resources import BY_GVR, STORAGE
-from asched.sim.store import Store
+from asched.tools.sim.apiserver import apierrors, bootstrap
+from asched.tools.sim.apiserver.registry import Registry
+from asched.tools.sim.apiserver.resources import BY_GVR, STORAGE
+from asched.tools.sim.apiserver.store import Store
 
 from .conftest import pod
 

@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
-from asched.sim import command
-from asched.sim.server import SimServer
+from asched.tools.sim import command
+from asched.tools.sim.server import SimServer
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from asched.sim import volume_match
+from asched.tools.sim.controllers import volume_match
 
 UID = "uid-c"
 

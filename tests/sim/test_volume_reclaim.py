@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from asched.sim import volume_reclaim
+from asched.tools.sim.controllers import volume_reclaim
 
 
 def _pv(provisioned_by: str | None = None, **source: Any) -> dict[str, Any]:

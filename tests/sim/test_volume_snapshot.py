@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.sim.server import SimConfig
+from asched.tools.sim.server import SimConfig
 
 from .conftest import TIME_SCALE, TOKEN, Api
 from .storage import CLAIMS, PVS, claim, volume, wait_until

@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from asched.sim import views
-from asched.sim.resources import BY_GVR
-from asched.sim.selectors import FieldSelector, LabelSelector, parse_labels
-from asched.sim.server import SimConfig
-from asched.sim.store import Store
-from asched.sim.watch import Watcher
+from asched.tools.sim.apiserver import views
+from asched.tools.sim.apiserver.resources import BY_GVR
+from asched.tools.sim.apiserver.selectors import FieldSelector, LabelSelector, parse_labels
+from asched.tools.sim.apiserver.store import Store
+from asched.tools.sim.apiserver.watch import Watcher
+from asched.tools.sim.server import SimConfig
 
 from .conftest import TIME_SCALE, TOKEN, Api, pod
 

@@ -42,7 +42,7 @@ CORE = {
 VIA_CORE = {"multidict": "aiohttp"}
 #: The only modules that may import an extra's library (top-level module -> files).
 CONFINED = {
-    "matplotlib": {"benchmark/plot.py"},
+    "matplotlib": {"tools/bench/plot.py"},
 }
 #: Core libraries imported by one module only (top-level module -> files): certificates are
 #: made in one place, for `asched run`'s TLS and the simulator's.

@@ -21,7 +21,7 @@ import yaml
 
 from asched.api.client import KubeClient
 from asched.errors import ApiUnavailable
-from asched.sim import kubeconfig as sim_kubeconfig
+from asched.tools.sim.apiserver import kubeconfig as sim_kubeconfig
 from tests.scripted_http import read_request
 
 TOKEN = "scripted-bearer-token-0123456789"

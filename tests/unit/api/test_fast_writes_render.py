@@ -18,7 +18,7 @@ import pytest
 from kubernetes_asyncio.client.rest import RESTClientObject
 
 from asched.api.fast_writes import BadHeader, FastWrites, binding_body, pod_path, ssl_context
-from asched.sim import tls as sim_tls
+from asched.tools.sim.apiserver import tls as sim_tls
 
 
 @dataclass

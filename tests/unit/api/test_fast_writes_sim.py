@@ -1,6 +1,6 @@
 """KubeClient's bindings and status patches on the fast path, against the simulator.
 
-The in-process simulator (``asched.sim.server``) serves plain HTTP or HTTPS with a CA of
+The in-process simulator (``asched.tools.sim.server``) serves plain HTTP or HTTPS with a CA of
 its own; the client reads a kubeconfig as ``asched run`` does. Every row checks the
 answer the caller sees (status and parsed body) and what the server stored.
 """
@@ -17,8 +17,8 @@ import yaml
 from asched.api.client import KubeClient
 from asched.api.fast_writes import plain_path
 from asched.errors import RETRYABLE, ApiUnavailable
-from asched.sim import kubeconfig as sim_kubeconfig, tls as sim_tls
-from asched.sim.server import SimConfig, SimServer
+from asched.tools.sim.apiserver import kubeconfig as sim_kubeconfig, tls as sim_tls
+from asched.tools.sim.server import SimConfig, SimServer
 
 TOKEN = "fast-path-bearer-token-0123456789"
 NS = "default"

@@ -11,8 +11,8 @@ import yaml
 
 from asched.api.client import KubeClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
-from asched.sim import kubeconfig as sim_kubeconfig
-from asched.sim.server import SimConfig, SimServer
+from asched.tools.sim.apiserver import kubeconfig as sim_kubeconfig
+from asched.tools.sim.server import SimConfig, SimServer
 
 TOKEN = "reflector-pages-token-0123456789"
 

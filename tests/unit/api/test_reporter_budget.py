@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.scheduler.reporting import Reporter
+from asched.tools.bench import templates
 
 
 class Clock:

@@ -27,8 +27,8 @@ from asched.api.watch import Reflector, Relisted
 from asched.cluster.decode import decode_pod
 from asched.errors import RETRYABLE, ApiUnavailable
 from asched.scheduler.handle import ApiHandle
-from asched.sim import kubeconfig as sim_kubeconfig
-from asched.sim.server import SimConfig, SimServer
+from asched.tools.sim.apiserver import kubeconfig as sim_kubeconfig
+from asched.tools.sim.server import SimConfig, SimServer
 
 TOKEN = "s3cret-bearer-token-0123456789"
 PODS = "/api/v1/pods"

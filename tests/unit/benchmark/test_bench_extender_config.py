@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from asched.backends.scheduler import scheduler_config
-from asched.benchmark.extender_child import extender_entry, pods_on_rejected_nodes
-from asched.benchmark.hash_extender import HashRule
-from asched.benchmark.observe import PodRecord
-from asched.benchmark.results import Invariants
-from asched.benchmark.schedulers import SCHEDULER_NAME, asched_config
+from asched.tools.backends.scheduler import scheduler_config
+from asched.tools.bench.extender_child import extender_entry, pods_on_rejected_nodes
+from asched.tools.bench.hash_extender import HashRule
+from asched.tools.bench.observe import PodRecord
+from asched.tools.bench.results import Invariants
+from asched.tools.bench.schedulers import SCHEDULER_NAME, asched_config
 from tests.configs import load_config
 
 CA_PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"

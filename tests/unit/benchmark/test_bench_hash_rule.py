@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from asched.benchmark.hash_extender import MAX_PRIORITY, HashRule
+from asched.tools.bench.hash_extender import MAX_PRIORITY, HashRule
 
 NAMES = [f"node-{i}" for i in range(50)]
 

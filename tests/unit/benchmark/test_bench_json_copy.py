@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import objects
+from asched.tools.bench import objects
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_a_copy_is_equal_and_independent(template: dict[str, Any]) -> None:
 
 
 def test_pods_of_a_template_group_do_not_share_their_parts() -> None:
-    from asched.benchmark.workload import PodGroup
+    from asched.tools.bench.workload import PodGroup
 
     base = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c"}]}}
     group = PodGroup(count=2, namespace="ns", base=base)

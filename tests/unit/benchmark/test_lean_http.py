@@ -1,4 +1,4 @@
-"""The benchmark extender's HTTP server (asched.benchmark.lean_http), over loopback sockets.
+"""The benchmark extender's HTTP server (asched.tools.bench.lean_http), over loopback sockets.
 
 What its callers send must work (Content-Length bodies, kept-alive connections, pipelined
 requests answered in order, ``Expect: 100-continue``, HTTP/1.0); what it does not support
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark.lean_http import HEAD_LIMIT, Reply, start_server
+from asched.tools.bench.lean_http import HEAD_LIMIT, Reply, start_server
 
 JSON = "application/json"
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from asched.benchmark.perf_suite import no_samples
+from asched.tools.bench.perf_suite import no_samples
 
 
 def _run(times: list[float]) -> SimpleNamespace:

@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from asched.benchmark.plot import LABEL_GAP, LABEL_HEIGHT, LABEL_WIDTH, label_offsets
+from asched.tools.bench.plot import LABEL_GAP, LABEL_HEIGHT, LABEL_WIDTH, label_offsets
 
 
 def _boxes(points, offsets):

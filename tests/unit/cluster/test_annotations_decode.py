@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.pod_shapes import PodShapes
 from asched.cluster.records import OwnerReference
 from asched.errors import DecodeError
+from asched.tools.bench import templates
 
 Raw = dict[str, Any]
 MAINTENANCE = "example.com/maintenance"

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.cluster.records import PodInfo, bound_to
+from asched.tools.bench import templates
 
 
 def _pod(**spec: object) -> PodInfo:

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster import pod_shapes
 from asched.cluster.decode import decode_pod
 from asched.cluster.pod_shapes import PodShapes, shape_key
 from asched.errors import DecodeError
+from asched.tools.bench import templates
 
 Raw = dict[str, Any]
 

@@ -105,7 +105,7 @@ def test_status_only_updates_skip_decoding_and_equal_a_decode(
 def test_prebind_bodies_leave_the_watched_objects_untouched() -> None:
     # PreBind's PUT bodies share what they do not change with the catalog's raw objects;
     # the parts they change (spec.claimRef, annotations) must be their own copies
-    from asched.framework.volume_prebind import claim_on_node, pv_with_claim
+    from asched.framework.builtin.volume_binding.prebind import claim_on_node, pv_with_claim
 
     volume = decode_persistent_volume(pv("pv-1", affinity=local_affinity("n1")))
     wanted = decode_claim(claim("data"))

@@ -20,8 +20,8 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.debug.record import NOT_EXAMINED, SCORED, DecisionRecord
 from asched.debug.recorder import Recorder
+from asched.engine.algorithm import Algorithm
 from asched.explain.engine import evaluate_table
-from asched.framework.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob

@@ -4,10 +4,10 @@ columns, the totals that include them."""
 
 from __future__ import annotations
 
-from asched.benchmark.extender_server import ExtenderRules
 from asched.cluster.decode import decode_pod
 from asched.debug.recorder import Recorder
 from asched.explain.extenders import evaluate_with_extenders
+from asched.tools.bench.extender_server import ExtenderRules
 from tests.builders import make_pod
 from tests.unit.extender._cycle import PROFILE, REGISTRY, scheduler_with
 from tests.unit.extender._support import spec

@@ -18,19 +18,14 @@ import pytest
 from aiohttp import web
 from rich.console import Console
 
-from asched.api.extender import ExtenderClient
-from asched.benchmark.extender_server import (
-    ExtenderRules,
-    Fault,
-    RunningExtender,
-    serve_extender,
-)
 from asched.cluster.snapshot import Snapshot
+from asched.engine.result import Evaluation
 from asched.explain.engine import DROPPED_REASON, evaluate, table_of
 from asched.explain.extenders import evaluate_with_extenders
 from asched.explain.render import render
-from asched.framework.extender import build_extenders
-from asched.framework.result import Evaluation
+from asched.extenders.client import ExtenderClient
+from asched.extenders.extender import build_extenders
+from asched.tools.bench.extender_server import ExtenderRules, Fault, RunningExtender, serve_extender
 from tests.builders import make_node, make_pod, pod_info, profile_with, snapshot_of
 from tests.configs import default_config, load_config
 from tests.unit.extender._support import TYPE_META, Spec, names_sent, spec

@@ -5,7 +5,7 @@ with its extender flags, SchedulingQueue, Ledger, RawObjects), configured throug
 KubeSchedulerConfiguration whose ``extenders[]`` are the test extender servers of
 :func:`~tests.unit.extender._support.started`. :meth:`Rig.attempt` then runs one pod the
 way the scheduler's loop and extender task do: ``schedule_one``, and while that returns a
-:class:`~asched.scheduler.consult.Consultation`, ``ask`` then ``conclude``.
+:class:`~asched.extenders.consult.Consultation`, ``ask`` then ``conclude``.
 
 The profile disables every default Score and PostFilter plugin (upstream's cases register
 neither, and call SchedulePod, which runs no PostFilter); the case's plugin scores come
@@ -24,22 +24,22 @@ from typing import Any
 import numpy as np
 
 from asched import plugin as ap
-from asched.benchmark.extender_server import RunningExtender
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.load import load_config
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
+from asched.extenders.consult import Consultation
+from asched.extenders.extender import EXTENDER_NAME, Extender, any_filter, any_prioritizer
 from asched.framework.events import ANY
-from asched.framework.extender import EXTENDER_NAME, Extender, any_filter, any_prioritizer
 from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.consult import Consultation
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.raw import RawObjects
+from asched.tools.bench.extender_server import RunningExtender
 from tests.builders import make_node, make_pod
 from tests.unit.extender._support import TYPE_META, Spec, started
 from tests.unit.scheduler.test_cycle_guards import FakeClock, RecordingReporter

@@ -1,6 +1,6 @@
 """Real test extenders on loopback and the Extender objects that call them.
 
-:func:`started` runs one :func:`~asched.benchmark.extender_server.serve_extender` per
+:func:`started` runs one :func:`~asched.tools.bench.extender_server.serve_extender` per
 spec, writes their ``extenders[]`` entries into a KubeSchedulerConfiguration, loads it
 with the real loader, and builds the extenders with the real HTTP client, so every test
 goes config -> client -> HTTP -> server -> parser.
@@ -14,10 +14,10 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from asched.api.extender import ExtenderClient
-from asched.benchmark.extender_server import ExtenderRules, RunningExtender, serve_extender
 from asched.cluster.records import PodInfo
-from asched.framework.extender import Extender, build_extenders
+from asched.extenders.client import ExtenderClient
+from asched.extenders.extender import Extender, build_extenders
+from asched.tools.bench.extender_server import ExtenderRules, RunningExtender, serve_extender
 from tests.builders import make_node, make_pod, pod_info
 from tests.configs import load_config
 

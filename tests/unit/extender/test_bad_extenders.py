@@ -19,12 +19,12 @@ import socket
 
 import pytest
 
-from asched.api.extender import ExtenderClient
-from asched.benchmark.extender_server import ExtenderRules
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
-from asched.framework.extender import Extender, run_bind, run_filters, run_prioritizers
+from asched.extenders.client import ExtenderClient
+from asched.extenders.extender import Extender, run_bind, run_filters, run_prioritizers
 from asched.framework.status import Code
+from asched.tools.bench.extender_server import ExtenderRules
 from tests.unit.extender._support import nodes, pod, spec, started
 
 NAMES = ["node1", "node2"]

@@ -1,4 +1,4 @@
-"""The wire format's fast paths (asched.framework.extender_fast) against the general reader.
+"""The wire format's fast paths (asched.extenders.fast) against the general reader.
 
 A body rendered from bytes must be orjson's encoding of the dict form, byte for byte. An
 answer the fast path takes must come out as the general reader makes it; any other must
@@ -17,14 +17,14 @@ import numpy as np
 import orjson
 import pytest
 
-from asched.api.extender import _plain as client_plain
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
-from asched.framework import extender_protocol as protocol
-from asched.framework.extender import Extender, run_filters
-from asched.framework.extender_fast import (
+from asched.extenders import consult, protocol
+from asched.extenders.client import _plain as client_plain
+from asched.extenders.extender import Extender, run_filters
+from asched.extenders.fast import (
     AlignedScores,
     EncodedPod,
     NameTable,
@@ -33,8 +33,7 @@ from asched.framework.extender_fast import (
     fast_host_scores,
     render_names_args,
 )
-from asched.framework.extender_protocol import CallSite, FilterAnswer
-from asched.scheduler import consult
+from asched.extenders.protocol import CallSite, FilterAnswer
 from tests.builders import make_node, make_pod
 
 SENT = dict.fromkeys(["node1", "node2", "node3"])

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import orjson
 import pytest
 
-from asched.api.extender import ExtenderClient
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
+from asched.extenders.client import ExtenderClient
 from tests.scripted_http import read_request
 
 BODY = orjson.dumps({"NodeNames": ["n1"]})

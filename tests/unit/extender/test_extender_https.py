@@ -19,12 +19,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from asched.api.extender import ExtenderClient
-from asched.benchmark.extender_server import serve_extender
 from asched.config.types import ExtenderConfig, ExtenderTLSConfig
 from asched.errors import ExtenderError, InputError
-from asched.framework.extender import run_filters
-from asched.sim import tls as sim_tls
+from asched.extenders.client import ExtenderClient
+from asched.extenders.extender import run_filters
+from asched.tools.bench.extender_server import serve_extender
+from asched.tools.sim.apiserver import tls as sim_tls
 from tests.configs import load_config
 from tests.unit.extender._support import nodes, pod, spec, started
 

@@ -14,9 +14,9 @@ import pytest
 
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
-from asched.framework import extender_protocol as protocol
-from asched.framework.extender import Extender, run_filters
-from asched.framework.extender_protocol import CallSite, FilterAnswer
+from asched.extenders import protocol
+from asched.extenders.extender import Extender, run_filters
+from asched.extenders.protocol import CallSite, FilterAnswer
 from asched.framework.status import Code
 from tests.unit.extender._support import nodes, pod
 

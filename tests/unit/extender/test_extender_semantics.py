@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from asched.benchmark.extender_server import ExtenderRules
-from asched.framework.extender import Extender, run_filters, run_prioritizers
+from asched.extenders.extender import Extender, run_filters, run_prioritizers
 from asched.framework.status import Code
+from asched.tools.bench.extender_server import ExtenderRules
 from tests.builders import make_node
 from tests.configs import load_config
 from tests.unit.extender._support import names_sent, nodes, pod, spec, started

@@ -7,11 +7,11 @@ Error, and so as an Error status naming the extender.
 
 from __future__ import annotations
 
-from asched.backends.kubeconfig import read_kubeconfig
-from asched.benchmark.extender_server import ApiTarget, ExtenderRules
 from asched.cluster.decode import decode_pod
-from asched.framework.extender import run_bind
+from asched.extenders.extender import run_bind
 from asched.framework.status import Code
+from asched.tools.backends.kubeconfig import read_kubeconfig
+from asched.tools.bench.extender_server import ApiTarget, ExtenderRules
 from tests.unit.extender._support import spec, started
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from asched.benchmark.extender_server import ExtenderRules
 from asched.errors import ExtenderError
-from asched.framework.extender import run_filters
+from asched.extenders.extender import run_filters
 from asched.framework.status import Code, Status
+from asched.tools.bench.extender_server import ExtenderRules
 from tests.unit.extender._support import nodes, pod, spec, started
 
 FAILED = 'FakeExtender: node "{node}" failed'

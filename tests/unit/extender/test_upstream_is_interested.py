@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from asched.api.extender import ExtenderClient
 from asched.config.types import ExtenderConfig, ManagedResource
-from asched.framework.extender import Extender
+from asched.extenders.client import ExtenderClient
+from asched.extenders.extender import Extender
 from tests.builders import container, make_pod
 
 

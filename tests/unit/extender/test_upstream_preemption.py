@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from asched.benchmark.extender_server import ExtenderRules
 from asched.errors import ExtenderError
-from asched.framework.extender import run_preemption
-from asched.framework.extender_protocol import NodeVictims
+from asched.extenders.extender import run_preemption
+from asched.extenders.protocol import NodeVictims
+from asched.tools.bench.extender_server import ExtenderRules
 from tests.builders import make_pod
 from tests.unit.extender._support import pod, spec, started
 

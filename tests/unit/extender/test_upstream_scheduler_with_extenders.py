@@ -34,10 +34,10 @@ import dataclasses
 
 import pytest
 
-from asched.benchmark.extender_server import ExtenderRules
 from asched.errors import ExtenderError
 from asched.framework.status import Code
 from asched.queue.scheduling_queue import BACKOFF, UNSCHEDULABLE
+from asched.tools.bench.extender_server import ExtenderRules
 from tests.unit.extender._cycle import Attempt, Rig, scheduler_with
 from tests.unit.extender._support import Spec, names_sent, spec
 

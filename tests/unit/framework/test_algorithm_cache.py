@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
+from asched.engine.algorithm import Algorithm
 from asched.explain.engine import evaluate_table
-from asched.framework.algorithm import Algorithm
 from asched.framework.cycle_state import CycleState
 from asched.framework.runtime import Framework
+from asched.tools.bench import templates
 from tests.configs import default_config
 
 SHAPES = [("100m", "500Mi"), ("1", "2Gi"), ("250m", "64Mi"), ("3", "20Gi")]

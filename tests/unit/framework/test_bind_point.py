@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.framework.cycle_state import CycleState
 from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
+from asched.tools.bench import templates
 from tests.configs import default_config
 
 

@@ -3,7 +3,7 @@
 Two tables live through the same random history (nodes added, updated and deleted, pods
 placed and removed, runs of identical pods, nodes filling up, taints and preferred
 affinity that make scores normalize, pods with cross-row constraints in between). One
-Algorithm keeps runs (:mod:`asched.framework.class_run`), the other makes the pass every
+Algorithm keeps runs (:mod:`asched.engine.class_run`), the other makes the pass every
 time; with the same seed they must place every pod on the same node, fail the same pods,
 and leave their random generators in the same state (the same tie-break draws).
 """
@@ -17,15 +17,15 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm
-from asched.framework.class_run import RUN_ROWS, Normalized, Run
-from asched.framework.equivalence import ClassEntry
+from asched.engine.algorithm import Algorithm
+from asched.engine.class_run import RUN_ROWS, Normalized, Run
+from asched.engine.equivalence import ClassEntry
+from asched.engine.selection import pick
 from asched.framework.interface import ScorePlugin
 from asched.framework.runtime import Framework
-from asched.framework.selection import pick
+from asched.tools.bench import templates
 from tests.configs import default_config
 
 # (cpu, memory): small shapes fill nodes slowly, the big one fills them in a few pods

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from asched.cluster.table import NodeTable
+from asched.engine.selection import select_host
 from asched.errors import PluginContractError
+from asched.framework.builtin.taint_toleration import TaintToleration
 from asched.framework.normalize import default_normalize
-from asched.framework.plugins.taint_toleration import TaintToleration
 from asched.framework.runtime import check_range
-from asched.framework.selection import select_host
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True)
 
@@ -108,8 +108,8 @@ def test_the_kept_resource_need_follows_the_tables_axes() -> None:
     extended resource added later, or in another order) gets its own, never a stale one."""
     from asched.cluster.decode import decode_node
     from asched.config.types import NodeResourcesFitArgs
+    from asched.framework.builtin.node_resources_fit import NodeResourcesFit
     from asched.framework.cycle_state import CycleState
-    from asched.framework.plugins.node_resources_fit import NodeResourcesFit
     from asched.framework.resource_fit import ResourceNeed
     from tests.builders import make_node, make_pod, pod_info
 

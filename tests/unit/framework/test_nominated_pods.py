@@ -17,7 +17,7 @@ import pytest
 
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from tests.builders import default_profile, make_node, make_pod, with_pod_fields
 

@@ -20,8 +20,8 @@ import pytest
 
 from asched.cluster.decode import decode_pod
 from asched.config.types import Profile
+from asched.engine.algorithm import Algorithm
 from asched.explain.engine import evaluate_table, table_of
-from asched.framework.algorithm import Algorithm
 from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework
 from asched.framework.spec import declare

@@ -17,16 +17,16 @@ from typing import Any, Final
 import numpy as np
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm, Decision
+from asched.engine.algorithm import Algorithm, Decision
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import PRE_FILTER_SUCCESS, PreFilterResult
 from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework
 from asched.framework.spec import declare
+from asched.tools.bench import templates
 from tests.builders import default_profile, make_pod, profile_with
 from tests.configs import default_config
 

@@ -21,10 +21,10 @@ from asched.cluster.records import PodInfo
 from asched.cluster.resources import CPU
 from asched.cluster.table import NodeTable
 from asched.config.types import DefaultPreemptionArgs
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
+from asched.framework.builtin.default_preemption import DefaultPreemption
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import BoolMask, ResourceFit
-from asched.framework.plugins.default_preemption import DefaultPreemption
 from asched.framework.registry import installed
 from asched.framework.resource_fit import Check, ResourceNeed, resource_checks
 from asched.framework.runtime import Framework

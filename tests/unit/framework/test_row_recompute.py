@@ -1,7 +1,7 @@
 """The scalar forms of the row-local plugins equal their vectorised forms, row by row.
 
 A cached pod class recomputes the one to three rows a decision changed in Python
-(:mod:`asched.framework.row_recompute`) when every row-local plugin of the cycle has a
+(:mod:`asched.engine.row_recompute`) when every row-local plugin of the cycle has a
 scalar form. Hypothesis draws the differential test's random clusters (nodes with random
 allocatable, missing resources, taints, images; bound pods), removes some nodes (dead
 rows), draws an incoming pod and a profile (scoring strategy, resources and weights);
@@ -26,11 +26,12 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from asched.cluster.table import NodeTable
+from asched.engine import row_recompute
+from asched.engine.algorithm import Algorithm
+from asched.engine.equivalence import ClassEntry
 from asched.explain.engine import table_of
-from asched.framework import resource_scoring as scoring, row_recompute
-from asched.framework.algorithm import Algorithm
+from asched.framework import resource_scoring as scoring
 from asched.framework.cycle_state import CycleState
-from asched.framework.equivalence import ClassEntry
 from asched.framework.interface import MAX_SCORE
 from asched.framework.runtime import Framework
 from tests.builders import pod_info, snapshot_of

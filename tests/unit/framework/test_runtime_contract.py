@@ -7,7 +7,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
 from asched.config.plugins import DEFAULT_MULTIPOINT
@@ -18,6 +17,7 @@ from asched.framework.registry import IN_TREE, in_tree
 from asched.framework.runtime import Framework
 from asched.framework.spec import declare
 from asched.framework.status import Status
+from asched.tools.bench import templates
 from tests.configs import default_config
 
 METHODS = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node
 from asched.cluster.table import NodeTable
-from asched.framework import selection
+from asched.engine import selection
+from asched.tools.bench import templates
 
 # num_feasible_nodes_to_find's table runs against both implementations in
 # tests/unit/plugins/test_framework_helpers.py.

@@ -16,7 +16,7 @@ import pytest
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
 from asched.framework.cycle_state import CycleState
 from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework

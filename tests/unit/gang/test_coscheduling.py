@@ -1,7 +1,7 @@
 """Coscheduling's extension points, transcribed from scheduler-plugins' tests
 (``pkg/coscheduling/coscheduling_test.go`` and ``core/core_test.go``) where they apply.
 
-The host is the scheduler's real :class:`~asched.scheduler.gangs.GangRuntime` over a real
+The host is the scheduler's real :class:`~asched.gangs.host.GangRuntime` over a real
 NodeTable and WaitingPods; members are indexed as the ingest indexes them, and "assigned"
 pods are placed on the table. asched's deliberate differences carry a comment.
 """
@@ -18,12 +18,12 @@ from asched.cluster.gangs import POD_GROUP_LABEL
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import CoschedulingArgs
+from asched.framework.builtin.coscheduling import Coscheduling
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.plugins.coscheduling import Coscheduling
 from asched.framework.status import Code
 from asched.framework.waiting import WaitingPod, WaitingPods
-from asched.scheduler.gangs import GangRuntime
+from asched.gangs.host import GangRuntime
 
 NS = "ns"
 

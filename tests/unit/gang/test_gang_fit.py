@@ -1,4 +1,4 @@
-"""Whole-gang feasibility (asched.framework.gang_fit.py): members placed tentatively, shape by shape.
+"""Whole-gang feasibility (asched.gangs.fit.py): members placed tentatively, shape by shape.
 
 Nodes are 4 CPU (4000m), 8Gi, 110 pods unless a case says otherwise; members ask for
 CPU only unless stated. Every expected count is worked out in the case's comment.
@@ -13,8 +13,8 @@ import pytest
 
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.framework.gang_fit import Shape, place_gang
 from asched.framework.resource_fit import ResourceNeed, resource_checks
+from asched.gangs.fit import Shape, place_gang
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110") -> Any:

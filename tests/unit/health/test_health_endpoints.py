@@ -1,6 +1,6 @@
 """The health server, for real: a free port on 127.0.0.1, hit with an aiohttp client.
 
-Status codes and bodies follow kube-scheduler's endpoints (see asched.health); the leader
+Status codes and bodies follow kube-scheduler's endpoints (see asched.serving.health); the leader
 watchdog is driven by a fake elector and a fake clock, so its boundary is exact.
 """
 
@@ -12,7 +12,8 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from asched import health, metrics
+from asched import metrics
+from asched.serving import health
 
 
 class FakeElector:

@@ -12,10 +12,10 @@ import numpy as np
 
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.config.types import InterPodAffinityArgs
+from asched.framework.builtin.inter_pod_affinity import InterPodAffinity
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.inter_pod_affinity import InterPodAffinity
 from asched.framework.status import Code, Status
-from asched.reference.crosspod import FilterResult, ScoreResult
+from asched.tools.reference.crosspod import FilterResult, ScoreResult
 from tests.builders import engine_table
 
 

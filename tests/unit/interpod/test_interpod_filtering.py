@@ -1,4 +1,4 @@
-"""InterPodAffinity PreFilter + Filter (asched.reference.interpod.filter_nodes).
+"""InterPodAffinity PreFilter + Filter (asched.tools.reference.interpod.filter_nodes).
 
 Cases transcribed from upstream ``interpodaffinity/filtering_test.go``:
 TestRequiredAffinitySingleNode (26 cases) and TestRequiredAffinityMultipleNodes (18).
@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from asched.framework.status import Code, Status
-from asched.reference import interpod
-from asched.reference.crosspod import FilterResult
+from asched.tools.reference import interpod
+from asched.tools.reference.crosspod import FilterResult
 from tests.builders import (
     affinity_term,
     bound_pod,

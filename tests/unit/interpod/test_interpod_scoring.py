@@ -1,4 +1,4 @@
-"""InterPodAffinity PreScore + Score + NormalizeScore (asched.reference.interpod.score_nodes).
+"""InterPodAffinity PreScore + Score + NormalizeScore (asched.tools.reference.interpod.score_nodes).
 
 Cases transcribed from upstream ``interpodaffinity/scoring_test.go``: TestPreferredAffinity
 (26 cases) and TestPreferredAffinityWithHardPodAffinitySymmetricWeight (5 cases).
@@ -21,8 +21,8 @@ import pytest
 
 from asched.config.types import InterPodAffinityArgs
 from asched.framework.status import Code
-from asched.reference import interpod
-from asched.reference.crosspod import ScoreResult
+from asched.tools.reference import interpod
+from asched.tools.reference.crosspod import ScoreResult
 from tests.builders import (
     affinity_term,
     bound_pod,

@@ -1,4 +1,4 @@
-"""metav1.LabelSelector decoding and matching (asched.reference.labelselector).
+"""metav1.LabelSelector decoding and matching (asched.tools.reference.labelselector).
 
 Semantics of upstream's ``LabelSelectorAsSelector`` + ``Selector.Matches``: nil matches
 nothing, ``{}`` matches everything, requirements are ANDed, ``NotIn`` and
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from asched.errors import DecodeError
-from asched.reference import labelselector
+from asched.tools.reference import labelselector
 from tests.builders import expr, label_selector
 
 Decode = Callable[..., labelselector.LabelSelector]

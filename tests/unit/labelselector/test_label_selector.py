@@ -25,7 +25,7 @@ from asched.cluster.labelselector import (
     decode_label_selector,
 )
 from asched.errors import DecodeError
-from asched.reference.interpod import pod_terms
+from asched.tools.reference.interpod import pod_terms
 from tests.builders import expr, label_selector, pod_info
 
 LABELS = {"app": "web", "tier": "front", "empty": ""}

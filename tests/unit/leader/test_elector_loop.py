@@ -21,7 +21,7 @@ import pytest
 from asched.api.client import Response
 from asched.config.types import LeaderElection
 from asched.errors import ApiUnavailable, LeadershipLost
-from asched.leader import LeaderElector
+from asched.scheduler.leader import LeaderElector
 
 SETTINGS = LeaderElection(resource_name="sched", resource_namespace="ns")
 COLLECTION = "/apis/coordination.k8s.io/v1/namespaces/ns/leases"

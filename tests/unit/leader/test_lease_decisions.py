@@ -13,7 +13,7 @@ import datetime as dt
 
 import pytest
 
-from asched.leader import (
+from asched.scheduler.leader import (
     Decision,
     LeaseRecord,
     Observation,

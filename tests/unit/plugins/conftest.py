@@ -1,6 +1,6 @@
 """Every plugin table test runs against both implementations of ``evaluate``.
 
-``reference`` is the scalar oracle (:func:`asched.reference.evaluate`); ``vectorised``
+``reference`` is the scalar oracle (:func:`asched.tools.reference.evaluate`); ``vectorised``
 is the NumPy engine (``asched.explain.engine.evaluate``), imported lazily so that the
 reference cases run even while the engine does not exist yet.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from asched.framework.result import Evaluation
+from asched.engine.result import Evaluation
 
 # `tests` is not an installed package: make `tests.builders` importable however pytest
 # was started (a `pythonpath = ["."]` pytest setting would make this unnecessary).
@@ -29,7 +29,7 @@ Evaluate = Callable[..., Evaluation]
 def evaluate(request: Any) -> Evaluate:
     """``evaluate(snapshot, pod, profile, *, seed=0) -> Evaluation`` of one implementation."""
     if request.param == "reference":
-        from asched.reference import evaluate as reference
+        from asched.tools.reference import evaluate as reference
 
         return reference
     from asched.explain.engine import evaluate as vectorised

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from asched.framework import diagnosis, selection
-from asched.reference.gomath import go_div, go_round
-from asched.reference.message import fit_error_message
-from asched.reference.normalize import default_normalize
-from asched.reference.sampling import num_feasible_nodes_to_find
+from asched.engine import selection
+from asched.framework import diagnosis
+from asched.tools.reference.gomath import go_div, go_round
+from asched.tools.reference.message import fit_error_message
+from asched.tools.reference.normalize import default_normalize
+from asched.tools.reference.sampling import num_feasible_nodes_to_find
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from asched.reference.plugins.image_locality import normalized_image_name
+from asched.tools.reference.plugins.image_locality import normalized_image_name
 from tests.builders import (
     MB,
     container,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from asched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, ShapePoint
-from asched.reference.plugins.resource_scoring import broken_linear
+from asched.tools.reference.plugins.resource_scoring import broken_linear
 from tests.builders import (
     MB,
     bound_pod,

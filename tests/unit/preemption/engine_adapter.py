@@ -15,12 +15,12 @@ from typing import Any
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import DefaultPreemptionArgs, Profile
+from asched.framework.builtin.default_preemption import DefaultPreemption
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.default_preemption import DefaultPreemption
 from asched.framework.preemption import Search
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
-from asched.reference import preemption
+from asched.tools.reference import preemption
 from tests.builders import engine_table
 
 

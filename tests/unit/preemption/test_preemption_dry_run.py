@@ -1,4 +1,4 @@
-"""DefaultPreemption candidate search (asched.reference.preemption.dry_run).
+"""DefaultPreemption candidate search (asched.tools.reference.preemption.dry_run).
 
 Cases transcribed from upstream ``defaultpreemption/default_preemption_test.go``
 TestDryRunPreemption (19 cases; TestSelectNodesForPreemption is its older name) and
@@ -27,9 +27,9 @@ import pytest
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.config.types import DefaultPreemptionArgs
 from asched.framework.status import Code, Status
-from asched.reference import preemption
-from asched.reference.fits import filter_chain
-from asched.reference.preemption import DryRun, FitsFn
+from asched.tools.reference import preemption
+from asched.tools.reference.fits import filter_chain
+from asched.tools.reference.preemption import DryRun, FitsFn
 from tests.builders import (
     affinity_term,
     cluster_inputs,

@@ -1,4 +1,4 @@
-"""DefaultPreemption's choice and PostFilter outcome (asched.reference.preemption).
+"""DefaultPreemption's choice and PostFilter outcome (asched.tools.reference.preemption).
 
 Cases transcribed from upstream ``defaultpreemption/default_preemption_test.go``:
 TestSelectBestCandidate (9 cases), TestPodEligibleToPreemptOthers (5), TestPostFilter
@@ -20,9 +20,9 @@ import pytest
 
 from asched.config.types import DefaultPreemptionArgs
 from asched.framework.status import Code, Status
-from asched.reference import preemption
-from asched.reference.fits import filter_chain
-from asched.reference.preemption import PreemptionResult
+from asched.tools.reference import preemption
+from asched.tools.reference.fits import filter_chain
+from asched.tools.reference.preemption import PreemptionResult
 from tests.builders import (
     cluster_inputs,
     exists,

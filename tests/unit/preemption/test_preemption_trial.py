@@ -19,10 +19,10 @@ from asched import plugin as ap
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import DefaultPreemptionArgs
+from asched.framework.builtin.default_preemption import DefaultPreemption
+from asched.framework.builtin.inter_pod_affinity import InterPodAffinity
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import PreFilterResult
-from asched.framework.plugins.default_preemption import DefaultPreemption
-from asched.framework.plugins.inter_pod_affinity import InterPodAffinity
 from asched.framework.preemption import Search
 from asched.framework.registry import installed
 from asched.framework.runtime import Framework

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.framework.events import ClusterEvent
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
+from asched.tools.bench import templates
 from tests.configs import default_config
 
 E = ClusterEvent

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.cluster.records import PodInfo
 from asched.framework.events import ClusterEvent
@@ -21,6 +20,7 @@ from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.queue.updates import pod_updated
+from asched.tools.bench import templates
 from tests.configs import default_config
 
 #: what the in-tree plugins declare (EnqueueExtensions.events), as the App gives the queue

@@ -22,7 +22,7 @@ from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
 from asched.framework.registry import Registry
 from asched.framework.runtime import Framework
 from asched.framework.status import Status

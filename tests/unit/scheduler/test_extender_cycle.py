@@ -1,5 +1,5 @@
 """The extender half of an attempt: decided in the cycle, asked outside it, concluded
-against the table as it is then (asched.scheduler.consult).
+against the table as it is then (asched.extenders.consult).
 
 Each test drives the three steps by hand: ``schedule_one`` (the in-tree half, returning a
 Consultation), ``ask`` (the real HTTP calls to a test extender), then ``conclude``, and
@@ -19,19 +19,18 @@ import pytest
 from builders import make_node, make_pod
 
 from asched import metrics
-from asched.benchmark.extender_server import ExtenderRules
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework import extender
+from asched.extenders import consult, extender
+from asched.extenders.consult import Consultation, Preemption
+from asched.extenders.fast import AlignedScores
 from asched.framework.events import ClusterEvent
-from asched.framework.extender_fast import AlignedScores
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE
-from asched.scheduler import consult
 from asched.scheduler.binder import BindJob
-from asched.scheduler.consult import Consultation, Preemption
 from asched.scheduler.cycle import Scheduler
+from asched.tools.bench.extender_server import ExtenderRules
 from tests.configs import load_config
 from tests.unit.extender._cycle import PROFILE, build_scheduler
 from tests.unit.extender._support import Spec, names_sent, spec, started

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from asched.api.watch import WatchEvent
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile, ResolvedPlugins
@@ -29,6 +28,7 @@ from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from asched.tools.bench import templates
 from tests.configs import default_config
 
 OURS = "asched"

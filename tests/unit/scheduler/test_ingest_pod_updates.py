@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from asched.api.watch import Relisted, WatchEvent
-from asched.benchmark import templates
 from asched.cluster.table import NodeTable
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from asched.tools.bench import templates
 
 Raw = dict[str, Any]
 KEY = "default/p"

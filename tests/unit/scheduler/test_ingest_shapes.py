@@ -7,12 +7,12 @@ import copy
 from typing import Any
 
 from asched.api.watch import WatchEvent
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node
 from asched.cluster.table import NodeTable
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from asched.tools.bench import templates
 
 Raw = dict[str, Any]
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from asched.api.client import KubeClient
-from asched.leader import LeaderElector
 from asched.scheduler.app import App, Options, unless_set
+from asched.scheduler.leader import LeaderElector
 from tests.configs import default_config
 
 KUBECONFIG = """apiVersion: v1

@@ -12,9 +12,9 @@ import asyncio
 from typing import Any
 
 from asched.api.client import Response
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.scheduler.reporting import Reporter
+from asched.tools.bench import templates
 
 FIRST = "0/3 nodes are available: 3 Insufficient cpu."
 SECOND = "0/4 nodes are available: 4 Insufficient cpu."

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.cluster.records import PodInfo
 from asched.scheduler.status_patch import Said, after_write, status_patch
+from asched.tools.bench import templates
 
 STAMP = "2024-05-01T12:00:00Z"
 OLD = "0/3 nodes are available: 3 Insufficient cpu."

@@ -15,8 +15,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from asched import health
 from asched.debug import server as debug_server
+from asched.serving import health
 from asched.serving.listen import MISDIRECTED, loopback_host
 from tests.unit.debug.test_server import sources
 

@@ -15,9 +15,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from asched import health
 from asched.api.client import KubeClient
-from asched.serving import delegated_auth
+from asched.serving import delegated_auth, health
 from asched.serving.middleware import path_matcher
 from asched.serving.reviews import ACCESS_REVIEWS, TOKEN_REVIEWS
 

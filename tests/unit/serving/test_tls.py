@@ -15,9 +15,8 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from asched import health
 from asched.errors import InputError
-from asched.serving import certificates, ssl_context_for
+from asched.serving import certificates, health, ssl_context_for
 from asched.serving.tls import self_signed_hosts
 
 

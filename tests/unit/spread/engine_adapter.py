@@ -14,11 +14,11 @@ import numpy as np
 
 from asched.cluster.records import NodeInfo, PodInfo
 from asched.config.types import PodTopologySpreadArgs
+from asched.framework.builtin import pod_topology_spread
+from asched.framework.builtin.pod_topology_spread import PodTopologySpread
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
-from asched.framework.plugins import pod_topology_spread
-from asched.framework.plugins.pod_topology_spread import PodTopologySpread
 from asched.framework.status import Code, Status
-from asched.reference.crosspod import FilterResult, ScoreResult
+from asched.tools.reference.crosspod import FilterResult, ScoreResult
 from tests.builders import engine_table
 
 Extras = Mapping[str, Sequence[Mapping[str, Any]]]

@@ -1,7 +1,7 @@
 """PodTopologySpread in the live decision path: the incremental and cached paths stay exact.
 
 A Deployment's replicas are scheduled one after another by
-:class:`asched.framework.algorithm.Algorithm` on one table (each assumed with
+:class:`asched.engine.algorithm.Algorithm` on one table (each assumed with
 ``table.add_pod``, as the ledger does), so the equivalence-class cache of the row-local
 plugins and the cached default selector are reused from pod to pod. Before each pod is
 placed, the scalar reference evaluates the same cluster: the decision must be one of
@@ -23,12 +23,12 @@ from asched.cluster.spread import SELECTOR_KINDS
 from asched.cluster.table import NodeTable
 from asched.cluster.workloads import SelectorSources
 from asched.config.types import PodTopologySpreadArgs
-from asched.framework.algorithm import Algorithm
+from asched.engine.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
-from asched.reference import evaluate as reference_evaluate
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from asched.tools.reference import evaluate as reference_evaluate
 from tests.builders import (
     controller_object,
     default_profile,

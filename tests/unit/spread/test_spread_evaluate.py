@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from asched.framework.result import Evaluation
+from asched.engine.result import Evaluation
 from asched.framework.status import Code
 from tests.builders import (
     default_profile,
@@ -37,7 +37,7 @@ NODES = [make_node(n, labels={HOST: n}, cpu="2") for n in ("n1", "n2")]
 @pytest.fixture(params=["reference", "vectorised"])
 def evaluate(request: Any) -> Evaluate:
     if request.param == "reference":
-        from asched.reference import evaluate as reference
+        from asched.tools.reference import evaluate as reference
 
         return reference
     from asched.explain.engine import evaluate as vectorised

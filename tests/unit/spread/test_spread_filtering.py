@@ -22,8 +22,8 @@ import pytest
 
 from asched.config.types import PodTopologySpreadArgs
 from asched.framework.status import Code, Status
-from asched.reference import topologyspread
-from asched.reference.crosspod import FilterResult
+from asched.tools.reference import topologyspread
+from asched.tools.reference.crosspod import FilterResult
 from tests.builders import (
     bound_pod,
     cluster_inputs,

@@ -24,8 +24,8 @@ import pytest
 
 from asched.config.types import PodTopologySpreadArgs
 from asched.framework.status import Code
-from asched.reference import topologyspread
-from asched.reference.crosspod import ScoreResult
+from asched.tools.reference import topologyspread
+from asched.tools.reference.crosspod import ScoreResult
 from tests.builders import (
     bound_pod,
     cluster_inputs,

@@ -15,10 +15,10 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import NodeInfo
 from asched.cluster.table import NodeTable
+from asched.tools.bench import templates
 
 KEY = "example.com/maintenance"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import HostPort
 from asched.cluster.table import NodeTable, zone_key
+from asched.tools.bench import templates
 
 
 def node(name: str, zone: str = "z0", **kwargs: str):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from asched.benchmark import templates
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import Requirement
 from asched.cluster.table import NodeTable
+from asched.tools.bench import templates
 
 
 def pod(name: str, namespace: str = "default", **labels: str):

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from asched.api.watch import Relisted, WatchEvent
-from asched.benchmark import templates
 from asched.cluster.decode import decode_pod
 from asched.cluster.table import NodeTable
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.ledger import Ledger
+from asched.tools.bench import templates
 from tests.builders import make_pod
 
 Raw = dict[str, Any]

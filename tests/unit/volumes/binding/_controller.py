@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from asched.backends.errors import StatusError
+from asched.tools.backends.errors import StatusError
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 

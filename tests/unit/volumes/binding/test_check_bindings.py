@@ -13,7 +13,7 @@ import pytest
 
 from asched.cluster.records import PodInfo
 from asched.cluster.volumes import VolumeCatalog
-from asched.framework.volume_prebind import _Failed, check_bindings
+from asched.framework.builtin.volume_binding.prebind import _Failed, check_bindings
 from tests.builders import make_pod, pod_info
 from tests.unit.volumes.binding._objects import claim, fill, local_affinity, pv
 

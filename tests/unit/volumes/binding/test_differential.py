@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from asched.config.types import VolumeBindingArgs
 from asched.explain.engine import evaluate as vectorised, table_of
+from asched.framework.builtin.volume_binding import VolumeBinding
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.volume_binding import VolumeBinding
-from asched.reference import evaluate as reference
+from asched.tools.reference import evaluate as reference
 from tests.builders import default_profile, make_node, make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import (
     capacity,

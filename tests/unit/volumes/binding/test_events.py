@@ -9,8 +9,8 @@ import pytest
 from asched.cluster.volume_decode import decode_claim, decode_csi_driver
 from asched.cluster.volumes import PodVolume
 from asched.config.types import VolumeBindingArgs
+from asched.framework.builtin.volume_binding import VolumeBinding
 from asched.framework.events import ClusterEvent
-from asched.framework.plugins.volume_binding import VolumeBinding
 from tests.builders import make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import claim, csi_driver
 

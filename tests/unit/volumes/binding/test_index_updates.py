@@ -8,8 +8,8 @@ from asched.cluster.pv_index import index_of
 from asched.cluster.volume_decode import decode_persistent_volume, decode_storage_capacity
 from asched.config.types import VolumeBindingArgs
 from asched.explain.engine import table_of
+from asched.framework.builtin.volume_binding import VolumeBinding
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.volume_binding import VolumeBinding
 from tests.builders import make_node, make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import (
     capacity,

@@ -24,8 +24,8 @@ from asched.cluster.volume_decode import (
 )
 from asched.config.types import VolumeBindingArgs
 from asched.explain.engine import table_of
+from asched.framework.builtin.volume_binding import VolumeBinding
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.volume_binding import VolumeBinding
 from asched.framework.status import Code
 from asched.scheduler.volume_host import ApiVolumeHost
 from tests.builders import make_node, make_pod, pod_info, pvc_volume, snapshot_of

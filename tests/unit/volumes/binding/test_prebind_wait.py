@@ -13,8 +13,8 @@ import pytest
 from asched.cluster.records import PodInfo
 from asched.cluster.volume_decode import decode_claim, decode_persistent_volume
 from asched.cluster.volumes import VolumeCatalog
+from asched.framework.builtin.volume_binding.prebind import bind_pod_volumes
 from asched.framework.status import Code
-from asched.framework.volume_prebind import bind_pod_volumes
 from tests.builders import make_pod, pod_info
 from tests.unit.volumes.binding._objects import claim, fill, pv
 

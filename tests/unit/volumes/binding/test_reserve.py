@@ -7,8 +7,8 @@ import numpy as np
 
 from asched.config.types import VolumeBindingArgs
 from asched.explain.engine import table_of
+from asched.framework.builtin.volume_binding import VolumeBinding
 from asched.framework.cycle_state import CycleState
-from asched.framework.plugins.volume_binding import VolumeBinding
 from asched.framework.status import Code
 from tests.builders import make_node, make_pod, pod_info, pvc_volume
 from tests.unit.volumes.binding._objects import (

@@ -13,7 +13,7 @@ from asched.cluster.volumes import (
     PersistentVolumeClaim,
     StorageClass,
 )
-from asched.framework.result import Evaluation
+from asched.engine.result import Evaluation
 from asched.framework.status import Code
 from tests.builders import make_pod, outcome, snapshot_of
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from asched.framework.result import Evaluation
+from asched.engine.result import Evaluation
 
 _ROOT = str(Path(__file__).resolve().parents[4])
 if _ROOT not in sys.path:
@@ -22,7 +22,7 @@ Evaluate = Callable[..., Evaluation]
 def evaluate(request: Any) -> Evaluate:
     """``evaluate(snapshot, pod, profile, *, seed=0) -> Evaluation`` of one implementation."""
     if request.param == "reference":
-        from asched.reference import evaluate as reference
+        from asched.tools.reference import evaluate as reference
 
         return reference
     from asched.explain.engine import evaluate as vectorised

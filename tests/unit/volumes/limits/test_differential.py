@@ -30,7 +30,7 @@ from asched.cluster.volumes import (
     CSINode,
     VolumeCatalog,
 )
-from asched.reference import evaluate as reference_evaluate
+from asched.tools.reference import evaluate as reference_evaluate
 from tests.builders import make_node, make_pod, pod_info, profile_with
 from tests.unit.volumes.limits._support import (
     claim,

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from asched.cluster.volumes import CSINode
+from asched.framework.builtin.node_volume_limits import NodeVolumeLimits
 from asched.framework.events import ClusterEvent
-from asched.framework.plugins.node_volume_limits import NodeVolumeLimits
 from asched.framework.status import Code
 from tests.builders import FITS, make_node, make_pod, pod_info, profile_with
 from tests.unit.volumes.limits._support import (

@@ -14,9 +14,9 @@ import pytest
 
 from asched.cluster.volumes import READ_WRITE_MANY, READ_WRITE_ONCE_POD
 from asched.explain.engine import table_of
+from asched.framework.builtin.volume_restrictions import VolumeRestrictions
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
-from asched.framework.plugins.volume_restrictions import VolumeRestrictions
 from asched.framework.runtime import Framework
 from asched.framework.status import Code
 from tests.builders import FITS, bound_pod, make_node, pod_info, profile_with

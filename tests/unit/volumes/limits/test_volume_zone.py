@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from asched.cluster.volumes import WAIT_FOR_FIRST_CONSUMER
+from asched.framework.builtin.volume_zone import VolumeZone
 from asched.framework.events import ClusterEvent
-from asched.framework.plugins.volume_zone import VolumeZone
 from asched.framework.status import Code
 from tests.builders import FITS, make_node, pod_info, profile_with
 from tests.unit.volumes.limits._support import (

@@ -1,0 +1,1 @@
+"""The decision engine: one pod's decision over the whole NodeTable (PreFilter, the Filters over every row, sampling, the scores, the choice), the caches that let pods of one shape share that work, and the full evaluation explain reports."""
