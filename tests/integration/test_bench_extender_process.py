@@ -30,7 +30,7 @@ from asched.tools.bench.hash_extender import REASON
 pytestmark = pytest.mark.timeout(120)
 
 NAMES = [f"node-{i}" for i in range(50)]
-# Of node-0..node-49, crc32 % 10 == 0 for exactly these (tests/unit/benchmark).
+# Of node-0..node-49, crc32 % 10 == 0 for exactly these (tests/tools/unit_bench).
 REJECTED = ["node-5", "node-6", "node-13"]
 POD = {"metadata": {"name": "p", "namespace": "default", "uid": "u-1"}, "spec": {}}
 
@@ -92,7 +92,7 @@ async def post(child: ExtenderChild, verb: str, body: Any) -> tuple[int, Any]:
         pytest.param(
             "prioritize",
             {"Pod": POD, "NodeNames": ["node-0", "node-1", "node-5"]},
-            # (crc32 >> 8) % 11: node-0 7, node-1 1, node-5 4 (tests/unit/benchmark)
+            # (crc32 >> 8) % 11: node-0 7, node-1 1, node-5 4 (tests/tools/unit_bench)
             [
                 {"Host": "node-0", "Score": 7},
                 {"Host": "node-1", "Score": 1},

@@ -16,7 +16,7 @@ import pytest
 import asched as package
 
 REPO = Path(__file__).resolve().parents[2]
-SHIPPED = sorted(p.stem for p in (REPO / "asched" / "benchmark" / "workloads").glob("*.yaml"))
+SHIPPED = sorted(p.stem for p in (REPO / "asched" / "tools" / "bench" / "workloads").glob("*.yaml"))
 
 
 def asched(*args: str, cwd: Path | None = None, pythonpath: Path | None = None):
@@ -122,7 +122,7 @@ def test_short_name_resolves_from_any_directory(installed: Path, tmp_path: Path)
     path, nodes = result.stdout.split()
     assert (
         Path(path)
-        == installed / "asched" / "benchmark" / "workloads" / "scheduling-basic-500n.yaml"
+        == installed / "asched" / "tools" / "bench" / "workloads" / "scheduling-basic-500n.yaml"
     )
     assert nodes == "500"
 
@@ -145,4 +145,4 @@ def test_readme_path_still_works() -> None:
 
     path = REPO / "bench" / "workloads" / "scheduling-basic-500n.yaml"
     assert resolve(str(path)) == path
-    assert path.resolve() == REPO / "asched" / "benchmark" / "workloads" / path.name
+    assert path.resolve() == REPO / "asched" / "tools" / "bench" / "workloads" / path.name
