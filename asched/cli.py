@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("asched.tools.sim.command", "serve a simulated Kubernetes API (hollow nodes)"),
     "kube-apiserver": (
         "asched.tools.backends.command",
-        "build, start or stop a genuine kube-apiserver v1.20.2 for tests and benchmarks",
+        "build, start or stop a genuine kube-apiserver v1.37 for tests and benchmarks",
     ),
     "run": ("asched.scheduler.command", "schedule pods in a cluster"),
     "bench": ("asched.tools.bench.command", "run benchmarks (core, workloads)"),

@@ -114,7 +114,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     figure, axes = plt.subplots(figsize=(max(8, 1.6 * len(rows)), 5))
     axes.bar([p - 0.2 for p in positions], ours, width=0.4, label="asched (100 % scored)")
     axes.bar(
-        [p + 0.2 for p in positions], theirs, width=0.4, label="kube-scheduler v1.20.2 (adaptive)"
+        [p + 0.2 for p in positions], theirs, width=0.4, label="kube-scheduler v1.37 (adaptive)"
     )
     for p, row in zip(positions, rows, strict=True):
         if "ratio" in row:

@@ -84,9 +84,10 @@ def parse_quantity(text: str) -> Fraction:
 
     As apimachinery's ``ParseQuantity``: the magnitude is capped at int64's maximum
     (``maxAllowed``: ``999999Pi`` is 9223372036854775807) and a non-zero value is rounded
-    up (away from zero) to a multiple of ``1n``. (A genuine v1.20.2 was measured to store
-    binary-suffixed values capped and decimal ones as written; asched caps both, which
-    changes no decision: anything past 2**53 - 1 is out of range, asched.cluster.bounds.)
+    up (away from zero) to a multiple of ``1n``. (Genuine servers, v1.20.2 and v1.37.2, were
+    measured to store binary-suffixed values capped and decimal ones as written; asched caps
+    both, which changes no decision: anything past 2**53 - 1 is out of range,
+    asched.cluster.bounds.)
 
     Raises
     ------

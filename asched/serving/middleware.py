@@ -19,8 +19,9 @@ server, and any other listener that serves more than probes)::
                     ▼ allowed
                  handler
 
-The answers are upstream's, byte for byte where they are JSON (checked against
-kube-scheduler v1.20.2's port 10259)::
+The answers are upstream's, byte for byte where they are JSON (first taken from
+kube-scheduler v1.20.2's port 10259; the live test compares the 401 and 403 bodies with
+kube-apiserver v1.37.2's own for its ``/metrics``, which go through the same filters)::
 
     401 {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
          "message":"Unauthorized","reason":"Unauthorized","code":401}

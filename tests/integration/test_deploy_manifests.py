@@ -1,7 +1,7 @@
 """deploy/: the manifests agree with the code, grant least privilege, and a real server accepts them.
 
 Offline checks read the YAML files (and ``kubectl kustomize``'s rendering); the last test
-sends the whole kustomization to kube-apiserver v1.20.2 as a server-side dry run, which
+sends the whole kustomization to kube-apiserver v1.37.2 as a server-side dry run, which
 runs schema validation and admission (RBAC escalation checks included) without persisting.
 """
 

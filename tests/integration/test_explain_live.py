@@ -90,7 +90,7 @@ class Scene:
     pod: str
 
 
-async def build_scene(cluster: Any) -> Scene:
+async def build_scene(cluster: Any, scheduler_name: str = "default-scheduler") -> Scene:
     a, b, c = (cluster.unique_name(f"node-{x}") for x in "abc")
     await cluster.create_node(a, cpu="4", memory="8Gi")
     await cluster.create_node(b, cpu="4", memory="8Gi")
@@ -98,7 +98,11 @@ async def build_scene(cluster: Any) -> Scene:
     await cluster.create_pod(cluster.unique_name("bound"), cpu="2", memory="1Gi", node_name=a)
     pod = cluster.unique_name("web")
     await cluster.create_pod(
-        pod, cpu=CPU_NEEDED, memory="1Gi", spec={"nodeSelector": dict(cluster.labels)}
+        pod,
+        cpu=CPU_NEEDED,
+        memory="1Gi",
+        scheduler_name=scheduler_name,
+        spec={"nodeSelector": dict(cluster.labels)},
     )
     return Scene(a, b, c, pod)
 
@@ -246,10 +250,17 @@ async def test_a_bound_pod_is_not_counted_on_its_own_node(cluster: Any) -> None:
     answer = (
         await run(bound, "-n", cluster.namespace, "--kubeconfig", cluster.kubeconfig, "-o", "json")
     ).json()
-    # NodeName pins it to node-a; cpu (4000 - 2000) * 100 // 4000 = 50,
-    # memory (8 - 1) * 100 // 8 = 87 -> (50 + 87) // 2 = 68 (counted twice it would be 37)
-    assert answer["selected"] == scene.a
+    # it is said to be bound to node-a, by no scheduler (spec.nodeName set at creation)
+    assert answer["bound"]["node"] == scene.a
+    assert "no scheduler placed it" in answer["bound"]["by"]
+    # and evaluated as if pending (2 CPU, 1Gi), its own requests left off node-a:
+    # cpu (4000 - 2000) * 100 // 4000 = 50, memory (8 - 1) * 100 // 8 = 87
+    # -> (50 + 87) // 2 = 68 (counted twice it would be cpu 0, memory 75 -> 37);
+    # node-b, empty, scores the same 68, node-c (1 CPU) cannot hold it
     assert answer["nodes"][scene.a]["scores"]["NodeResourcesFit"] == 68
+    assert answer["nodes"][scene.b]["scores"]["NodeResourcesFit"] == 68
+    assert answer["nodes"][scene.c]["feasible"] is False
+    assert answer["selected"] in (scene.a, scene.b)
 
 
 async def test_a_missing_pod_is_one_line_and_status_2(cluster: Any) -> None:
@@ -326,7 +337,7 @@ def test_the_default_config_map_is_the_one_deploy_ships() -> None:
 
 @pytest.mark.usefixtures("deployed_config")
 async def test_the_deployed_config_map_is_used_and_named(cluster: Any) -> None:
-    scene = await build_scene(cluster)
+    scene = await build_scene(cluster, scheduler_name="asched")
     base = (scene.pod, "-n", cluster.namespace, "--kubeconfig", cluster.kubeconfig)
     answer = (await run(*base, "-o", "json")).json()
     assert answer["configuration"] == {
@@ -334,7 +345,7 @@ async def test_the_deployed_config_map_is_used_and_named(cluster: Any) -> None:
         "name": "kube-system/asched-config",
         "key": "config.yaml",
     }
-    # its only profile (the pod names none of its profiles: the first one is used)
+    # its only profile, which the pod names
     assert answer["profile"] == "asched"
     # MostAllocated scores x% = requested * 100 // allocatable:
     # node-a: cpu 3500 * 100 // 4000 = 87, memory 2 * 100 // 8 = 25 -> 56
@@ -353,7 +364,12 @@ async def test_config_map_flag_and_config_file_precedence(cluster: Any, tmp_path
     scene = await build_scene(cluster)
     await create_config_map(cluster, cluster.namespace, "my-asched")
     base = (scene.pod, "-n", cluster.namespace, "--kubeconfig", cluster.kubeconfig, "-o", "json")
-    named = (await run(*base, "--config-map", f"{cluster.namespace}/my-asched")).json()
+    # the pod names default-scheduler, which the ConfigMap's profiles do not: picked by flag
+    named = (
+        await run(
+            *base, "--config-map", f"{cluster.namespace}/my-asched", "--scheduler-name", "asched"
+        )
+    ).json()
     assert named["configuration"]["name"] == f"{cluster.namespace}/my-asched"
     assert named["selected"] == scene.a  # MostAllocated (see above)
     config = tmp_path / "config.yaml"

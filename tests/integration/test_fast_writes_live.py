@@ -1,10 +1,11 @@
 """KubeClient's fast-path writes (bindings, status patches) on each backend.
 
-On the genuine kube-apiserver v1.20.2 this is TLS with its own CA and a bearer token, as in a
+On the genuine kube-apiserver v1.37.2 this is TLS with its own CA and a bearer token, as in a
 cluster; on the simulator (a child process) plain HTTP. Each test reads back what the server
-stored through the tests' own REST client, not through the client under test. (Neither
-backend refuses a Binding whose uid is stale, kube-apiserver v1.20.2 included: the uid in
-the body is checked by the rendering tests in tests/unit/api instead.)
+stored through the tests' own REST client, not through the client under test. (The uid in
+the body is checked by the rendering tests in tests/unit/api. A stale one is refused with
+409 by kube-apiserver v1.37.2 and the simulator alike, where v1.20.2 refused nothing:
+tests/contract/test_bindings.py pins that answer.)
 """
 
 from __future__ import annotations

@@ -353,7 +353,9 @@ async def test_the_higher_priority_gang_goes_first(gang_cluster: Any) -> None:
 
 async def test_a_workload_gang_of_upstreams_native_api(sim_cluster: Any) -> None:
     # KEP-4671: a Workload whose pod group "workers" is a gang of minCount 3, pods linked by
-    # spec.workloadRef; served by the simulator only (a v1.20 server has no such API)
+    # spec.workloadRef; served by the simulator only (kube-apiserver v1.37.2 has no
+    # scheduling.k8s.io/v1alpha1: its Workload is v1beta1, and spec.schedulingGroup replaced
+    # spec.workloadRef in v1.36)
     cluster = sim_cluster
     name = cluster.unique_name("sched")
     await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")

@@ -1,4 +1,4 @@
-"""Two LeaderElectors on a real API server (the simulator and kube-apiserver v1.20.2).
+"""Two LeaderElectors on a real API server (the simulator and kube-apiserver v1.37.2).
 
 Short durations: lease 2 s, renew deadline 1.5 s, retry 0.4 s (so 1.2 x retry = 0.48 s and
 one jittered acquire wait is at most 2.2 x 0.4 = 0.88 s). Every bound below is derived from

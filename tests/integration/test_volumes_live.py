@@ -1,7 +1,7 @@
 """Volume scheduling live, on both backends: WaitForFirstConsumer claims over local PVs.
 
 The simulator completes bindings with its own PV controller; the genuine backend runs
-kube-controller-manager v1.20.2's persistentvolume-binder beside the API server. The
+kube-controller-manager v1.37.2's persistentvolume-binder beside the API server. The
 scheduler's part is the same on both: pick a node with a free matching PV (Filter),
 assume the PV for the claim (Reserve), write the PV's claimRef (PreBind), wait for the
 controller to bind the claim, then bind the pod.
@@ -307,7 +307,9 @@ async def test_explain_reads_the_storage_objects_and_names_the_volume_reason(
                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
             },
         )
+        # "nobody" is no profile of the default configuration: explained under its one profile
         args = ("waits", "--kubeconfig", cluster.kubeconfig, "-n", cluster.namespace)
+        args += ("--scheduler-name", "default-scheduler")
         answer = (await run(*args, "-o", "json")).json()
         assert answer["selected"] == b
         assert answer["nodes"][a] == {

@@ -5,7 +5,7 @@ as a child process (:class:`ExtenderChild`) before the backend's scheduler, and 
 whichever scheduler runs the same ``extenders[]`` entry (:meth:`ExtenderChild.entry`):
 filter and prioritize verbs, ``weight``, ``nodeCacheCapable: true`` (node names in and
 out, as upstream recommends for large clusters), ``httpTimeout`` as a duration string
-(its type in both ``kubescheduler.config.k8s.io/v1`` and v1.20's ``v1beta1``) and, over
+(its type in ``kubescheduler.config.k8s.io/v1``, which both schedulers read) and, over
 HTTPS, the CA as ``tlsConfig.caData``. Both schedulers run on this host (kube-scheduler is
 not in a pod), so a loopback URL reaches the extender from either.
 
@@ -79,8 +79,8 @@ def extender_entry(
 ) -> dict[str, Any]:
     """One ``extenders[]`` entry for the benchmark extender at ``url``.
 
-    The same fields are read by asched (``kubescheduler.config.k8s.io/v1``) and by
-    kube-scheduler v1.20 (``v1beta1``); ``enableHTTPS`` follows the URL's scheme.
+    The same fields are read by asched and by kube-scheduler v1.37, both from
+    ``kubescheduler.config.k8s.io/v1``; ``enableHTTPS`` follows the URL's scheme.
     """
     entry: dict[str, Any] = {
         "urlPrefix": url,

@@ -12,8 +12,10 @@ the best total over all feasible nodes; the pod's
 
 in total-score points (plugin score 0..100 times weight, summed). A scheduler that scores
 every node and picks the best has regret 0 up to ordering noise; sampling trades regret
-for speed. kube-scheduler v1.20.2 scores with its own (slightly different) default
-plugins, so its regret is measured against *asched's* scoring.
+for speed. kube-scheduler v1.37.2 scores with its own (slightly different) defaults: the
+same weights, but a BalancedAllocation that scores the change in balance the pod makes
+(asched's, as v1.33's, scores the balance after it), so its regret is measured against
+*asched's* scoring.
 
 Why queue order: with N binds in flight, bindings commit (and the watch sees them) in an
 order that differs from the order of the decisions, so replaying in bind order judges a

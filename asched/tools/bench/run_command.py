@@ -112,7 +112,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--backend",
         choices=BACKENDS,
         default="sim",
-        help="API server to start: the simulator (default) or the genuine kube-apiserver v1.20.2",
+        help="API server to start: the simulator (default) or the genuine kube-apiserver v1.37",
     )
     target.add_argument(
         "--sim-tls",

@@ -1,4 +1,4 @@
-"""kube-controller-manager v1.20.2's PV controller beside the genuine kube-apiserver.
+"""kube-controller-manager v1.37.2's PV controller beside the genuine kube-apiserver.
 
 These are the behaviours the scheduler's volume live tests rely on when they run on the genuine
 backend (the simulator's own PV controller answers for the same behaviours on the sim):

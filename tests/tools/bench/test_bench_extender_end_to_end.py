@@ -1,4 +1,4 @@
-"""`asched bench run --extender-latency-ms`: small live runs of asched and kube-scheduler v1.20.2.
+"""`asched bench run --extender-latency-ms`: small live runs of asched and kube-scheduler v1.37.2.
 
 50 nodes, 10 init pods, 100 measured pods, the benchmark extender with 2 ms per call
 rejecting the nodes whose crc32 is 0 mod 10 (of node-0..node-49: node-5, node-6 and

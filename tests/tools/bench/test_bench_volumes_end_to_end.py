@@ -1,5 +1,5 @@
 """`asched bench run` of upstream's SchedulingInTreePVs/5Nodes end to end on the simulator,
-with kube-scheduler v1.20.2 (which schedules pods with claims; asched's volume plugins
+with kube-scheduler v1.37.2 (which schedules pods with claims; asched's volume plugins
 land apart): the pairs are created with their pods, the counts are of pods, the ceiling's
 pods have no claims. No speed is asserted."""
 

@@ -1,8 +1,9 @@
 """delegated_auth in front of the real health server (127.0.0.1, a free port, aiohttp client).
 
 The answers are upstream's: the Status JSON bodies below are what kube-scheduler v1.20.2's
-port 10259 sends (and kube-apiserver for its own /metrics; the live test compares them on
-the genuine server). Reviews come from the in-memory ReviewApi of conftest.py.
+port 10259 sent when they were taken (and kube-apiserver for its own /metrics; the live test
+compares them with kube-apiserver v1.37.2's). Reviews come from the in-memory ReviewApi of
+conftest.py.
 """
 
 from __future__ import annotations
