@@ -47,6 +47,7 @@ from asched.cluster.table import NodeTable
 from asched.debug.record import FEASIBLE, REJECTED, SCORED, DecisionRecord
 from asched.engine.algorithm import Algorithm, Decision
 from asched.engine.result import Preemption, Victim
+from asched.extenders.consult import Consulted
 from asched.extenders.extender import EXTENDER_NAME
 from asched.framework.interface import PostFilterResult
 from asched.framework.status import Code, Status
@@ -61,20 +62,6 @@ MAX_REASONS: Final = 10_000
 #: The reason recorded for a node an extender left out of its answer without naming it
 #: (the same words as ``asched explain``'s).
 DROPPED_REASON: Final = "left out of the extender's answer without a reason"
-
-
-@dataclass(frozen=True, slots=True)
-class Consulted:
-    """What the extenders said in a decision concluded after their answers.
-
-    ``sent``: the node names they were asked about; ``statuses``: name -> the status of
-    a node an extender rejected; ``columns``: per prioritizing extender, its name, its
-    weight and its contribution per node (weight x score x 10, what the total adds).
-    """
-
-    sent: tuple[str, ...]
-    statuses: Mapping[str, Status]
-    columns: tuple[tuple[str, int, Mapping[str, int]], ...] = ()
 
 
 @dataclass(slots=True)

@@ -63,6 +63,7 @@ from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.leader import LeaderElector
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observers
 from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
 from asched.scheduler.volume_host import ApiVolumeHost
@@ -291,16 +292,18 @@ class App:
             queue=self.queue,
             ledger=self.ledger,
             binder_factory=lambda s: Binder(s, max_in_flight=options.max_in_flight_binds),
-            reporter=self.reporter,
+            observer=Observers(
+                reporter=self.reporter,
+                recorder=self.recorder,
+                on_attempt=on_attempt,
+                on_bound=on_bound,
+            ),
             clock=loop.time,
-            on_attempt=on_attempt,
-            on_bound=on_bound,
             evictions_factory=lambda s: Evictions(
                 client, self.reporter, s.waiting, on_failed=s.preemption_failed
             ),
             extenders=self.extenders,
             raw=self.raw,
-            recorder=self.recorder,
             waiting=waiting,
             gangs=self.gangs,
         )

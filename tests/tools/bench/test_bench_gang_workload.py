@@ -190,7 +190,9 @@ def test_errors_name_the_field(document: dict[str, Any], path: str, message: str
     "name", ["gang-tiny", "gang-throughput-5000n-1000x8", "gang-contention-100n-12x50"]
 )
 def test_shipped_gang_workloads(name: str) -> None:
-    workload = load_workload_file(ROOT / "asched" / "tools" / "bench" / "workloads" / f"{name}.yaml")
+    workload = load_workload_file(
+        ROOT / "asched" / "tools" / "bench" / "workloads" / f"{name}.yaml"
+    )
     assert workload.scheduler_profile == "coscheduling"
     assert workload.n_gangs > 0
 
@@ -204,7 +206,9 @@ def test_shipped_gang_workloads(name: str) -> None:
     ],
 )
 def test_contention_arithmetic(name: str, slots: int, gangs_that_fit: int, demand: float) -> None:
-    workload = load_workload_file(ROOT / "asched" / "tools" / "bench" / "workloads" / f"{name}.yaml")
+    workload = load_workload_file(
+        ROOT / "asched" / "tools" / "bench" / "workloads" / f"{name}.yaml"
+    )
     (group,) = workload.measured_gangs
     assert group.interleave
     per_node = (4000 - 100) // 900  # node-default's 4 CPU, the warm-up pod, 900m members

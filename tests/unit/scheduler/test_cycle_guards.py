@@ -30,6 +30,7 @@ from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observers
 from tests.configs import load_config
 
 PROFILE = "asched"
@@ -124,7 +125,7 @@ def build(
         queue=SchedulingQueue(clock=clock),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s, max_in_flight=SLOTS),
-        reporter=reporter,  # type: ignore[arg-type]
+        observer=Observers(reporter=reporter),
         clock=clock,
     )
     return scheduler, framework, table, reporter

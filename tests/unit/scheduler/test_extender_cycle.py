@@ -30,6 +30,7 @@ from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE
 from asched.scheduler.binder import BindJob
 from asched.scheduler.cycle import Scheduler
+from asched.scheduler.observe import Observers
 from asched.tools.bench.extender_server import ExtenderRules
 from tests.configs import load_config
 from tests.unit.extender._cycle import PROFILE, build_scheduler
@@ -498,7 +499,10 @@ async def test_a_conclusion_that_raises_is_the_pods_error_not_the_loops(
 
         monkeypatch.setattr(algorithm, step, broken)
         attempts: list[str] = []  # what the App counts in asched_schedule_attempts_total
-        r.scheduler._on_attempt = lambda result, profile, seconds: attempts.append(result)
+        r.scheduler.observer = Observers(
+            reporter=r.reporter,
+            on_attempt=lambda result, profile, seconds: attempts.append(result),
+        )
         assert await r.consult(consultation) is None
         assert attempts == ["error"]  # counted as the attempt's error, once
         assert r.scheduler.queue.where(pod.key) == BACKOFF
