@@ -56,7 +56,7 @@ from asched.gangs.status import GangStatusWriter
 from asched.metrics import AttemptResult
 from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
 from asched.scheduler import storage_watch
-from asched.scheduler.binder import Binder, BindJob
+from asched.scheduler.binder import Binder, BindJob, Slot
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
 from asched.scheduler.handle import ApiHandle
@@ -363,26 +363,26 @@ class App:
         binder = self.scheduler.binder
         while not self.stopping.is_set():
             self.drain()
-            await self._take_slot()
-            if self.stopping.is_set():
-                binder.release_slot()
-                break
-            self.drain()
-            qp = self.queue.pop()
+            slot = await self._take_slot()
+            try:
+                if self.stopping.is_set():
+                    break
+                self.drain()
+                qp = self.queue.pop()
+                if qp is not None:
+                    job = self.scheduler.schedule_one(qp)
+                    if isinstance(job, BindJob):
+                        binder.start(job, slot.hand_over())  # the binding task owns it now
+                    elif job is not None:
+                        binder.consult(job, slot.hand_over())  # the extenders' task does
+            finally:
+                slot.release()  # unless handed over: no pod, or none to bind
             if qp is None:
-                binder.release_slot()
                 await self._unless_stopped(self._wait_for_work())
                 continue
-            job = self.scheduler.schedule_one(qp)
-            if job is None:
-                binder.release_slot()
-            elif isinstance(job, BindJob):
-                binder.start(job)  # the binding task owns the slot from here on
-            else:
-                binder.consult(job)  # so does the task asking the extenders
             await asyncio.sleep(0)  # let watchers and binding tasks run
 
-    async def _take_slot(self) -> None:
+    async def _take_slot(self) -> Slot:
         """A binder slot; while every slot is taken, go on applying watch events: the
         binding tasks holding them may be waiting for exactly those (PreBind for the PV
         controller to bind a claim), and would otherwise wait for their timeouts."""
@@ -392,7 +392,7 @@ class App:
             if self.drain():
                 continue
             await self._unless_stopped(self._work.wait())
-        await binder.acquire_slot()
+        return await binder.take_slot()
 
     async def wait_synced(self) -> None:
         """Apply what the informers list as it arrives (a big cluster's pods come page by

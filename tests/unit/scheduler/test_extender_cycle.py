@@ -379,14 +379,14 @@ async def test_a_bug_in_the_calls_sends_the_pod_back_told_and_frees_its_slot() -
         runner = asyncio.create_task(binder.run())
         await binder.running.wait()
         pod = r.add("p")
-        await binder.acquire_slot()
+        slot = await binder.take_slot()
         consultation = r.scheduler.schedule_one(r.pop())
         assert isinstance(consultation, Consultation)
-        binder.consult(consultation)
+        binder.consult(consultation, slot.hand_over())
         binder.stop()
         await runner
         assert binder.consulting == 0
-        assert binder.slots._value == binder.max_in_flight  # the slot came back
+        assert binder.free_slots == binder.max_in_flight  # the slot came back
         assert r.scheduler.queue.where(pod.key) == BACKOFF
         assert pod.key in r.reporter.errors
         assert "transport bug" in r.reporter.said[pod.key]
