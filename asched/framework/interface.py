@@ -26,6 +26,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
+from asched.framework.hosts import GangHost, VolumeHost
 from asched.framework.resource_fit import Check
 from asched.framework.status import Status
 
@@ -390,6 +391,16 @@ class PostFilterPlugin(Plugin, Protocol):
 
 
 class Handle(Protocol):
-    """What plugins may use from their host (the API binder, for DefaultBinder)."""
+    """What plugins may use from the scheduler that runs them: the API binder (for
+    DefaultBinder) and the typed hosts of :mod:`asched.framework.hosts` (None where there
+    is no live scheduler)."""
 
     async def bind(self, pod: PodInfo, node: str) -> Status: ...
+
+    @property
+    def gang_host(self) -> GangHost | None:
+        """The gang engine (Coscheduling's host) when a profile enables Coscheduling."""
+
+    @property
+    def volume_host(self) -> VolumeHost | None:
+        """The API writes and watch view VolumeBinding's PreBind needs."""

@@ -193,19 +193,15 @@ class App:
         self.ledger = Ledger(self.table)
         self._work = asyncio.Event()
         self._events: list[WatchEvent | Relisted] = []
-        handle = ApiHandle(client)
         # a pod deleted while its PreBind waits for the PV controller fails that wait at
         # once (the binding task rolls back and frees its slot) instead of timing out
-        volume_host = ApiVolumeHost(
-            client, self.table, pod_exists=lambda pod: not self.queue.deleted_in_flight(pod.key)
-        )
-        handle.volume_host = self.volume_host = volume_host
+        self.volume_host = ApiVolumeHost(client, self.table, pod_exists=self._pod_not_deleted)
         waiting = WaitingPods()
         #: gang scheduling (None: no profile enables Coscheduling)
         self.gangs: GangRuntime | None = None
         if any(COSCHEDULING in _enabled(p) for p in config.profiles):
-            self.gangs = gangs = GangRuntime(self.table, waiting, loop.time)
-            handle.gang_host = lambda: gangs
+            self.gangs = GangRuntime(self.table, waiting, loop.time)
+        handle = ApiHandle(client, gang_host=self.gangs, volume_host=self.volume_host)
         self.extenders = (
             tuple(extenders)
             if extenders is not None
@@ -614,6 +610,11 @@ class App:
         while True:
             await asyncio.sleep(NOT_READY_LOG_INTERVAL)
             self._log_waiting(f"still waiting after {loop.time() - started:.0f}s", elector)
+
+    def _pod_not_deleted(self, pod: PodInfo) -> bool:
+        """Whether the watch has not reported ``pod`` deleted while in flight (asked by
+        VolumeBinding's PreBind, so only once the queue exists)."""
+        return not self.queue.deleted_in_flight(pod.key)
 
     def _pod_gone(self, key: PodKey) -> None:
         """The watch saw a pending or in-flight pod go."""

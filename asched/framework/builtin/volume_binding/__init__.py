@@ -55,14 +55,10 @@ from asched.framework.builtin.volume_binding.match import (
     reasons_of,
     split_unbound,
 )
-from asched.framework.builtin.volume_binding.prebind import (
-    Resource,
-    VolumeHost,
-    VolumeWriteError,
-    bind_pod_volumes,
-)
+from asched.framework.builtin.volume_binding.prebind import VolumeWriteError, bind_pod_volumes
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
+from asched.framework.hosts import Resource, VolumeHost
 from asched.framework.interface import (
     PRE_FILTER_SKIP,
     PRE_FILTER_SUCCESS,
@@ -313,7 +309,7 @@ class VolumeBinding:
         found: _State | None = state.get(STATE_KEY)
         if found is None or (not found.bindings and not found.provisions):
             return Status.success()
-        host: VolumeHost | None = getattr(self._handle, "volume_host", None)
+        host = self._handle.volume_host if self._handle is not None else None
         if host is None:
             return Status.error("binding volumes: the scheduler has no volume host", NAME)
         return await bind_pod_volumes(
