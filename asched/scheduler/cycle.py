@@ -90,6 +90,37 @@ class CycleStats:
     rolled_back: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Assumed:
+    """The pod is assumed, reserved and permitted (or waiting): its bind job."""
+
+    job: BindJob
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """No node: the decision that says why (its status: Unschedulable, or an Error).
+
+    ``extender_filtered``: an extender removed nodes; upstream then counts
+    :data:`~asched.extenders.extender.EXTENDER_NAME` among the rejectors, so that any
+    cluster event requeues the pod."""
+
+    decision: Decision
+    extender_filtered: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RolledBack:
+    """Reserve or Permit refused the assumed pod; the rollback has requeued it."""
+
+    status: Status
+
+
+#: What one decision comes to: the pod to bind, the extenders to ask first, the failure
+#: to handle, a rollback already done, or None (the pod went away: nothing to count).
+Outcome = Assumed | Consultation | Failed | RolledBack | None
+
+
 class Scheduler:
     """Decides and hands off; owns the rollback. See the module docstring."""
 
@@ -173,7 +204,27 @@ class Scheduler:
             self.queue.done(pod.key)
             return None
         self.stats.attempts += 1
-        return self._decide(qp, profile, self.clock())
+        start = self.clock()
+        return self._settle(qp, profile, start, self._decide(qp, profile, start))
+
+    def _settle(
+        self, qp: QueuedPod, profile: ProfileRuntime, start: float, outcome: Outcome
+    ) -> BindJob | Pending | None:
+        """The one handler of a decision's outcome: the attempt's metric, then the job to
+        bind, the consultation to run, or the failure's requeue and report (or the
+        preemption to ask the extenders about first)."""
+        if outcome is None or isinstance(outcome, Consultation):
+            return outcome  # nothing to count: the pod went, or the attempt goes on
+        if isinstance(outcome, Assumed):
+            self._attempt("scheduled", profile, start)
+            return outcome.job
+        if isinstance(outcome, RolledBack):
+            self._attempt(_result(outcome.status), profile, start)
+            return None
+        self._attempt(_result(outcome.decision.status), profile, start)
+        return self._failed(
+            qp, profile, outcome.decision, extender_filtered=outcome.extender_filtered
+        )
 
     def _decide(
         self,
@@ -183,7 +234,7 @@ class Scheduler:
         *,
         rounds: int = 1,
         nominated: bool = True,
-    ) -> BindJob | Pending | None:
+    ) -> Outcome:
         """The in-tree decision; for a pod an extender wants to see, the consultation to
         run instead of choosing (see :mod:`asched.extenders.consult`)."""
         pod = qp.pod
@@ -192,10 +243,8 @@ class Scheduler:
             admit = partial(self.gangs.admit, pod, algorithm, profile.gang_need)
             refused = contain.guarded(pod, "decide", admit)
             if refused is not None:
-                self._attempt(_result(refused), profile, start)
                 outcome = PreFilterOutcome(refused)
-                refusal = Decision(pod, refused, pre_filter=outcome, _algorithm=algorithm)
-                return self._failed(qp, profile, refusal)
+                return Failed(Decision(pod, refused, pre_filter=outcome, _algorithm=algorithm))
         pod_json = self.raw.pod(pod) if self.extenders else None
         consulting = pod_json is not None and consult.interested(self.extenders, pod_json)
         decided = contain.guarded(
@@ -205,8 +254,7 @@ class Scheduler:
         )
         decision = Decision(pod, decided) if isinstance(decided, Status) else decided
         if decision.candidates is None:
-            self._attempt(_result(decision.status), profile, start)
-            return self._failed(qp, profile, decision)
+            return Failed(decision)
         if consulting:
             assert pod_json is not None
             table = self.ledger.table
@@ -226,16 +274,14 @@ class Scheduler:
         candidates = decision.candidates
         chosen = contain.guarded(pod, "decide", partial(algorithm.choose, decision, candidates))
         if isinstance(chosen, Status):
-            self._failed(qp, profile, Decision(pod, chosen))
-            self._attempt("error", profile, start)
-            return None
+            return Failed(Decision(pod, chosen))
         self.observer.chosen(qp, algorithm, decision, candidates)
         return self._assume(qp, profile, decision, start)
 
     def _assume(
         self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision, start: float
-    ) -> BindJob | None:
-        """Assume, Reserve and Permit the chosen node: the bind job, or None (rolled back)."""
+    ) -> Assumed | RolledBack:
+        """Assume, Reserve and Permit the chosen node: the bind job, or rolled back."""
         pod = qp.pod
         node = decision.node
         assert node is not None
@@ -252,8 +298,7 @@ class Scheduler:
             status, waits = framework.run_permit(job.state, pod, node)
         if not status.ok:
             self.rollback(job, status)
-            self._attempt(_result(status), profile, start)
-            return None
+            return RolledBack(status)
         if waits:
             job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
             self.waiting.add(job.waiting)
@@ -269,8 +314,7 @@ class Scheduler:
                 decision.examined,
                 extra={"pod": pod.key, "node": node, "profile": framework.name},
             )
-        self._attempt("scheduled", profile, start)
-        return job
+        return Assumed(job)
 
     # ------------------------------------------------------------------ extenders
     async def ask(self, pending: Pending) -> None:
@@ -288,7 +332,17 @@ class Scheduler:
             return self._last_resort(
                 pending.qp, "extenders", partial(self._conclude_preemption, pending)
             )
-        return self._last_resort(pending.qp, "extenders", partial(self._conclude, pending))
+        consultation = pending
+        return self._last_resort(
+            consultation.qp,
+            "extenders",
+            lambda: self._settle(
+                consultation.qp,
+                consultation.profile,
+                consultation.started,
+                self._conclude(consultation),
+            ),
+        )
 
     def abandon(self, pending: Pending, status: Status) -> None:
         """A consultation that cannot finish (cancelled, or a bug in its calls): the pod
@@ -299,7 +353,7 @@ class Scheduler:
         if requeued:
             self.observer.unschedulable(qp.pod, status.message, error=True)
 
-    def _conclude(self, consultation: Consultation) -> BindJob | Pending | None:
+    def _conclude(self, consultation: Consultation) -> Outcome:
         qp, profile, start = consultation.qp, consultation.profile, consultation.started
         pod = qp.pod
         if self.queue.deleted_in_flight(pod.key):
@@ -307,9 +361,7 @@ class Scheduler:
             return None
         if consultation.error is not None:
             status = Status.error(str(consultation.error), plugin=extender.EXTENDER_NAME)
-            self._failed(qp, profile, Decision(pod, status))
-            self._attempt("error", profile, start)
-            return None
+            return Failed(Decision(pod, status))
         outcome = consultation.outcome
         assert outcome is not None
         table = self.ledger.table
@@ -332,19 +384,16 @@ class Scheduler:
         )
         consultation.pre_state = None  # the conclusion's own now, whatever comes
         if isinstance(decided, Status):  # a plugin raised: the pod's attempt fails, contained
-            self._attempt(_result(decided), profile, start)
-            return self._failed(qp, profile, Decision(pod, decided))
+            return Failed(Decision(pod, decided))
         decision = decided
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
-            self._attempt(_result(decision.status), profile, start)
-            return self._failed(qp, profile, decision)  # the cluster changed that much
+            return Failed(decision)  # the cluster changed that much
         if decision.candidates is not None:  # some row left (feasible: their count)
             mask = decision.candidates
             extra = consult.score_rows(table, consultation)
             chose = contain.guarded(pod, "decide", partial(algorithm.choose, decision, mask, extra))
             if isinstance(chose, Status):
-                self._attempt(_result(chose), profile, start)
-                return self._failed(qp, profile, Decision(pod, chose))
+                return Failed(Decision(pod, chose))
             answers = partial(consult.consulted, consultation, self.extenders)
             self.observer.chosen(qp, algorithm, decision, mask, answers)
             return self._assume(qp, profile, decision, start)
@@ -364,8 +413,7 @@ class Scheduler:
             pod, "decide", partial(algorithm.candidates, pod, nominated=False, sample=False)
         )
         if isinstance(explained, Status):
-            self._attempt(_result(explained), profile, start)
-            return self._failed(qp, profile, Decision(pod, explained))
+            return Failed(Decision(pod, explained))
         decision = explained
         for name, status in outcome.statuses.items():
             row = table.row_of(name)
@@ -373,8 +421,7 @@ class Scheduler:
                 decision.extender_failures[row] = status
         decision.status = Status.unschedulable(plugin="")
         decision.candidates = None
-        self._attempt("unschedulable", profile, start)
-        return self._failed(qp, profile, decision, extender_filtered=outcome.filtered)
+        return Failed(decision, extender_filtered=outcome.filtered)
 
     def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
         self.observer.attempted(result, profile.framework.name, self.clock() - start)
