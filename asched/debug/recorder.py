@@ -100,7 +100,6 @@ class Recorder:
         #: records dropped because recording failed (a bug)
         self.dropped = 0
 
-    # ------------------------------------------------------------------ cycle side
     def chosen(
         self,
         qp: QueuedPod,
@@ -154,7 +153,6 @@ class Recorder:
         """The pod left the queue (bound): it has no pending reason any more."""
         self._reasons.pop(key, None)
 
-    # ------------------------------------------------------------------ reader side
     def records(self) -> list[DecisionRecord]:
         """The kept records, newest first."""
         return list(reversed(self._ring))
@@ -177,7 +175,6 @@ class Recorder:
     def __iter__(self) -> Iterator[DecisionRecord]:
         return iter(self.records())
 
-    # ------------------------------------------------------------------ internals
     def _keep(self, record: DecisionRecord) -> None:
         if len(self._ring) == self.capacity:
             oldest = self._ring[0]

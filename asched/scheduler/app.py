@@ -314,7 +314,6 @@ class App:
         self.ready = asyncio.Event()
         self.on_ready: list[Callable[[], None]] = []
 
-    # ------------------------------------------------------------------ plumbing
     def _report_bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
         """A pending pod of ours that does not decode: say why on the pod itself."""
         meta = obj.get("metadata")
@@ -353,7 +352,6 @@ class App:
         except TimeoutError:
             pass
 
-    # ------------------------------------------------------------------ loops
     async def schedule_loop(self) -> None:
         """Pop and schedule until ``stopping``; never awaits between pop and permit."""
         binder = self.scheduler.binder

@@ -1,12 +1,13 @@
 """The binding cycle: concurrent tasks, bounded in number, one per assumed pod.
 
 WaitOnPermit -> PreBind -> Bind (a binding extender first, when one is interested) ->
-PostBind (section 17.2). A pod whose extenders are consulted gets its task earlier: it
-awaits the extenders, concludes (decides, assumes, reserves, permits: synchronous), and
-goes on as a binding task (:mod:`asched.extenders.consult`). Every task is owned by the
-binder's TaskGroup, never raises out of it (failures become a Status and go through the
-scheduler's single rollback), and on cancellation (shutdown, leadership lost) rolls its
-pod back before re-raising: unreserve, forget, and no API call left half-done counted.
+PostBind (upstream: pkg/scheduler/schedule_one.go, bindingCycle). A pod whose extenders
+are consulted gets its task earlier: it awaits the extenders, concludes (decides, assumes,
+reserves, permits: synchronous), and goes on as a binding task
+(:mod:`asched.extenders.consult`). Every task is owned by the binder's TaskGroup, never
+raises out of it (failures become a Status and go through the scheduler's single
+rollback), and on cancellation (shutdown, leadership lost) rolls its pod back before
+re-raising: unreserve, forget, and no API call left half-done counted.
 
 The number of binds in flight is bounded: the scheduling loop takes a :class:`Slot`
 before it pops a pod (an await *before* the pop, never between pop and permit) and hands

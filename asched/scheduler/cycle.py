@@ -160,7 +160,6 @@ class Scheduler:
         self.binder = binder_factory(self)
         self.evictions = evictions_factory(self) if evictions_factory is not None else None
 
-    # ------------------------------------------------------------------ cycle
     def schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         """One synchronous cycle for a popped pod: the job to hand to a binding task, the
         consultation to hand to an extender task (:mod:`asched.extenders.consult`), or
@@ -316,7 +315,6 @@ class Scheduler:
             )
         return Assumed(job)
 
-    # ------------------------------------------------------------------ extenders
     async def ask(self, pending: Pending) -> None:
         """The extender calls of a consultation or preemption (in its task, outside the
         cycle)."""
@@ -596,7 +594,6 @@ class Scheduler:
         self.observer.unschedulable(preemptor, "preemption: evicting victims failed", "")
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
 
-    # ------------------------------------------------------------------ outcomes
     def bound(self, job: BindJob) -> None:
         """The API accepted the binding. The ledger keeps it until the watch confirms."""
         self.stats.bound += 1

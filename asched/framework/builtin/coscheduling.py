@@ -110,7 +110,6 @@ class Coscheduling:
         #: gang key -> loop time until which its members are refused
         self._backoff: dict[str, float] = {}
 
-    # ------------------------------------------------------------------ helpers
     def _gang(self, pod: PodInfo) -> Gang | None:
         if self.host is None or not pod.gang:
             return None
@@ -131,7 +130,6 @@ class Coscheduling:
             return bool(pod.gang) and changed == pod.gang
         return True
 
-    # ------------------------------------------------------------------ QueueSort
     def sort_key(self, pod: PodInfo, timestamp: float) -> tuple[float, ...]:
         """Priority, then the gang's creation time (the pod's own without a gang)."""
         created = None
@@ -142,7 +140,6 @@ class Coscheduling:
             created = _epoch(pod.creation_timestamp)
         return (-pod.priority, created if created is not None else timestamp)
 
-    # ------------------------------------------------------------------ PreFilter
     def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
         """Whether PreFilter or PreScore follow the plain pods on the nodes
         (:mod:`asched.framework.pre_state`): a pod outside a gang is let through; a gang's members
@@ -214,7 +211,6 @@ class Coscheduling:
                 gap[resource] = short
         return gap
 
-    # ------------------------------------------------------------------ Permit
     def permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, float]:
         host = self.host
         gang = self._gang(pod)
@@ -228,7 +224,6 @@ class Coscheduling:
             return Status.success(), 0.0
         return Status.wait(NAME), self.timeout(gang)
 
-    # ------------------------------------------------------------------ PostFilter
     def post_filter(
         self,
         state: CycleState,
@@ -261,7 +256,6 @@ class Coscheduling:
             )
         )
 
-    # ------------------------------------------------------------------ Reserve
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         return Status.success()
 
