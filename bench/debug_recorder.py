@@ -32,6 +32,7 @@ from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observers
 from tests.builders import make_node, make_pod
 from tests.configs import load_config
 
@@ -63,9 +64,8 @@ def scheduler(nodes: int, percentage: int, recorder: Recorder | None) -> Schedul
         queue=SchedulingQueue(clock=clock),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s),
-        reporter=None,
+        observer=Observers(recorder=recorder),
         clock=clock,
-        recorder=recorder,
     )
 
 

@@ -137,7 +137,6 @@ def _scheduler(n_nodes: int, extenders: tuple[Extender, ...]) -> Scheduler:
         queue=SchedulingQueue(clock=time.monotonic, interests={EXTENDER_NAME: ANY}),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s),
-        reporter=None,
         extenders=extenders,
         raw=RawObjects(nodes=False),
     )

@@ -46,9 +46,7 @@ def build(nodes: int) -> tuple[Scheduler, Any]:
         queue=SchedulingQueue(clock=clock),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s),
-        reporter=None,
         clock=clock,
-        recorder=None,
     )
     for name in ("warm", "traced"):
         raw = make_pod(name, cpu="100m", memory="500Mi")

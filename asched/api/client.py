@@ -419,7 +419,6 @@ class KubeClient:
         finally:
             response.release()
 
-    # ------------------------------------------------------------------ pods
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> Response:
         """POST the pod's Binding: 201 bound, 404 pod gone, 409 already assigned.
 

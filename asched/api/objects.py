@@ -34,7 +34,6 @@ EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
 
 
-# ---------------------------------------------------------------------- metadata
 class OwnerReferenceJSON(TypedDict, total=False):
     """``metadata.ownerReferences[]``."""
 
@@ -77,7 +76,6 @@ class KubeObject(TypedDict, total=False):
     metadata: ObjectMetaJSON
 
 
-# ---------------------------------------------------------------------- pods
 class ResourceRequirementsJSON(TypedDict, total=False):
     """``resources`` of a container: quantity strings by resource name."""
 
@@ -191,7 +189,6 @@ class PodJSON(TypedDict, total=False):
     status: PodStatusJSON
 
 
-# ---------------------------------------------------------------------- nodes
 class TaintJSON(TypedDict, total=False):
     """``spec.taints[]`` of a Node."""
 
@@ -233,7 +230,6 @@ class NodeJSON(TypedDict, total=False):
     status: NodeStatusJSON
 
 
-# ---------------------------------------------------------------------- writes
 class ObjectReferenceJSON(TypedDict, total=False):
     """A reference to an object (a Binding's target, an Event's ``regarding``)."""
 
@@ -277,7 +273,6 @@ class EventJSON(TypedDict, total=False):
     type: str
 
 
-# ---------------------------------------------------------------------- envelopes
 class ObjectListJSON(TypedDict, total=False):
     """A List (one page of a paginated LIST)."""
 

@@ -1,4 +1,6 @@
-"""Pod (anti-)affinity terms, decoded (section 12.1).
+"""Pod (anti-)affinity terms, decoded.
+
+Upstream: pkg/scheduler/framework/types.go, AffinityTerm.
 
 A term selects pods by label in some namespaces, within a topology domain given by a
 node label key. ``namespaces`` empty and ``namespace_selector`` None means "the owning

@@ -81,7 +81,6 @@ class Attachments:
         self._dependents: dict[tuple[str, str], set[str]] = {}
         self._row_limits: dict[int, tuple[str, ...]] = {}
 
-    # ----------------------------------------------------------------- columns
     def grow(self, capacity: int) -> None:
         self.counts = {d: grown(c, capacity, 0) for d, c in self.counts.items()}
         self.limits = {d: grown(c, capacity, -1) for d, c in self.limits.items()}
@@ -104,7 +103,6 @@ class Attachments:
         column = self.limits.get(driver)
         return np.full(size, -1, np.int64) if column is None else column[:size]
 
-    # ----------------------------------------------------------------- CSINodes
     def set_csi_node(self, row: int, name: str, catalog: VolumeCatalog) -> None:
         """Write the row's limit columns from the CSINode named ``name`` (if any)."""
         for driver in self._row_limits.pop(row, ()):
@@ -130,7 +128,6 @@ class Attachments:
             self.limits[driver][row] = -1
         self.has_csi_node[row] = False
 
-    # ----------------------------------------------------------------- pods
     def add(self, pod: PodInfo, row: int, catalog: VolumeCatalog) -> None:
         """Count ``pod`` on ``row`` (it must not be counted already)."""
         if not pod.volumes:

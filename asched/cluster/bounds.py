@@ -13,9 +13,10 @@ int64, so no score product overflows; and a node's summed requests stay in int64
 1,024 pods at the maximum each.
 
 * A **pod** whose request of any resource (one container's, or the effective total of
-  section 5.1) exceeds the range is *out of range*: it is decoded with its amounts
-  clamped (so it can still be counted on a node someone else bound it to) and carries
-  a message naming the field; the scheduler reports it unschedulable with that message.
+  :mod:`asched.cluster.requests`) exceeds the range is *out of range*: it is decoded with
+  its amounts clamped (so it can still be counted on a node someone else bound it to) and
+  carries a message naming the field; the scheduler reports it unschedulable with that
+  message.
 * A **node** capacity beyond the range is clamped to it: no pod in range can tell the
   difference.
 * Image sizes are clamped the same way.

@@ -1,10 +1,12 @@
 """PodDisruptionBudgets, as preemption reads them (policy/v1 and policy/v1beta1 alike).
 
 Preemption prefers victims whose eviction keeps every budget within its
-``status.disruptionsAllowed`` (section 18.3). A budget's selector is decoded once, when
-the object arrives; a nil, empty or malformed selector matches no pod (upstream skips
-such budgets: upstream's ``LabelSelectorAsSelector`` fails and the budget is skipped),
-and a malformed one is reported, not raised, so a bad object never stops the scheduler.
+``status.disruptionsAllowed`` (upstream: filterPodsWithPDBViolation in
+pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go). A budget's
+selector is decoded once, when the object arrives; a nil, empty or malformed selector
+matches no pod (upstream skips such budgets: upstream's ``LabelSelectorAsSelector`` fails
+and the budget is skipped), and a malformed one is reported, not raised, so a bad object
+never stops the scheduler.
 """
 
 from __future__ import annotations

@@ -204,7 +204,6 @@ class GangIndex:
     def __len__(self) -> int:
         return len(self.gangs)
 
-    # ------------------------------------------------------------------ groups
     def set_pod_group(self, raw: Mapping[str, Any]) -> list[str]:
         """Add or replace a PodGroup; return its gang key if what scheduling reads of it
         changed (a status-only update changes nothing), else an empty list."""
@@ -270,7 +269,6 @@ class GangIndex:
             found = self.invalid.get(key.rsplit("/", 1)[0])
         return None if found is None else found[1]
 
-    # ------------------------------------------------------------------ members
     def set_member(self, pod_key: str, gang: str, pod: PodInfo) -> None:
         """Record ``pod`` as a member of ``gang`` ("" : of none)."""
         old = self._gang_of.get(pod_key)

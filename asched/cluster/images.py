@@ -1,9 +1,10 @@
 """Which nodes hold which container images, for ImageLocality.
 
 Per image name: the rows that list it and the size each reports. ``spread`` of a name is
-how many nodes list it; section 11 scales the size by ``spread / total nodes``. Arrays
-per name are rebuilt lazily after a change, so a scoring pass is a few scatter-adds over
-the rows that hold the pod's images, never a loop over nodes.
+how many nodes list it; ImageLocality scales the size by ``spread / total nodes``
+(upstream: scaledImageScore). Arrays per name are rebuilt lazily after a change, so a
+scoring pass is a few scatter-adds over the rows that hold the pod's images, never a loop
+over nodes.
 """
 
 from __future__ import annotations

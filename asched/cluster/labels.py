@@ -106,7 +106,7 @@ class LabelColumns:
     def requirement(
         self, name: str, operator: str, values: tuple[str, ...], rows: Rows
     ) -> BoolMask:
-        """Section 9.1 operator semantics over ``rows``."""
+        """Node-selector operator semantics over ``rows``."""
         size = size_of(rows)
         key = self.keys.get(name)
         if key is None:

@@ -1,4 +1,7 @@
-"""metav1.LabelSelector: decoding from raw JSON and matching (section 12.1).
+"""metav1.LabelSelector: decoding from raw JSON and matching.
+
+Upstream: staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go,
+LabelSelectorAsSelector.
 
 The one selector type of asched: topology spread constraints and the workload objects
 that give pods their default spread constraints (:mod:`asched.cluster.spread`), pod

@@ -1,11 +1,12 @@
 """Pods nominated to nodes by preemption (upstream's nominator), by pod and by node.
 
 A preemptor whose victims are being deleted waits, nominated to the node it will take.
-Until it is bound, lower- or equal-priority pods must not take that room: the filter
-pass counts the nominated pods of at least the incoming pod's priority on their node
-(section 4.3). Nominations come from the preemption decision (at once) and from the
-pods' ``status.nominatedNodeName`` (after a restart); they end when the pod is assumed,
-bound or deleted, or when a higher-priority preemption clears them.
+Until it is bound, lower- or equal-priority pods must not take that room: the filter pass
+counts the nominated pods of at least the incoming pod's priority on their node (upstream:
+pkg/scheduler/framework/runtime/framework.go, RunFilterPluginsWithNominatedPods).
+Nominations come from the preemption decision (at once) and from the pods'
+``status.nominatedNodeName`` (after a restart); they end when the pod is assumed, bound or
+deleted, or when a higher-priority preemption clears them.
 
 What the nominated pods hold is also kept summed per node and priority, updated on
 every change, so a scheduling cycle reads it without walking the nominated pods.

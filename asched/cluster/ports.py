@@ -1,7 +1,8 @@
 """Host ports used on each node, as count columns for vectorised conflict checks.
 
 One ``int32`` column per distinct (ip, protocol, port) in use anywhere, counting the
-pods on each row that hold it. A wanted port conflicts (section 10.3) with a row when:
+pods on each row that hold it. A wanted port conflicts with a row when (upstream:
+pkg/scheduler/framework/types.go, HostPortInfo.CheckConflict):
 
 * it asks for ``0.0.0.0``: any column with the same (protocol, port) is non-zero there;
 * it asks for a specific ip: the ``0.0.0.0`` column or the same-ip column is non-zero.

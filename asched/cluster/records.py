@@ -3,8 +3,8 @@
 They are decoded once from raw Kubernetes JSON (:mod:`asched.cluster.decode`) and hold
 quantities already in canonical integer units. No kubernetes-asyncio model appears here.
 The scalar matching helpers (``tolerates``, ``Requirement.matches``) are the reference
-semantics (sections 8.1 and 9.1 of the semantics document); the vectorised plugins
-reproduce them over whole columns.
+semantics (upstream's ``ToleratesTaint`` and ``Requirement.Matches``); the vectorised
+plugins reproduce them over whole columns.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ class Toleration:
     effect: str = ""
 
     def tolerates(self, taint: Taint) -> bool:
-        """Section 8.1: effect, key and operator all match."""
+        """Effect, key and operator all match (upstream:
+        staging/src/k8s.io/api/core/v1/toleration.go, ToleratesTaint)."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
@@ -73,7 +74,8 @@ class Requirement:
     values: tuple[str, ...] = ()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        """Section 9.1 operator semantics against one node's labels."""
+        """Node-selector operator semantics against one node's labels (upstream:
+        staging/src/k8s.io/apimachinery/pkg/labels/selector.go, Requirement.Matches)."""
         present = self.key in labels
         op = self.operator
         if op == "In":
@@ -200,13 +202,13 @@ class NodeInfo:
 class PodInfo:
     """What the scheduler reads of a Pod. Quantities in canonical units.
 
-    ``requests`` is the pod's effective request per resource (section 5.1, overhead
-    included, zero entries omitted); ``nonzero_cpu``/``nonzero_memory`` are the scoring
-    requests with the 100m / 200Mi defaults (section 5.2). ``annotations`` holds
-    ``metadata.annotations`` only when an enabled plugin declares that it reads them
-    (``declare(..., reads_annotations=True)``; they may be large, such as kubectl's
-    last-applied-configuration); it is empty otherwise. ``owner_references`` are always
-    decoded.
+    ``requests`` is the pod's effective request per resource
+    (:mod:`asched.cluster.requests`, overhead included, zero entries omitted);
+    ``nonzero_cpu``/``nonzero_memory`` are the scoring requests with the 100m / 200Mi
+    defaults. ``annotations`` holds ``metadata.annotations`` only when an enabled plugin
+    declares that it reads them (``declare(..., reads_annotations=True)``; they may be
+    large, such as kubectl's last-applied-configuration); it is empty otherwise.
+    ``owner_references`` are always decoded.
     """
 
     namespace: str

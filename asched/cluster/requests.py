@@ -1,10 +1,10 @@
 """A pod's effective resource requests, as upstream's ``PodRequests`` computes them.
 
-Section 5.1: app containers are summed; init containers run one at a time, so they
-count as a running maximum, except restartable ("sidecar") init containers, which keep
-running and therefore stack onto both the app total and every later init phase; the
-pod overhead is added last. Section 5.2: for scoring, a container that leaves cpu or
-memory unset is counted as 100m / 200Mi.
+Upstream: staging/src/k8s.io/component-helpers/resource/helpers.go, PodRequests. App
+containers are summed; init containers run one at a time, so they count as a running
+maximum, except restartable ("sidecar") init containers, which keep running and therefore
+stack onto both the app total and every later init phase; the pod overhead is added last.
+For scoring, a container that leaves cpu or memory unset is counted as 100m / 200Mi.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ PODS: Final = "pods"
 #: The resources every node row carries, in column order.
 BASE_RESOURCES: Final = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 
-#: Requests assumed for scoring when a container leaves cpu/memory unset (section 5.2).
+#: Requests assumed for scoring when a container leaves cpu/memory unset (upstream:
+#: pkg/scheduler/util/pod_resources.go).
 DEFAULT_MILLI_CPU_REQUEST: Final = 100
 DEFAULT_MEMORY_REQUEST: Final = 200 * 1024 * 1024
 

@@ -1,4 +1,7 @@
-"""Topology spread constraints, decoded (section 13.1): shared by the engine and the reference.
+"""Topology spread constraints, decoded: shared by the engine and the reference.
+
+Upstream: pkg/scheduler/framework/plugins/podtopologyspread/common.go,
+filterTopologySpreadConstraints and buildDefaultConstraints.
 
 The vectorised plugin (:mod:`asched.framework.builtin.pod_topology_spread`) and the
 scalar reference (:mod:`asched.tools.reference.topologyspread`) both take their constraints

@@ -10,7 +10,8 @@ Layout (``cap`` = capacity, doubled when full; rows of deleted nodes go to a fre
   count, extended resources in units): ``allocatable[r]``, ``requested[r]`` and
   ``free[r] = allocatable[r] - requested[r]``, each ``int64[cap]``. ``requested`` of the
   ``pods`` axis is the number of pods on the node.
-* ``nonzero_cpu``, ``nonzero_memory``: ``int64[cap]``, the scoring requests (section 5.2)
+* ``nonzero_cpu``, ``nonzero_memory``: ``int64[cap]``, the scoring requests (100m / 200Mi
+  when unset)
 * ``zone``: ``int32[cap]`` zone id; ``seq``: ``int64[cap]`` insertion order within its zone
 * labels, taints, host ports and images in :mod:`labels`, :mod:`taints`, :mod:`ports`,
   :mod:`images`; the counted pods themselves as rows of :mod:`pods` (for inter-pod
@@ -160,7 +161,6 @@ class NodeTable:
         for name in BASE_RESOURCES:
             self.ensure_axis(name)
 
-    # ----------------------------------------------------------------- structure
     @property
     def volumes(self) -> VolumeCatalog:
         """PVs, claims, storage classes and CSI objects (the volume plugins read them).
@@ -276,7 +276,6 @@ class NodeTable:
         """The current position in the change log."""
         return self.changes_base + len(self.changes)
 
-    # ----------------------------------------------------------------- nodes
     def upsert_node(self, node: NodeInfo) -> int:
         """Add ``node`` or update its row in place; return its row."""
         row = self.index.get(node.name)
@@ -376,7 +375,8 @@ class NodeTable:
         self._structural()
 
     def order(self) -> npt.NDArray[np.intp]:
-        """Live rows in upstream's zone-interleaved node-tree order (section 2.2)."""
+        """Live rows in upstream's zone-interleaved node-tree order (upstream:
+        pkg/scheduler/backend/cache/node_tree.go, nodeTree.list)."""
         if self._order is None:
             live = np.flatnonzero(self.alive[: self.size])
             zones = self.zone[live]
@@ -393,7 +393,6 @@ class NodeTable:
             self._order = live[by_zone_seq][interleaved].astype(np.intp)
         return self._order
 
-    # ----------------------------------------------------------------- pods
     def add_pod(self, pod: PodInfo, node_name: str) -> bool:
         """Count ``pod`` on ``node_name``; False (kept as an orphan) if the node is unknown."""
         if pod.key in self.pods:
@@ -443,7 +442,6 @@ class NodeTable:
             self.ports.add(row, placed.ports, sign)
         self._touch(row)
 
-    # ----------------------------------------------------------------- reading
     def _column_of(
         self, columns: list[npt.NDArray[np.int64]], resource: str
     ) -> npt.NDArray[np.int64]:

@@ -287,7 +287,6 @@ class VolumeCatalog:
         self.claims.pop(key, None)
         self._changed("persistentvolumeclaims", key)
 
-    # ----------------------------------------------------------------- assume cache
     def assume_pv(self, pv: PersistentVolume) -> None:
         """Shadow the watched PV with ``pv`` (Reserve's binding to a claim).
 
@@ -349,7 +348,6 @@ class VolumeCatalog:
         """The claim as the watch last showed it, whatever is assumed."""
         return self.claim_api.get(key) or self.claims.get(key)
 
-    # ----------------------------------------------------------------- the other kinds
     def put_class(self, storage_class: StorageClass) -> None:
         self.classes[storage_class.name] = storage_class
         self._changed("storageclasses", storage_class.name)

@@ -61,7 +61,6 @@ class SelectorSources:
         self.hits = 0
         self.misses = 0
 
-    # ------------------------------------------------------------------ writing
     def upsert(self, kind: str, obj: Mapping[str, Any]) -> None:
         """Add or replace one object of ``kind`` (ignored unless a selector kind)."""
         if kind not in SELECTOR_KINDS:
@@ -98,7 +97,6 @@ class SelectorSources:
         if dropped is not None:
             self._cached -= len(dropped)
 
-    # ------------------------------------------------------------------ reading
     def objects(self, namespace: str) -> Extras:
         """The namespace's objects, kind -> list (the reference's ``extras`` shape)."""
         kinds = self._objects.get(namespace, {})

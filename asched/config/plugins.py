@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
-#: The default multiPoint list in upstream order, with score weights (section 3.1).
+#: The default multiPoint list in upstream order, with score weights (upstream:
+#: pkg/scheduler/apis/config/v1/default_plugins.go).
 DEFAULT_MULTIPOINT: Final[tuple[tuple[str, int], ...]] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),

@@ -22,8 +22,9 @@ Three steps, each a pure function of already-validated sets (see
    and an unset weight (0) becomes 1. So a ``score.enabled`` entry *without* a weight
    resets a default weight (TaintToleration's 3) to 1, as upstream does.
 
-With the defaults this yields exactly section 3.1 of the semantics reference (for
-example Filter: NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, ...).
+With the defaults this yields exactly upstream's default plugin order (upstream:
+pkg/scheduler/apis/config/v1/default_plugins.go, getDefaultPlugins; for example Filter:
+NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, ...).
 """
 
 from __future__ import annotations

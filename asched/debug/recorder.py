@@ -47,6 +47,7 @@ from asched.cluster.table import NodeTable
 from asched.debug.record import FEASIBLE, REJECTED, SCORED, DecisionRecord
 from asched.engine.algorithm import Algorithm, Decision
 from asched.engine.result import Preemption, Victim
+from asched.extenders.consult import Consulted
 from asched.extenders.extender import EXTENDER_NAME
 from asched.framework.interface import PostFilterResult
 from asched.framework.status import Code, Status
@@ -61,20 +62,6 @@ MAX_REASONS: Final = 10_000
 #: The reason recorded for a node an extender left out of its answer without naming it
 #: (the same words as ``asched explain``'s).
 DROPPED_REASON: Final = "left out of the extender's answer without a reason"
-
-
-@dataclass(frozen=True, slots=True)
-class Consulted:
-    """What the extenders said in a decision concluded after their answers.
-
-    ``sent``: the node names they were asked about; ``statuses``: name -> the status of
-    a node an extender rejected; ``columns``: per prioritizing extender, its name, its
-    weight and its contribution per node (weight x score x 10, what the total adds).
-    """
-
-    sent: tuple[str, ...]
-    statuses: Mapping[str, Status]
-    columns: tuple[tuple[str, int, Mapping[str, int]], ...] = ()
 
 
 @dataclass(slots=True)
@@ -113,7 +100,6 @@ class Recorder:
         #: records dropped because recording failed (a bug)
         self.dropped = 0
 
-    # ------------------------------------------------------------------ cycle side
     def chosen(
         self,
         qp: QueuedPod,
@@ -167,7 +153,6 @@ class Recorder:
         """The pod left the queue (bound): it has no pending reason any more."""
         self._reasons.pop(key, None)
 
-    # ------------------------------------------------------------------ reader side
     def records(self) -> list[DecisionRecord]:
         """The kept records, newest first."""
         return list(reversed(self._ring))
@@ -190,7 +175,6 @@ class Recorder:
     def __iter__(self) -> Iterator[DecisionRecord]:
         return iter(self.records())
 
-    # ------------------------------------------------------------------ internals
     def _keep(self, record: DecisionRecord) -> None:
         if len(self._ring) == self.capacity:
             oldest = self._ring[0]

@@ -175,7 +175,6 @@ class Algorithm:
         #: decisions that reused a kept PreFilter and PreScore state (:class:`PreState`)
         self.pre_state_reuses = 0
 
-    # ------------------------------------------------------------------ public
     def schedule(self, pod: PodInfo) -> Decision:
         """Find the node for ``pod``; see the module docstring."""
         decision = self.candidates(pod)
@@ -410,8 +409,9 @@ class Algorithm:
         rejected: dict[int, Status],
     ) -> npt.NDArray[np.bool_]:
         """``feasible``, minus the rows that fail once the pods nominated there with at
-        least ``pod``'s priority are counted (section 4.3's first pass; the second pass,
-        without them, is ``feasible`` itself).
+        least ``pod``'s priority are counted (the first pass of upstream's
+        RunFilterPluginsWithNominatedPods, pkg/scheduler/framework/runtime/framework.go;
+        the second pass, without them, is ``feasible`` itself).
 
         The nominated pods are added to the table for the check and removed after it,
         which restores every row exactly. Cross-row plugins see the nominated pods of
@@ -535,7 +535,6 @@ class Algorithm:
         out[rows] = passing
         return out
 
-    # ------------------------------------------------------------------ cache
     def _wanted(self) -> int:
         n_all = self.table.n_nodes
         if not self.framework.score and not self.extender_filters and not self.extender_scores:

@@ -1,4 +1,7 @@
-"""Which nodes are examined and which one is chosen (sections 2 and 4.5).
+"""Which nodes are examined and which one is chosen.
+
+Upstream: pkg/scheduler/schedule_one.go, numFeasibleNodesToFind, findNodesThatPassFilters
+and selectHost.
 
 ``num_feasible_nodes_to_find`` is upstream's formula. :class:`Sampler` reproduces the
 sequential emulation of upstream's filter loop over the zone-interleaved node order:

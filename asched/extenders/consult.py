@@ -55,6 +55,7 @@ from asched.extenders.preemption import narrow_candidates
 from asched.extenders.protocol import RawObject
 from asched.framework.pre_state import PreState
 from asched.framework.preemption import Candidate, CandidateSelector
+from asched.framework.status import Status
 from asched.queue.queued import QueuedPod
 
 if TYPE_CHECKING:
@@ -63,6 +64,21 @@ if TYPE_CHECKING:
 #: Decisions of one attempt, the first included, before a pod whose extender-accepted
 #: nodes keep changing under it is reported with the current reasons and retried later.
 MAX_ROUNDS: Final = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Consulted:
+    """What the extenders said in a decision concluded after their answers (for the debug
+    pages' record of the decision).
+
+    ``sent``: the node names they were asked about; ``statuses``: name -> the status of
+    a node an extender rejected; ``columns``: per prioritizing extender, its name, its
+    weight and its contribution per node (weight x score x 10, what the total adds).
+    """
+
+    sent: tuple[str, ...]
+    statuses: Mapping[str, Status]
+    columns: tuple[tuple[str, int, Mapping[str, int]], ...] = ()
 
 
 @dataclass(slots=True)
@@ -299,3 +315,16 @@ async def ask(
         consultation.scores = await run_prioritizers(
             extenders, pod, consultation.pod_json, outcome.feasible, node_objects, encoded=encoded
         )
+
+
+def consulted(consultation: Consultation, extenders: Sequence[Extender]) -> Consulted:
+    """What the extenders said in ``consultation`` (answered), for the decision's record."""
+    outcome = consultation.outcome
+    assert outcome is not None
+    weights = {e.name: e.weight for e in extenders}
+    scores = consultation.scores
+    columns = tuple(
+        (name, weights.get(name, 1), contributions)
+        for name, contributions in (scores.by_extender if scores is not None else ())
+    )
+    return Consulted(tuple(consultation.names), outcome.statuses, columns)

@@ -1,4 +1,7 @@
-"""The ``0/N nodes are available: ...`` message (section 19), built on the cold path."""
+"""The ``0/N nodes are available: ...`` message, built on the cold path.
+
+Upstream: pkg/scheduler/framework/types.go, FitError.Error.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""What a plugin is, per extension point (section 3.2), and the array contract.
+"""What a plugin is, per extension point, and the array contract.
+
+Upstream: pkg/scheduler/framework/interface.go.
 
 A Filter returns a boolean mask over the selected rows; a Score returns raw ``int64``
 scores over the selected rows; NormalizeScore maps raw scores of the rows taking part
@@ -26,6 +28,7 @@ from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
+from asched.framework.hosts import GangHost, VolumeHost
 from asched.framework.resource_fit import Check
 from asched.framework.status import Status
 
@@ -226,9 +229,9 @@ class ExplainsRows(Protocol):
 
 @runtime_checkable
 class ResourceFit(FilterPlugin, Protocol):
-    """A Filter whose verdict on a row is exactly NodeResourcesFit's (section 6.2): room for
-    one more pod and, per check, ``request <= free`` on the check's axis, with
-    :class:`~asched.framework.resource_fit.ResourceNeed`'s reasons.
+    """A Filter whose verdict on a row is exactly NodeResourcesFit's (upstream:
+    fitsRequest): room for one more pod and, per check, ``request <= free`` on the check's
+    axis, with :class:`~asched.framework.resource_fit.ResourceNeed`'s reasons.
 
     Declaring it lets the engine compute the verdict from free amounts it adjusts itself
     (what nominated pods hold; what preemption's victims free) without touching the
@@ -315,7 +318,8 @@ class PreFilterOutcome:
 
     @property
     def absent_reason(self) -> str:
-        """The reason recorded for nodes outside ``allowed`` (section 2.3)."""
+        """The reason recorded for nodes outside ``allowed`` (upstream:
+        pkg/scheduler/schedule_one.go, findNodesThatFitPod)."""
         if len(self.restricted_by) == 1:
             return f"node(s) didn't satisfy plugin {self.restricted_by[0]}"
         return f"node(s) didn't satisfy plugin(s) [{' '.join(self.restricted_by)}] simultaneously"
@@ -390,6 +394,16 @@ class PostFilterPlugin(Plugin, Protocol):
 
 
 class Handle(Protocol):
-    """What plugins may use from their host (the API binder, for DefaultBinder)."""
+    """What plugins may use from the scheduler that runs them: the API binder (for
+    DefaultBinder) and the typed hosts of :mod:`asched.framework.hosts` (None where there
+    is no live scheduler)."""
 
     async def bind(self, pod: PodInfo, node: str) -> Status: ...
+
+    @property
+    def gang_host(self) -> GangHost | None:
+        """The gang engine (Coscheduling's host) when a profile enables Coscheduling."""
+
+    @property
+    def volume_host(self) -> VolumeHost | None:
+        """The API writes and watch view VolumeBinding's PreBind needs."""

@@ -1,4 +1,7 @@
-"""Score normalization helpers shared by plugins (section 14)."""
+"""Score normalization helpers shared by plugins.
+
+Upstream: pkg/scheduler/framework/plugins/helper/normalize_score.go, DefaultNormalizeScore.
+"""
 
 from __future__ import annotations
 

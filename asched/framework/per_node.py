@@ -113,7 +113,6 @@ class PerNode:
     def __getattr__(self, attribute: str) -> Any:
         return getattr(self.plugin, attribute)
 
-    # ----------------------------------------------------------------- Filter
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         return self.filter_candidates(state, pod, table, rows, None)
 
@@ -142,7 +141,6 @@ class PerNode:
         status: Status = self.plugin.filter_node(state, pod, Node.at(table, row))
         return status
 
-    # ----------------------------------------------------------------- Score
     def score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows
     ) -> npt.NDArray[np.int64]:

@@ -1,4 +1,8 @@
-"""Preemption's candidate search over the NodeTable (section 18.3 and 18.4).
+"""Preemption's candidate search over the NodeTable.
+
+Upstream: pkg/scheduler/framework/preemption/preemption.go, DryRunPreemption and
+pickOneNodeForPreemption; SelectVictimsOnNode in
+pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go.
 
 Two ways to find, per potential node, the fewest lower-priority victims that let the
 preemptor fit, with the same answers:

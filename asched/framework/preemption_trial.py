@@ -1,10 +1,12 @@
 """Preemption's what-ifs on the live table: the two :class:`~asched.framework.preemption.Trial`
-forms the exact search runs with (section 18.4).
+forms the exact search runs with.
 
 A fit check asks the profile's whole filter chain about one row of the table as it is
 after some of the row's pods were taken off, some put back, and the nominated pods of at
-least the preemptor's priority added for a first pass (section 4.3). Filters read the
-live table, so every change is applied to it; what differs is the PreFilter state:
+least the preemptor's priority added for a first pass (upstream:
+pkg/scheduler/framework/runtime/framework.go, RunFilterPluginsWithNominatedPods). Filters
+read the live table, so every change is applied to it; what differs is the PreFilter
+state:
 
 * :class:`FreshTrial` runs PreFilter afresh, over the whole table, for every check (and
   for each of a check's two passes). Always right; it costs a PreFilter per check.
@@ -61,7 +63,7 @@ def two_passes(
 
     Nominated pods of at least its priority on that node are counted (``add``) for a
     first pass, and taken off again (``remove``); when they were and it passed, a second
-    pass runs without them (section 4.3).
+    pass runs without them (upstream: RunFilterPluginsWithNominatedPods).
     """
     extra = nominated_on(pod, table, row)
     if not extra:

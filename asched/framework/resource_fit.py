@@ -1,4 +1,6 @@
-"""NodeResourcesFit's fit and reasons (section 6.2), in one place for every caller.
+"""NodeResourcesFit's fit and reasons, in one place for every caller.
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go, fitsRequest.
 
 A :class:`ResourceNeed` is what a pod asks of a node: room for one more pod, then per
 checked resource its request (in the table's units), in upstream's reason order (cpu,

@@ -1,12 +1,14 @@
 """Resource-based scoring maths shared by NodeResourcesFit and BalancedAllocation.
 
-Sections 6.3 and 7. For each configured resource ``r`` a :class:`ResourceTerm` holds the
-node-side columns and the pod's request; a node whose allocatable of ``r`` is 0 leaves
-``r`` out of both the numerator and the weight sum. All arithmetic is upstream's: int64
-with truncating division, ``math.Round`` half away from zero, float64 fractions (where
-a float64 path replaces an int64 one, its docstring proves the results equal). Each
-formula has a one-row twin in Python (``*_row``) for the scalar recompute of a cached
-class (:mod:`asched.engine.row_recompute`).
+Upstream: pkg/scheduler/framework/plugins/noderesources/{least_allocated.go,
+most_allocated.go,requested_to_capacity_ratio.go,balanced_allocation.go}. For each
+configured resource ``r`` a :class:`ResourceTerm` holds the node-side columns and the
+pod's request; a node whose allocatable of ``r`` is 0 leaves ``r`` out of both the
+numerator and the weight sum. All arithmetic is upstream's: int64 with truncating
+division, ``math.Round`` half away from zero, float64 fractions (where a float64 path
+replaces an int64 one, its docstring proves the results equal). Each formula has a one-row
+twin in Python (``*_row``) for the scalar recompute of a cached class
+(:mod:`asched.engine.row_recompute`).
 
 Arrays are ``int64`` of shape ``(n_selected_rows,)``, resources in canonical units.
 """
@@ -233,7 +235,8 @@ def requested_to_capacity_ratio(
 def balanced_allocation(
     table: NodeTable, terms: list[ResourceTerm], rows: Rows, n: int
 ) -> Int64Array:
-    """``int((1 - std) * 100)`` of the requested/allocatable fractions (section 7).
+    """``int((1 - std) * 100)`` of the requested/allocatable fractions (upstream:
+    balancedResourceScorer).
 
     Two fractions: ``|f0 - f1| / 2``; more: the population standard deviation, summed in
     resource order exactly as upstream does; fewer: 0.
@@ -285,7 +288,6 @@ def balanced_allocation(
     return score
 
 
-# ---------------------------------------------------------------- one row (scalar forms)
 # The formulas above for one row, in Python ints and floats: what a cached class uses to
 # recompute the one to three rows a decision changed (tests/unit/framework hold them
 # equal to the vectorised forms). Python's ints do not wrap: the table's bounds keep

@@ -1,12 +1,13 @@
 """The framework runtime: builds a profile's plugins and runs its extension points.
 
-It enforces the array contract on every call (section 4.4; STYLE 3.5): a Filter must
-return ``bool`` of the selected rows' shape, a Score ``int64`` of that shape, and a
-normalized score must lie in ``[0, MAX_SCORE]`` on the rows taking part. A violation
+It enforces the array contract (docs/plugins.md, "The extension points") on every call: a
+Filter must return ``bool`` of the selected rows' shape, a Score ``int64`` of that shape,
+and a normalized score must lie in ``[0, MAX_SCORE]`` on the rows taking part. A violation
 raises :class:`~asched.errors.PluginContractError`; these checks are O(n) and always on.
 
-PreFilter follows section 4.1: Skip disables the plugin's Filter for the pod;
-UnschedulableAndUnresolvable stops at once; Unschedulable is remembered while the
+PreFilter follows upstream's RunPreFilterPlugins
+(pkg/scheduler/framework/runtime/framework.go): Skip disables the plugin's Filter for the
+pod; UnschedulableAndUnresolvable stops at once; Unschedulable is remembered while the
 others still run; node-name results are intersected.
 
 Every extension point runs here, the decision's (PreFilter, Filter, PreScore, Score,
@@ -202,7 +203,6 @@ class Framework:
             fragments.append(fragment)
         return tuple(fragments), frozenset(state.skip_filter), frozenset(state.skip_score)
 
-    # ------------------------------------------------------------- PreFilter
     def run_pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> PreFilterOutcome:
         """PreFilter in profile order, after the pod-level range gate: a pod whose requests
         are beyond what asched schedules (:mod:`asched.cluster.bounds`) is rejected
@@ -308,7 +308,6 @@ class Framework:
             return None
         return name_in(table, tuple(outcome.allowed), table.rows)
 
-    # ------------------------------------------------------------- Filter
     def _filters_for(
         self, state: CycleState
     ) -> tuple[list[FilterPlugin], list[FilterPlugin], list[FilterPlugin]]:
@@ -433,7 +432,6 @@ class Framework:
             live &= ~rejected
         return failures
 
-    # ------------------------------------------------------------- Score
     def run_pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         for plugin in self.pre_score:
             try:
@@ -497,7 +495,6 @@ class Framework:
         check_range(plugin, scores, taking_part)
         return scores
 
-    # ------------------------------------------------------------- PreEnqueue
     def run_pre_enqueue(self, pod: PodInfo) -> Status:
         """The first non-success of the PreEnqueue plugins (the pod stays gated), else success."""
         for plugin in self.pre_enqueue:
@@ -509,7 +506,6 @@ class Framework:
                 return tagged(status, plugin.name)
         return Status.success()
 
-    # ------------------------------------------------------------- PostFilter
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable, statuses: Mapping[int, Status]
     ) -> PostFilterResult:
@@ -530,7 +526,6 @@ class Framework:
         self.timed("PostFilter", result.status, started)
         return result
 
-    # ------------------------------------------------------------- Reserve, Permit
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """Reserve in order; the first failure (tagged with its plugin) stops it."""
         started = time.perf_counter()
@@ -576,7 +571,6 @@ class Framework:
         self.timed("Permit", Status.wait() if waits else status, started)
         return status, waits
 
-    # ------------------------------------------------------------- binding
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """PreBind in order (awaited in the binding task); the first failure stops it."""
         started = time.perf_counter()

@@ -1,4 +1,7 @@
-"""Vectorised node-selector matching shared by plugins (section 9.1).
+"""Vectorised node-selector matching shared by plugins.
+
+Upstream: RequiredNodeAffinity.Match in
+staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go.
 
 ``term_mask`` evaluates one NodeSelectorTerm over table rows; ``required_mask`` the
 pod's ``nodeSelector`` AND its required node affinity (OR over terms). The scalar twin

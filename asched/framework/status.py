@@ -1,4 +1,6 @@
-"""Status codes and the Status value object (section 3.2).
+"""Status codes and the Status value object.
+
+Upstream: pkg/scheduler/framework/interface.go, Code.
 
 An expected "no" is a Status, never an exception. What the queue does with each code:
 

@@ -1,4 +1,6 @@
-"""Pods held at Permit: one future each, one timer per waiting plugin (section 17.1).
+"""Pods held at Permit: one future each, one timer per waiting plugin.
+
+Upstream: pkg/scheduler/framework/runtime/waiting_pods_map.go, newWaitingPod.
 
 ``allow(plugin)`` clears that plugin; the pod is allowed once no plugin still waits.
 ``reject`` (from a plugin, a caller or a timer) resolves it at once. The first decision

@@ -65,7 +65,6 @@ class GangRuntime:
         #: gang key -> its admission, while it is incomplete
         self.admitted: dict[str, Admission] = {}
 
-    # ------------------------------------------------------------------ GangHost
     @property
     def gangs(self) -> GangIndex:
         return self.index
@@ -112,7 +111,6 @@ class GangRuntime:
             member.reject(NAME, f"{gang_name(gang)} was deleted")
         self.admitted.pop(gang, None)
 
-    # ------------------------------------------------------------------ admission
     def forget_complete(self) -> None:
         """Drop the admissions of gangs that have ``minMember`` placed (or are gone)."""
         for key in list(self.admitted):

@@ -1,4 +1,7 @@
-"""Per-pod backoff (section 16.3): initial * 2^(attempts-1), capped at the maximum."""
+"""Per-pod backoff: initial * 2^(attempts-1), capped at the maximum.
+
+Upstream: pkg/scheduler/backend/queue/backoff_queue.go, calculateBackoffDuration.
+"""
 
 from __future__ import annotations
 

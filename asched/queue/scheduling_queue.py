@@ -1,4 +1,6 @@
-"""The scheduling queue: activeQ, backoffQ and the parked unschedulable pods (section 16).
+"""The scheduling queue: activeQ, backoffQ and the parked unschedulable pods.
+
+Upstream: pkg/scheduler/backend/queue/scheduling_queue.go, PriorityQueue.
 
 State machine of one pending pod (keyed by ``namespace/name``)::
 
@@ -144,7 +146,6 @@ class SchedulingQueue:
         self._sequence = itertools.count()
         self.scheduling_cycle = 0
 
-    # ------------------------------------------------------------------ helpers
     def _now(self) -> float:
         return self._clock()
 
@@ -220,7 +221,6 @@ class SchedulingQueue:
     def _gated(self, pod: PodInfo) -> bool:
         return self._pre_enqueue is not None and not self._pre_enqueue(pod).ok
 
-    # ------------------------------------------------------------------ events
     def add(self, pod: PodInfo) -> None:
         """A new pending pod (or one seen again after a relist)."""
         if pod.key in self._in_flight:
@@ -301,7 +301,6 @@ class SchedulingQueue:
         self._recreated.pop(key, None)
         self._take(key)
 
-    # ------------------------------------------------------------------ the cycle
     def pop(self) -> QueuedPod | None:
         """The next pod to schedule, or None when activeQ is empty (after a flush)."""
         self.flush()
@@ -326,7 +325,8 @@ class SchedulingQueue:
     def requeue(
         self, qp: QueuedPod, status: Status, rejectors: frozenset[str] | None = None
     ) -> bool:
-        """Put a pod whose attempt failed back (section 16.4); False if it is gone.
+        """Put a pod whose attempt failed back; False if it is gone (upstream:
+        AddUnschedulableIfNotPresent).
 
         ``rejectors``: every plugin that rejected the pod on some node (default: the
         status's plugin). A rejected pod parks, unless an event one of them declares (or a
@@ -360,7 +360,6 @@ class SchedulingQueue:
             for event in (*self._events_for(qp.rejected_by), *UNIVERSAL)
         )
 
-    # ------------------------------------------------------------------ moves
     def move(self, event: ClusterEvent, changed: object = None) -> int:
         """Move parked pods that ``event`` may help; return how many moved.
 
@@ -427,7 +426,6 @@ class SchedulingQueue:
             times.append(oldest.unschedulable_since + self._max_unschedulable)
         return min(times) if times else None
 
-    # ------------------------------------------------------------------ views
     def pending(self) -> dict[str, int]:
         """Pending pods per queue (``active``, ``backoff``, ``unschedulable``, ``gated``)."""
         return dict(self._where.counts)

@@ -56,13 +56,14 @@ from asched.gangs.status import GangStatusWriter
 from asched.metrics import AttemptResult
 from asched.queue.scheduling_queue import SchedulingQueue, priority_sort_key
 from asched.scheduler import storage_watch
-from asched.scheduler.binder import Binder, BindJob
+from asched.scheduler.binder import Binder, BindJob, Slot
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.evictions import Evictions
 from asched.scheduler.handle import ApiHandle
 from asched.scheduler.ingest import Ingest
 from asched.scheduler.leader import LeaderElector
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observers
 from asched.scheduler.raw import RawObjects
 from asched.scheduler.reporting import Reporter
 from asched.scheduler.volume_host import ApiVolumeHost
@@ -192,19 +193,15 @@ class App:
         self.ledger = Ledger(self.table)
         self._work = asyncio.Event()
         self._events: list[WatchEvent | Relisted] = []
-        handle = ApiHandle(client)
         # a pod deleted while its PreBind waits for the PV controller fails that wait at
         # once (the binding task rolls back and frees its slot) instead of timing out
-        volume_host = ApiVolumeHost(
-            client, self.table, pod_exists=lambda pod: not self.queue.deleted_in_flight(pod.key)
-        )
-        handle.volume_host = self.volume_host = volume_host
+        self.volume_host = ApiVolumeHost(client, self.table, pod_exists=self._pod_not_deleted)
         waiting = WaitingPods()
         #: gang scheduling (None: no profile enables Coscheduling)
         self.gangs: GangRuntime | None = None
         if any(COSCHEDULING in _enabled(p) for p in config.profiles):
-            self.gangs = gangs = GangRuntime(self.table, waiting, loop.time)
-            handle.gang_host = lambda: gangs
+            self.gangs = GangRuntime(self.table, waiting, loop.time)
+        handle = ApiHandle(client, gang_host=self.gangs, volume_host=self.volume_host)
         self.extenders = (
             tuple(extenders)
             if extenders is not None
@@ -291,16 +288,18 @@ class App:
             queue=self.queue,
             ledger=self.ledger,
             binder_factory=lambda s: Binder(s, max_in_flight=options.max_in_flight_binds),
-            reporter=self.reporter,
+            observer=Observers(
+                reporter=self.reporter,
+                recorder=self.recorder,
+                on_attempt=on_attempt,
+                on_bound=on_bound,
+            ),
             clock=loop.time,
-            on_attempt=on_attempt,
-            on_bound=on_bound,
             evictions_factory=lambda s: Evictions(
                 client, self.reporter, s.waiting, on_failed=s.preemption_failed
             ),
             extenders=self.extenders,
             raw=self.raw,
-            recorder=self.recorder,
             waiting=waiting,
             gangs=self.gangs,
         )
@@ -315,7 +314,6 @@ class App:
         self.ready = asyncio.Event()
         self.on_ready: list[Callable[[], None]] = []
 
-    # ------------------------------------------------------------------ plumbing
     def _report_bad_pod(self, obj: Mapping[str, Any], error: DecodeError) -> None:
         """A pending pod of ours that does not decode: say why on the pod itself."""
         meta = obj.get("metadata")
@@ -354,32 +352,31 @@ class App:
         except TimeoutError:
             pass
 
-    # ------------------------------------------------------------------ loops
     async def schedule_loop(self) -> None:
         """Pop and schedule until ``stopping``; never awaits between pop and permit."""
         binder = self.scheduler.binder
         while not self.stopping.is_set():
             self.drain()
-            await self._take_slot()
-            if self.stopping.is_set():
-                binder.release_slot()
-                break
-            self.drain()
-            qp = self.queue.pop()
+            slot = await self._take_slot()
+            try:
+                if self.stopping.is_set():
+                    break
+                self.drain()
+                qp = self.queue.pop()
+                if qp is not None:
+                    job = self.scheduler.schedule_one(qp)
+                    if isinstance(job, BindJob):
+                        binder.start(job, slot.hand_over())  # the binding task owns it now
+                    elif job is not None:
+                        binder.consult(job, slot.hand_over())  # the extenders' task does
+            finally:
+                slot.release()  # unless handed over: no pod, or none to bind
             if qp is None:
-                binder.release_slot()
                 await self._unless_stopped(self._wait_for_work())
                 continue
-            job = self.scheduler.schedule_one(qp)
-            if job is None:
-                binder.release_slot()
-            elif isinstance(job, BindJob):
-                binder.start(job)  # the binding task owns the slot from here on
-            else:
-                binder.consult(job)  # so does the task asking the extenders
             await asyncio.sleep(0)  # let watchers and binding tasks run
 
-    async def _take_slot(self) -> None:
+    async def _take_slot(self) -> Slot:
         """A binder slot; while every slot is taken, go on applying watch events: the
         binding tasks holding them may be waiting for exactly those (PreBind for the PV
         controller to bind a claim), and would otherwise wait for their timeouts."""
@@ -389,7 +386,7 @@ class App:
             if self.drain():
                 continue
             await self._unless_stopped(self._work.wait())
-        await binder.acquire_slot()
+        return await binder.take_slot()
 
     async def wait_synced(self) -> None:
         """Apply what the informers list as it arrives (a big cluster's pods come page by
@@ -611,6 +608,11 @@ class App:
         while True:
             await asyncio.sleep(NOT_READY_LOG_INTERVAL)
             self._log_waiting(f"still waiting after {loop.time() - started:.0f}s", elector)
+
+    def _pod_not_deleted(self, pod: PodInfo) -> bool:
+        """Whether the watch has not reported ``pod`` deleted while in flight (asked by
+        VolumeBinding's PreBind, so only once the queue exists)."""
+        return not self.queue.deleted_in_flight(pod.key)
 
     def _pod_gone(self, key: PodKey) -> None:
         """The watch saw a pending or in-flight pod go."""

@@ -1,16 +1,20 @@
 """The binding cycle: concurrent tasks, bounded in number, one per assumed pod.
 
 WaitOnPermit -> PreBind -> Bind (a binding extender first, when one is interested) ->
-PostBind (section 17.2). A pod whose extenders are consulted gets its task earlier: it
-awaits the extenders, concludes (decides, assumes, reserves, permits: synchronous), and
-goes on as a binding task (:mod:`asched.extenders.consult`). Every task is owned by the
-binder's TaskGroup, never raises out of it (failures become a Status and go through the
-scheduler's single rollback), and on cancellation (shutdown, leadership lost) rolls its
-pod back before re-raising: unreserve, forget, and no API call left half-done counted.
+PostBind (upstream: pkg/scheduler/schedule_one.go, bindingCycle). A pod whose extenders
+are consulted gets its task earlier: it awaits the extenders, concludes (decides, assumes,
+reserves, permits: synchronous), and goes on as a binding task
+(:mod:`asched.extenders.consult`). Every task is owned by the binder's TaskGroup, never
+raises out of it (failures become a Status and go through the scheduler's single
+rollback), and on cancellation (shutdown, leadership lost) rolls its pod back before
+re-raising: unreserve, forget, and no API call left half-done counted.
 
-The number of binds in flight is bounded by ``slots``; the cycle acquires a slot before it
-pops a pod (an await *before* the pop, never between pop and permit). A pod waiting at
-Permit gives its slot back while it waits and takes one again once allowed.
+The number of binds in flight is bounded: the scheduling loop takes a :class:`Slot`
+before it pops a pod (an await *before* the pop, never between pop and permit) and hands
+it to the task of the pod, or releases it. A slot is given back only by
+:meth:`Slot.release`, which is idempotent: whoever holds the slot object releases it,
+once, whatever path the pod took. A pod waiting at Permit releases its slot while it
+waits and takes it again once allowed.
 """
 
 from __future__ import annotations
@@ -35,6 +39,37 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+class Slot:
+    """One of the binder's ``max_in_flight`` places, held by one owner at a time: the
+    scheduling loop, then the task it hands it to (:meth:`hand_over`)."""
+
+    __slots__ = ("_binder", "held")
+
+    def __init__(self, binder: Binder) -> None:
+        self._binder = binder
+        #: whether this object still holds its place
+        self.held = True
+
+    def release(self) -> None:
+        """Give the place back; a slot released or handed over already does nothing."""
+        if self.held:
+            self.held = False
+            self._binder._returned()
+
+    def hand_over(self) -> Slot:
+        """The same place, for a new owner: this object no longer releases it."""
+        if not self.held:
+            raise RuntimeError("a binding slot handed over twice, or after its release")
+        self.held = False
+        return Slot(self._binder)
+
+    async def retake(self) -> None:
+        """Take a place again after :meth:`release` (a pod allowed at Permit)."""
+        if not self.held:
+            await self._binder._semaphore.acquire()
+            self.held = True
+
+
 @dataclass(slots=True)
 class BindJob:
     """Everything the binding cycle of one pod needs."""
@@ -48,8 +83,8 @@ class BindJob:
     started: float = 0.0
     #: the binding extenders' turn: their Status, or None when none bound the pod
     extender_bind: Callable[[], Awaitable[Status | None]] | None = None
-    #: whether the job holds a binding slot (it gives it back while it waits at Permit)
-    holds_slot: bool = True
+    #: its binding slot, once a task owns the job (released while it waits at Permit)
+    slot: Slot | None = None
 
 
 class Outcomes(Protocol):
@@ -72,7 +107,7 @@ class Binder:
     def __init__(self, outcomes: Outcomes, *, max_in_flight: int = 64) -> None:
         self.outcomes = outcomes
         self.max_in_flight = max_in_flight
-        self.slots = asyncio.Semaphore(max_in_flight)
+        self._semaphore = asyncio.Semaphore(max_in_flight)
         self.in_flight: dict[PodKey, BindJob] = {}
         self._group: asyncio.TaskGroup | None = None
         self._stop = asyncio.Event()
@@ -97,36 +132,45 @@ class Binder:
     def stop(self) -> None:
         self._stop.set()
 
-    async def acquire_slot(self) -> None:
-        await self.slots.acquire()
+    async def take_slot(self) -> Slot:
+        """A binding slot (waits while all are held); its owner releases it, once."""
+        await self._semaphore.acquire()
+        return Slot(self)
 
-    def release_slot(self) -> None:
-        self.slots.release()
+    def _returned(self) -> None:
+        """A :class:`Slot` gave its place back (only :meth:`Slot.release` calls this)."""
+        self._semaphore.release()
         if self.on_release is not None:
             self.on_release()
 
     def slot_free(self) -> bool:
-        """Whether :meth:`acquire_slot` would return at once."""
-        return not self.slots.locked()
+        """Whether :meth:`take_slot` would return at once."""
+        return not self._semaphore.locked()
 
-    def start(self, job: BindJob) -> None:
-        """Hand an assumed, permitted (or waiting) pod to a binding task; it owns a slot."""
+    @property
+    def free_slots(self) -> int:
+        """Slots nobody holds."""
+        return self._semaphore._value
+
+    def start(self, job: BindJob, slot: Slot) -> None:
+        """Hand an assumed, permitted (or waiting) pod to a binding task, with its slot."""
         if self._group is None:
             raise RuntimeError("the binder is not running")
+        job.slot = slot
         self.in_flight[job.pod.key] = job
         self.started += 1
         self._group.create_task(self._bind(job), name=f"bind {job.pod.key}")
 
-    def consult(self, consultation: Pending) -> None:
-        """Hand a pod whose extenders must be asked to a task; it owns a slot, and goes on
-        binding the pod when the conclusion is a bind job."""
+    def consult(self, consultation: Pending, slot: Slot) -> None:
+        """Hand a pod whose extenders must be asked to a task, with its slot; the task goes
+        on binding the pod when the conclusion is a bind job."""
         if self._group is None:
             raise RuntimeError("the binder is not running")
         self.consulting += 1
         key = consultation.qp.key
-        self._group.create_task(self._consult(consultation), name=f"extenders {key}")
+        self._group.create_task(self._consult(consultation, slot), name=f"extenders {key}")
 
-    async def _consult(self, consultation: Pending) -> None:
+    async def _consult(self, consultation: Pending, slot: Slot) -> None:
         job: BindJob | None = None
         try:
             while True:
@@ -138,18 +182,17 @@ class Binder:
                 consultation = concluded  # decided again: another round of calls
         except asyncio.CancelledError:
             self.outcomes.abandon(consultation, Status.error("cancelled (shutdown)"))
-            self.release_slot()
             raise
         except Exception as exc:  # a bug: the pod goes back, the scheduler stays up
             logger.exception("consulting extenders for %s failed", consultation.qp.key)
             self.outcomes.abandon(consultation, Status.error(f"extenders: {exc}"))
-            self.release_slot()
-            return
         finally:
             self.consulting -= 1
+            if job is None:
+                slot.release()  # no pod to bind: the place goes back
         if job is None:
-            self.release_slot()
             return
+        job.slot = slot
         self.in_flight[job.pod.key] = job
         self.started += 1
         await self._bind(job)
@@ -174,21 +217,22 @@ class Binder:
             self.outcomes.rollback(job, Status.error(f"binding failed: {exc}"))
         finally:
             self.in_flight.pop(job.pod.key, None)
-            if job.holds_slot:
-                self.release_slot()
+            if job.slot is not None:
+                job.slot.release()
 
     async def _cycle(self, job: BindJob) -> Status:
         if job.waiting is not None:
             # a pod waiting at Permit holds no binding slot: members of a gang wait for
             # siblings that need slots to be decided at all (64 waiting members of
             # unfinished gangs would otherwise stop the cycle until their timeouts)
-            self.release_slot()
-            job.holds_slot = False
+            slot = job.slot
+            if slot is not None:
+                slot.release()
             status = await job.waiting.wait()
             if not status.ok:
                 return status
-            await self.slots.acquire()
-            job.holds_slot = True
+            if slot is not None:
+                await slot.retake()
         status = await job.framework.run_pre_bind(job.state, job.pod, job.node)
         if not status.ok:
             return status

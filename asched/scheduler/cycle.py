@@ -16,8 +16,11 @@ Nothing one pod carries may stop the loop: every extension point runs in the
 Error status for that pod (:mod:`asched.framework.contain`: logged with its key and
 traceback, counted in ``asched_internal_errors_total``); the decision and its diagnosis
 are contained the same way here, so the pod is reported and retried with backoff and the
-loop goes on. ``schedule_one`` itself has a last-resort guard for a bug in asched's own
-bookkeeping.
+loop goes on. One last-resort guard (``_last_resort``), around ``schedule_one`` and
+``conclude``, contains a bug in asched's own bookkeeping.
+
+The cycle tells one :class:`~asched.scheduler.observe.Observer` what happens (metrics,
+the reporter, the debug pages' recorder, composed by the app); it imports none of them.
 
 ``schedule_one`` returns the bind job (or None): the loop that took a binder slot for the
 cycle is the one place that hands it to a binding task or releases it.
@@ -36,7 +39,6 @@ import numpy as np
 from asched import metrics
 from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
-from asched.debug.recorder import Consulted, Recorder
 from asched.engine.algorithm import Algorithm, Decision
 from asched.extenders import consult, extender
 from asched.extenders.consult import Consultation, Pending, Preemption
@@ -58,8 +60,8 @@ from asched.queue.scheduling_queue import IN_FLIGHT, SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.evictions import Evictions
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observer, Observers
 from asched.scheduler.raw import RawObjects
-from asched.scheduler.reporting import Reporter
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +90,37 @@ class CycleStats:
     rolled_back: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Assumed:
+    """The pod is assumed, reserved and permitted (or waiting): its bind job."""
+
+    job: BindJob
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """No node: the decision that says why (its status: Unschedulable, or an Error).
+
+    ``extender_filtered``: an extender removed nodes; upstream then counts
+    :data:`~asched.extenders.extender.EXTENDER_NAME` among the rejectors, so that any
+    cluster event requeues the pod."""
+
+    decision: Decision
+    extender_filtered: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RolledBack:
+    """Reserve or Permit refused the assumed pod; the rollback has requeued it."""
+
+    status: Status
+
+
+#: What one decision comes to: the pod to bind, the extenders to ask first, the failure
+#: to handle, a rollback already done, or None (the pod went away: nothing to count).
+Outcome = Assumed | Consultation | Failed | RolledBack | None
+
+
 class Scheduler:
     """Decides and hands off; owns the rollback. See the module docstring."""
 
@@ -98,23 +131,20 @@ class Scheduler:
         queue: SchedulingQueue,
         ledger: Ledger,
         binder_factory: Callable[[Scheduler], Binder],
-        reporter: Reporter | None,
+        observer: Observer | None = None,
         clock: Callable[[], float] = time.monotonic,
-        on_attempt: Callable[[AttemptResult, str, float], None] | None = None,
-        on_bound: Callable[[BindJob, float], None] | None = None,
         evictions_factory: Callable[[Scheduler], Evictions] | None = None,
         extenders: Sequence[Extender] = (),
         raw: RawObjects | None = None,
-        recorder: Recorder | None = None,
         waiting: WaitingPods | None = None,
         gangs: GangRuntime | None = None,
     ) -> None:
         self.profiles = profiles
         #: gang scheduling's bookkeeping (None: no profile enables Coscheduling)
         self.gangs = gangs
-        #: the debug pages' record of decisions (None: the debug listener is off, and
-        #: recording costs nothing but the ``is not None`` checks)
-        self.recorder = recorder
+        #: who hears of every attempt: metrics, the reporter, the debug pages' recorder
+        #: (composed by the app; :mod:`asched.scheduler.observe`)
+        self.observer: Observer = observer if observer is not None else Observers()
         #: the configured extenders, in upstream's call order
         self.extenders = tuple(extenders)
         self._binders = tuple(e for e in self.extenders if e.is_binder)
@@ -124,16 +154,12 @@ class Scheduler:
         self.raw = raw if raw is not None else RawObjects(nodes=False)
         self.queue = queue
         self.ledger = ledger
-        self.reporter = reporter
         self.clock = clock
         self.waiting = waiting if waiting is not None else WaitingPods()
         self.stats = CycleStats()
         self.binder = binder_factory(self)
         self.evictions = evictions_factory(self) if evictions_factory is not None else None
-        self._on_attempt = on_attempt
-        self._on_bound = on_bound
 
-    # ------------------------------------------------------------------ cycle
     def schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         """One synchronous cycle for a popped pod: the job to hand to a binding task, the
         consultation to hand to an extender task (:mod:`asched.extenders.consult`), or
@@ -142,17 +168,23 @@ class Scheduler:
         The caller holds a binder slot for the cycle: it gives the slot to the task with
         the job or the consultation, or releases it on None (one owner, see
         ``App.schedule_loop``). Never raises (see the module docstring)."""
+        return self._last_resort(qp, "cycle", partial(self._schedule_one, qp))
+
+    def _last_resort(
+        self, qp: QueuedPod, where: str, step: Callable[[], BindJob | Pending | None]
+    ) -> BindJob | Pending | None:
+        """Run a synchronous step of the pod's attempt; a bug in the cycle's own
+        bookkeeping (an exception) is contained there: logged and counted as ``where``,
+        whatever of the pod is assumed forgotten, the pod requeued and told why."""
         try:
-            return self._schedule_one(qp)
+            return step()
         except Exception as exc:
-            status = contain.failed(qp.pod, "cycle", exc)
+            status = contain.failed(qp.pod, where, exc)
             self.stats.errors += 1
             self._recover(qp, status)
             return None
 
     def _recover(self, qp: QueuedPod, status: Status) -> None:
-        """Last resort after a bug in the cycle's own bookkeeping: whatever of the pod is
-        assumed is forgotten, and the pod requeued."""
         key = qp.key
         waiting = self.waiting.get(qp.pod.uid)
         if waiting is not None:
@@ -162,16 +194,7 @@ class Scheduler:
             self.ledger.forget(key)
         requeued = self.queue.where(key) == IN_FLIGHT and self.queue.requeue(qp, status)
         if requeued:
-            self._report(qp.pod, status.message, error=True)
-
-    def _report(
-        self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False
-    ) -> None:
-        """Tell the pod why its attempt failed (and the debug pages, when they are on)."""
-        if self.reporter is not None:
-            self.reporter.unschedulable(pod, message, nominated, error=error)
-        if self.recorder is not None:
-            self.recorder.reason(pod.key, message)
+            self.observer.unschedulable(qp.pod, status.message, error=True)
 
     def _schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         pod = qp.pod
@@ -180,7 +203,27 @@ class Scheduler:
             self.queue.done(pod.key)
             return None
         self.stats.attempts += 1
-        return self._decide(qp, profile, self.clock())
+        start = self.clock()
+        return self._settle(qp, profile, start, self._decide(qp, profile, start))
+
+    def _settle(
+        self, qp: QueuedPod, profile: ProfileRuntime, start: float, outcome: Outcome
+    ) -> BindJob | Pending | None:
+        """The one handler of a decision's outcome: the attempt's metric, then the job to
+        bind, the consultation to run, or the failure's requeue and report (or the
+        preemption to ask the extenders about first)."""
+        if outcome is None or isinstance(outcome, Consultation):
+            return outcome  # nothing to count: the pod went, or the attempt goes on
+        if isinstance(outcome, Assumed):
+            self._attempt("scheduled", profile, start)
+            return outcome.job
+        if isinstance(outcome, RolledBack):
+            self._attempt(_result(outcome.status), profile, start)
+            return None
+        self._attempt(_result(outcome.decision.status), profile, start)
+        return self._failed(
+            qp, profile, outcome.decision, extender_filtered=outcome.extender_filtered
+        )
 
     def _decide(
         self,
@@ -190,7 +233,7 @@ class Scheduler:
         *,
         rounds: int = 1,
         nominated: bool = True,
-    ) -> BindJob | Pending | None:
+    ) -> Outcome:
         """The in-tree decision; for a pod an extender wants to see, the consultation to
         run instead of choosing (see :mod:`asched.extenders.consult`)."""
         pod = qp.pod
@@ -199,10 +242,8 @@ class Scheduler:
             admit = partial(self.gangs.admit, pod, algorithm, profile.gang_need)
             refused = contain.guarded(pod, "decide", admit)
             if refused is not None:
-                self._attempt(_result(refused), profile, start)
                 outcome = PreFilterOutcome(refused)
-                refusal = Decision(pod, refused, pre_filter=outcome, _algorithm=algorithm)
-                return self._failed(qp, profile, refusal)
+                return Failed(Decision(pod, refused, pre_filter=outcome, _algorithm=algorithm))
         pod_json = self.raw.pod(pod) if self.extenders else None
         consulting = pod_json is not None and consult.interested(self.extenders, pod_json)
         decided = contain.guarded(
@@ -212,8 +253,7 @@ class Scheduler:
         )
         decision = Decision(pod, decided) if isinstance(decided, Status) else decided
         if decision.candidates is None:
-            self._attempt(_result(decision.status), profile, start)
-            return self._failed(qp, profile, decision)
+            return Failed(decision)
         if consulting:
             assert pod_json is not None
             table = self.ledger.table
@@ -233,17 +273,14 @@ class Scheduler:
         candidates = decision.candidates
         chosen = contain.guarded(pod, "decide", partial(algorithm.choose, decision, candidates))
         if isinstance(chosen, Status):
-            self._failed(qp, profile, Decision(pod, chosen))
-            self._attempt("error", profile, start)
-            return None
-        if self.recorder is not None:
-            self.recorder.chosen(qp, algorithm, decision, candidates)
+            return Failed(Decision(pod, chosen))
+        self.observer.chosen(qp, algorithm, decision, candidates)
         return self._assume(qp, profile, decision, start)
 
     def _assume(
         self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision, start: float
-    ) -> BindJob | None:
-        """Assume, Reserve and Permit the chosen node: the bind job, or None (rolled back)."""
+    ) -> Assumed | RolledBack:
+        """Assume, Reserve and Permit the chosen node: the bind job, or rolled back."""
         pod = qp.pod
         node = decision.node
         assert node is not None
@@ -260,14 +297,12 @@ class Scheduler:
             status, waits = framework.run_permit(job.state, pod, node)
         if not status.ok:
             self.rollback(job, status)
-            self._attempt(_result(status), profile, start)
-            return None
+            return RolledBack(status)
         if waits:
             job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
             self.waiting.add(job.waiting)
-        if self.recorder is not None:
-            waiting = f", waiting at Permit for {', '.join(waits)}" if waits else ""
-            self.recorder.outcome(pod.key, f"assumed on {node}{waiting}")
+        waiting = f", waiting at Permit for {', '.join(waits)}" if waits else ""
+        self.observer.outcome(pod.key, f"assumed on {node}{waiting}")
         self.stats.scheduled += 1
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(
@@ -278,10 +313,8 @@ class Scheduler:
                 decision.examined,
                 extra={"pod": pod.key, "node": node, "profile": framework.name},
             )
-        self._attempt("scheduled", profile, start)
-        return job
+        return Assumed(job)
 
-    # ------------------------------------------------------------------ extenders
     async def ask(self, pending: Pending) -> None:
         """The extender calls of a consultation or preemption (in its task, outside the
         cycle)."""
@@ -293,17 +326,21 @@ class Scheduler:
     def conclude(self, pending: Pending) -> BindJob | Pending | None:
         """The extenders answered: decide (or preempt) against the current table
         (synchronous, see :mod:`asched.extenders.consult`). Never raises."""
-        qp = pending.qp
-        try:
-            if isinstance(pending, Preemption):
-                self._conclude_preemption(pending)
-                return None
-            return self._conclude(pending)
-        except Exception as exc:
-            status = contain.failed(qp.pod, "extenders", exc)
-            self.stats.errors += 1
-            self._recover(qp, status)
-            return None
+        if isinstance(pending, Preemption):
+            return self._last_resort(
+                pending.qp, "extenders", partial(self._conclude_preemption, pending)
+            )
+        consultation = pending
+        return self._last_resort(
+            consultation.qp,
+            "extenders",
+            lambda: self._settle(
+                consultation.qp,
+                consultation.profile,
+                consultation.started,
+                self._conclude(consultation),
+            ),
+        )
 
     def abandon(self, pending: Pending, status: Status) -> None:
         """A consultation that cannot finish (cancelled, or a bug in its calls): the pod
@@ -312,9 +349,9 @@ class Scheduler:
         self.stats.errors += 1
         requeued = self.queue.where(qp.key) == IN_FLIGHT and self.queue.requeue(qp, status)
         if requeued:
-            self._report(qp.pod, status.message, error=True)
+            self.observer.unschedulable(qp.pod, status.message, error=True)
 
-    def _conclude(self, consultation: Consultation) -> BindJob | Pending | None:
+    def _conclude(self, consultation: Consultation) -> Outcome:
         qp, profile, start = consultation.qp, consultation.profile, consultation.started
         pod = qp.pod
         if self.queue.deleted_in_flight(pod.key):
@@ -322,9 +359,7 @@ class Scheduler:
             return None
         if consultation.error is not None:
             status = Status.error(str(consultation.error), plugin=extender.EXTENDER_NAME)
-            self._failed(qp, profile, Decision(pod, status))
-            self._attempt("error", profile, start)
-            return None
+            return Failed(Decision(pod, status))
         outcome = consultation.outcome
         assert outcome is not None
         table = self.ledger.table
@@ -347,21 +382,18 @@ class Scheduler:
         )
         consultation.pre_state = None  # the conclusion's own now, whatever comes
         if isinstance(decided, Status):  # a plugin raised: the pod's attempt fails, contained
-            self._attempt(_result(decided), profile, start)
-            return self._failed(qp, profile, Decision(pod, decided))
+            return Failed(Decision(pod, decided))
         decision = decided
         if decision.pre_filter is None or not decision.pre_filter.status.ok:
-            self._attempt(_result(decision.status), profile, start)
-            return self._failed(qp, profile, decision)  # the cluster changed that much
+            return Failed(decision)  # the cluster changed that much
         if decision.candidates is not None:  # some row left (feasible: their count)
             mask = decision.candidates
             extra = consult.score_rows(table, consultation)
             chose = contain.guarded(pod, "decide", partial(algorithm.choose, decision, mask, extra))
             if isinstance(chose, Status):
-                self._attempt(_result(chose), profile, start)
-                return self._failed(qp, profile, Decision(pod, chose))
-            if self.recorder is not None:
-                self.recorder.chosen(qp, algorithm, decision, mask, self._consulted(consultation))
+                return Failed(Decision(pod, chose))
+            answers = partial(consult.consulted, consultation, self.extenders)
+            self.observer.chosen(qp, algorithm, decision, mask, answers)
             return self._assume(qp, profile, decision, start)
         again = bool(rows.size) or (consultation.nominated_only and not outcome.feasible)
         if again and consultation.rounds < consult.MAX_ROUNDS:
@@ -379,8 +411,7 @@ class Scheduler:
             pod, "decide", partial(algorithm.candidates, pod, nominated=False, sample=False)
         )
         if isinstance(explained, Status):
-            self._attempt(_result(explained), profile, start)
-            return self._failed(qp, profile, Decision(pod, explained))
+            return Failed(Decision(pod, explained))
         decision = explained
         for name, status in outcome.statuses.items():
             row = table.row_of(name)
@@ -388,24 +419,10 @@ class Scheduler:
                 decision.extender_failures[row] = status
         decision.status = Status.unschedulable(plugin="")
         decision.candidates = None
-        self._attempt("unschedulable", profile, start)
-        return self._failed(qp, profile, decision, extender_filtered=outcome.filtered)
-
-    def _consulted(self, consultation: Consultation) -> Consulted:
-        """What the extenders said, for the recorder (only called when it is on)."""
-        outcome = consultation.outcome
-        assert outcome is not None
-        weights = {e.name: e.weight for e in self.extenders}
-        scores = consultation.scores
-        columns = tuple(
-            (name, weights.get(name, 1), contributions)
-            for name, contributions in (scores.by_extender if scores is not None else ())
-        )
-        return Consulted(tuple(consultation.names), outcome.statuses, columns)
+        return Failed(decision, extender_filtered=outcome.filtered)
 
     def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
-        if self._on_attempt is not None:
-            self._on_attempt(result, profile.framework.name, self.clock() - start)
+        self.observer.attempted(result, profile.framework.name, self.clock() - start)
 
     def _failed(
         self,
@@ -431,8 +448,7 @@ class Scheduler:
             return diagnosed
         if isinstance(diagnosed, Status):
             status, nominated, rejectors = diagnosed, None, frozenset[str]()
-            if self.recorder is not None:
-                self.recorder.failed(qp, None, decision, status.message)
+            self.observer.failed(qp, None, decision, status.message)
         else:
             status, nominated, rejectors = diagnosed
         if extender_filtered:
@@ -452,9 +468,8 @@ class Scheduler:
             self.stats.unschedulable += 1
         message = status.message
         if self.queue.requeue(qp, status, rejectors):
-            self._report(qp.pod, message, nominated, error=status.code == Code.ERROR)
-        if self.recorder is not None:
-            self.recorder.outcome(qp.key, "requeued")
+            self.observer.unschedulable(qp.pod, message, nominated, error=status.code == Code.ERROR)
+        self.observer.outcome(qp.key, "requeued")
         logger.debug("pod %s unschedulable: %s", qp.pod.key, message)
 
     def _diagnose(
@@ -465,8 +480,7 @@ class Scheduler:
         the preempting extenders have answered."""
         if decision.status.code == Code.ERROR:
             status = Status.error(decision.status.message)
-            if self.recorder is not None:
-                self.recorder.failed(qp, profile.algorithm, decision, status.message)
+            self.observer.failed(qp, profile.algorithm, decision, status.message)
             return status, None, frozenset()
         rejectors = frozenset(s.plugin for s in decision.failures().values() if s.plugin)
         if decision.pre_filter is not None and not decision.pre_filter.status.ok:
@@ -483,8 +497,7 @@ class Scheduler:
             nominated = result.nominated_node
             post_filter = "" if result.status.ok else result.status.message
         status = self._failure(decision, rejectors, post_filter)
-        if self.recorder is not None:
-            self.recorder.failed(qp, profile.algorithm, decision, status.message, result)
+        self.observer.failed(qp, profile.algorithm, decision, status.message, result)
         return status, nominated, rejectors
 
     @staticmethod
@@ -531,8 +544,7 @@ class Scheduler:
         table.nominations.set(qp.pod, node)
         for key in result.cleared:
             table.nominations.supersede(key)
-            if self.reporter is not None:
-                self.reporter.forget_nomination(PodKey(key))  # (a plugin's str)
+            self.observer.nomination_superseded(PodKey(key))  # (a plugin's str)
         if node:
             metrics.observe_preemption_victims(len(result.victims))
             logger.info(
@@ -569,9 +581,7 @@ class Scheduler:
                 result = PostFilterResult(Status.unschedulable(message, plugin=""))
         post_filter = "" if result.status.ok else result.status.message
         status = self._failure(decision, preemption.rejectors, post_filter)
-        if self.recorder is not None:
-            algorithm = preemption.profile.algorithm
-            self.recorder.failed(qp, algorithm, decision, status.message, result)
+        self.observer.failed(qp, preemption.profile.algorithm, decision, status.message, result)
         self._requeue_failed(qp, status, result.nominated_node, preemption.rejectors)
 
     def preemption_failed(self, preemptor: PodInfo, node: str) -> None:
@@ -581,10 +591,9 @@ class Scheduler:
         if table.nominations.node_of(preemptor.key) != node:
             return
         table.nominations.clear(preemptor.key)
-        self._report(preemptor, "preemption: evicting victims failed", "")
+        self.observer.unschedulable(preemptor, "preemption: evicting victims failed", "")
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
 
-    # ------------------------------------------------------------------ outcomes
     def bound(self, job: BindJob) -> None:
         """The API accepted the binding. The ledger keeps it until the watch confirms."""
         self.stats.bound += 1
@@ -592,13 +601,7 @@ class Scheduler:
             self.waiting.remove(job.waiting)  # allowed at Permit, and bound since
         self.queue.done(job.pod.key)
         job.framework.run_post_bind(job.state, job.pod, job.node)
-        if self.reporter is not None:
-            self.reporter.scheduled(job.pod, job.node)
-        if self.recorder is not None:
-            self.recorder.outcome(job.pod.key, f"bound to {job.node}")
-            self.recorder.forget_reason(job.pod.key)
-        if self._on_bound is not None:
-            self._on_bound(job, self.clock())
+        self.observer.bound(job, self.clock())
 
     def rollback(self, job: BindJob, status: Status) -> None:
         """The single way back from any failure after assume; see the module docstring."""
@@ -623,9 +626,8 @@ class Scheduler:
                 message = self.gangs.describe(job.pod.gang, message)
             requeued = self.queue.requeue(job.qp, Status(status.code, (message,), status.plugin))
             if requeued:
-                self._report(job.pod, message, error=status.code == Code.ERROR)
-        if self.recorder is not None:
-            self.recorder.outcome(job.pod.key, f"rolled back from {job.node}: {status.message}")
+                self.observer.unschedulable(job.pod, message, error=status.code == Code.ERROR)
+        self.observer.outcome(job.pod.key, f"rolled back from {job.node}: {status.message}")
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)  # what it held may help others
         logger.debug("rolled back %s from %s: %s", job.pod.key, job.node, status.message)
 

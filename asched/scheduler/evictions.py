@@ -1,4 +1,6 @@
-"""Carrying out a preemption decision against the API server (section 18.5).
+"""Carrying out a preemption decision against the API server.
+
+Upstream: pkg/scheduler/framework/preemption/preemption.go, prepareCandidate.
 
 First the lower-priority pods whose nomination to the node ended get
 ``status.nominatedNodeName`` removed. Then for each victim, concurrently: a victim still

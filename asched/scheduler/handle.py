@@ -11,28 +11,39 @@ an Error the same way, naming the request and the cause.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from asched.api.client import KubeClient
 from asched.cluster.records import PodInfo
 from asched.errors import ApiUnavailable
-from asched.framework.builtin.coscheduling import GangHost
-from asched.framework.builtin.volume_binding import VolumeHost
+from asched.framework.hosts import GangHost, VolumeHost
 from asched.framework.status import Status
 
 
 class ApiHandle:
-    """Implements :class:`asched.framework.interface.Handle` over a KubeClient.
-
-    ``gang_host`` (set when a profile enables Coscheduling) gives that plugin its host,
-    :class:`~asched.gangs.host.GangRuntime`. ``volume_host`` (set by the scheduler)
-    gives VolumeBinding's PreBind its host,
+    """Implements :class:`asched.framework.interface.Handle` over a KubeClient, with the
+    hosts the app built: the gang engine (:class:`~asched.gangs.host.GangRuntime`, when a
+    profile enables Coscheduling) and VolumeBinding's
     :class:`~asched.scheduler.volume_host.ApiVolumeHost`."""
 
-    def __init__(self, client: KubeClient) -> None:
+    __slots__ = ("_gang_host", "_volume_host", "client")
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        gang_host: GangHost | None = None,
+        volume_host: VolumeHost | None = None,
+    ) -> None:
         self.client = client
-        self.gang_host: Callable[[], GangHost] | None = None
-        self.volume_host: VolumeHost | None = None
+        self._gang_host = gang_host
+        self._volume_host = volume_host
+
+    @property
+    def gang_host(self) -> GangHost | None:
+        return self._gang_host
+
+    @property
+    def volume_host(self) -> VolumeHost | None:
+        return self._volume_host
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
         try:

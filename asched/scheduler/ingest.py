@@ -115,7 +115,6 @@ class Ingest:
         self.events_applied = 0
         self.decode_errors = 0
 
-    # ------------------------------------------------------------------ dispatch
     def apply(self, event: WatchEvent | Relisted) -> None:
         """Apply one event; never raises (see the module docstring)."""
         self.events_applied += 1
@@ -326,7 +325,6 @@ class Ingest:
         else:
             self.table.workloads.upsert(workload, obj)
 
-    # ------------------------------------------------------------------ nodes
     def _node(self, kind: ChangeType, obj: NodeJSON) -> None:
         if kind == "DELETED":
             self._node_deleted(_key(obj))
@@ -351,7 +349,6 @@ class Ingest:
         if self.raw is not None:
             self.raw.nodes.pop(name, None)
 
-    # ------------------------------------------------------------------ pods
     def _pod(self, kind: ChangeType, obj: PodJSON) -> None:
         if kind == "DELETED":
             self._pod_deleted(_pod_key(obj))

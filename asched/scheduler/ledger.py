@@ -1,4 +1,6 @@
-"""Assumed pods: counted on a node before the API confirms the binding (section 17.3).
+"""Assumed pods: counted on a node before the API confirms the binding.
+
+Upstream: pkg/scheduler/backend/cache/cache.go, AssumePod, FinishBinding and ForgetPod.
 
 State machine of one assumed pod::
 

@@ -128,7 +128,6 @@ class Reporter:
         self.conditions_patched = 0
         self.conditions_unchanged = 0  # reports whose condition and nomination were current
 
-    # ------------------------------------------------------------------ cycle side
     def unschedulable(
         self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False
     ) -> None:
@@ -201,7 +200,6 @@ class Reporter:
     def backlog(self) -> int:
         return len(self._pending)
 
-    # ------------------------------------------------------------------ worker side
     async def run(self) -> None:
         """Send reports until cancelled, ``workers`` at a time."""
         async with asyncio.TaskGroup() as group:

@@ -18,6 +18,8 @@ import aiohttp
 import pytest
 from debug_harness import debugged_scheduler, pod_decided, until
 
+from asched.scheduler.observe import Observers
+
 # 9 cpu on 4-cpu nodes: NodeResourcesFit rejects each of the three test nodes
 BIG_REASON = "Insufficient cpu"
 
@@ -147,7 +149,9 @@ async def test_debug_pages_off_by_default(cluster: Any) -> None:
 
     async with running_scheduler(cluster, cluster.unique_name("sched")) as running:
         assert running.app.recorder is None
-        assert running.app.scheduler.recorder is None
+        observer = running.app.scheduler.observer
+        assert isinstance(observer, Observers)
+        assert observer.recorder is None
         assert running.app.debug_listening is None
 
 

@@ -47,54 +47,24 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterable
-from typing import Final, Protocol
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from asched.cluster.gangs import Gang, GangIndex
+from asched.cluster.gangs import Gang
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.args import IN_TREE_ARGS
 from asched.config.types import CoschedulingArgs
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
+from asched.framework.hosts import GangHost
 from asched.framework.interface import PRE_FILTER_SUCCESS, Handle, PostFilterResult, PreFilterResult
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Status
 
 NAME: Final = "Coscheduling"
-
-
-class WaitingMember(Protocol):
-    """A member waiting at Permit (:class:`~asched.framework.waiting.WaitingPod`)."""
-
-    def allow(self, plugin: str) -> None: ...
-
-    def reject(self, plugin: str, message: str) -> None: ...
-
-
-class GangHost(Protocol):
-    """What Coscheduling needs from the scheduler that runs it."""
-
-    @property
-    def gangs(self) -> GangIndex: ...
-
-    def placed(self, gang: str) -> int:
-        """Members of ``gang`` assumed or bound."""
-
-    def placed_requests(self, gang: str) -> dict[str, int]:
-        """What the placed members of ``gang`` request, summed (canonical units)."""
-
-    def waiting(self, gang: str) -> Iterable[WaitingMember]:
-        """Members of ``gang`` waiting at Permit."""
-
-    def now(self) -> float:
-        """Seconds on the scheduler's clock (loop time)."""
-
-    def gang_failed(self, gang: str) -> None:
-        """The gang was rejected: drop what the scheduler holds for it."""
 
 
 def _split_sum(amounts: npt.NDArray[np.int64]) -> int:
@@ -140,7 +110,6 @@ class Coscheduling:
         #: gang key -> loop time until which its members are refused
         self._backoff: dict[str, float] = {}
 
-    # ------------------------------------------------------------------ helpers
     def _gang(self, pod: PodInfo) -> Gang | None:
         if self.host is None or not pod.gang:
             return None
@@ -161,7 +130,6 @@ class Coscheduling:
             return bool(pod.gang) and changed == pod.gang
         return True
 
-    # ------------------------------------------------------------------ QueueSort
     def sort_key(self, pod: PodInfo, timestamp: float) -> tuple[float, ...]:
         """Priority, then the gang's creation time (the pod's own without a gang)."""
         created = None
@@ -172,7 +140,6 @@ class Coscheduling:
             created = _epoch(pod.creation_timestamp)
         return (-pod.priority, created if created is not None else timestamp)
 
-    # ------------------------------------------------------------------ PreFilter
     def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
         """Whether PreFilter or PreScore follow the plain pods on the nodes
         (:mod:`asched.framework.pre_state`): a pod outside a gang is let through; a gang's members
@@ -244,7 +211,6 @@ class Coscheduling:
                 gap[resource] = short
         return gap
 
-    # ------------------------------------------------------------------ Permit
     def permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, float]:
         host = self.host
         gang = self._gang(pod)
@@ -258,7 +224,6 @@ class Coscheduling:
             return Status.success(), 0.0
         return Status.wait(NAME), self.timeout(gang)
 
-    # ------------------------------------------------------------------ PostFilter
     def post_filter(
         self,
         state: CycleState,
@@ -291,7 +256,6 @@ class Coscheduling:
             )
         )
 
-    # ------------------------------------------------------------------ Reserve
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         return Status.success()
 
@@ -313,10 +277,7 @@ class Coscheduling:
 def factory(args: object | None, handle: Handle | None) -> Coscheduling:
     """Built with the scheduler as its host when the handle is one (:class:`GangHost`);
     without (``asched explain``), PreFilter and Permit let every pod through."""
-    host: GangHost | None = None
-    gang_host: Callable[[], GangHost] | None = getattr(handle, "gang_host", None)
-    if gang_host is not None:
-        host = gang_host()
+    host = handle.gang_host if handle is not None else None
     return Coscheduling(args if isinstance(args, CoschedulingArgs) else CoschedulingArgs(), host)
 
 

@@ -1,14 +1,15 @@
 """DefaultPreemption (PostFilter): evict lower-priority pods so a pod that fits nowhere fits.
 
-Section 18, in upstream order: eligibility (``preemptionPolicy: Never``; a pod already
-nominated to a node where one of its victims is still terminating waits); the potential
-nodes (Filter status exactly Unschedulable, in the table's zone-interleaved order); the
-dry run from a random offset over ``max(n * minCandidateNodesPercentage / 100,
-minCandidateNodesAbsolute)`` candidates (:mod:`asched.framework.preemption`, vectorised
-when only the resources of a node depend on its pods, else node by node with PreFilter
-run once and followed by the plugins' hooks where they allow it,
-:mod:`asched.framework.preemption_trial`); pickOneNodeForPreemption; and the
-lower-priority nominations to the chosen node, which end.
+Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go and
+pkg/scheduler/framework/preemption/preemption.go. In upstream order: eligibility
+(``preemptionPolicy: Never``; a pod already nominated to a node where one of its victims
+is still terminating waits); the potential nodes (Filter status exactly Unschedulable, in
+the table's zone-interleaved order); the dry run from a random offset over
+``max(n * minCandidateNodesPercentage / 100, minCandidateNodesAbsolute)`` candidates
+(:mod:`asched.framework.preemption`, vectorised when only the resources of a node depend
+on its pods, else node by node with PreFilter run once and followed by the plugins' hooks
+where they allow it, :mod:`asched.framework.preemption_trial`); pickOneNodeForPreemption;
+and the lower-priority nominations to the chosen node, which end.
 
 The plugin decides; the scheduler acts (patches the victims' DisruptionTarget condition,
 deletes them with their own grace period, emits Preempted events, sets the preemptor's
@@ -80,7 +81,6 @@ class DefaultPreemption:
         #: which trial the last exact search ran with ("incremental" or "fresh")
         self.last_trial = ""
 
-    # ------------------------------------------------------------------ eligibility
     def eligible(
         self, pod: PodInfo, table: NodeTable, statuses: Mapping[int, Status]
     ) -> tuple[bool, str]:
@@ -100,7 +100,6 @@ class DefaultPreemption:
                 return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
 
-    # ------------------------------------------------------------------ PostFilter
     def post_filter(
         self,
         state: CycleState,
@@ -181,7 +180,6 @@ class DefaultPreemption:
             Status.success(), node, best.victims, cleared, best.num_pdb_violations
         )
 
-    # ------------------------------------------------------------------ search
     def search(
         self,
         state: CycleState,

@@ -1,4 +1,7 @@
-"""ImageLocality (Score): prefer nodes that already hold the pod's images (section 11).
+"""ImageLocality (Score): prefer nodes that already hold the pod's images.
+
+Upstream: pkg/scheduler/framework/plugins/imagelocality/image_locality.go,
+calculatePriority.
 
 For each container (init containers included) whose normalized image name a node
 lists: ``int(size * numNodes / totalNodes)``; the sum is clamped to

@@ -1,9 +1,10 @@
 """InterPodAffinity (PreFilter, Filter, PreScore, Score): pods attract and repel pods.
 
-Section 12, counted per topology domain with vectorised passes over the pod columns:
-a term's matching pods are a column mask, their domains the node label ids of their
-nodes, and the count per domain one ``bincount``. Existing pods' terms are looked up per
-distinct term (a Deployment's replicas share one), never per pod.
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity. Counted per topology domain
+with vectorised passes over the pod columns: a term's matching pods are a column mask,
+their domains the node label ids of their nodes, and the count per domain one
+``bincount``. Existing pods' terms are looked up per distinct term (a Deployment's
+replicas share one), never per pod.
 
 Not row-local: a pod placed anywhere in a domain changes every node of that domain, so
 the runtime computes this plugin afresh each cycle (PreFilter/PreScore do the counting;
@@ -279,7 +280,6 @@ class InterPodAffinity(FollowsPods):
         self._hard_weight = args.hard_pod_affinity_weight
         self._ignore_existing_preferred = args.ignore_preferred_terms_of_existing_pods
 
-    # ------------------------------------------------------------------ filter
     def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
         """Whether PreFilter or PreScore follow the plain pods on the nodes
         (:mod:`asched.framework.pre_state`): without terms of its own, the pod is matched against
@@ -367,7 +367,6 @@ class InterPodAffinity(FollowsPods):
             return Status.unschedulable(REASON_EXISTING_ANTI_AFFINITY, plugin=NAME)
         return Status.success()
 
-    # ------------------------------------------------------------------ score
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         affinity = pod.affinity
         has_preferred = affinity is not None and bool(affinity.preferred or affinity.preferred_anti)

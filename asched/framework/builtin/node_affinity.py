@@ -1,9 +1,10 @@
 """NodeAffinity (PreFilter, Filter, PreScore, Score): nodeSelector and node affinity.
 
-Section 9. The scheduler-enforced ``addedAffinity`` is checked first; then the pod's
-``nodeSelector`` AND its required terms (OR over terms). Terms that pin
-``metadata.name`` narrow the candidate nodes at PreFilter. Score: the sum of the weights
-of matching preferred terms (the pod's and addedAffinity's), normalized, weight 2.
+Upstream: pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go. The
+scheduler-enforced ``addedAffinity`` is checked first; then the pod's ``nodeSelector`` AND
+its required terms (OR over terms). Terms that pin ``metadata.name`` narrow the candidate
+nodes at PreFilter. Score: the sum of the weights of matching preferred terms (the pod's
+and addedAffinity's), normalized, weight 2.
 """
 
 from __future__ import annotations

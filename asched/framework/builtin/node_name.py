@@ -1,4 +1,7 @@
-"""NodeName (Filter): a pod with ``spec.nodeName`` fits only that node (section 10.1)."""
+"""NodeName (Filter): a pod with ``spec.nodeName`` fits only that node.
+
+Upstream: pkg/scheduler/framework/plugins/nodename/node_name.go.
+"""
 
 from __future__ import annotations
 

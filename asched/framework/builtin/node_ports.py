@@ -1,4 +1,7 @@
-"""NodePorts (PreFilter, Filter): host ports must be free on the node (section 10.3)."""
+"""NodePorts (PreFilter, Filter): host ports must be free on the node.
+
+Upstream: pkg/scheduler/framework/plugins/nodeports/node_ports.go.
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """NodeResourcesBalancedAllocation (PreScore, Score): prefer nodes whose use stays even.
 
-Section 7: ``int((1 - std) * 100)`` over the requested/allocatable fractions of the
-configured resources, real requests on both sides. A best-effort pod (no request for
-any configured resource) is skipped at PreScore (v1.33 behaviour). Weight 1.
+Upstream's balancedResourceScorer (noderesources/balanced_allocation.go):
+``int((1 - std) * 100)`` over the requested/allocatable fractions of the configured
+resources, real requests on both sides. A best-effort pod (no request for any configured
+resource) is skipped at PreScore (v1.33 behaviour). Weight 1.
 """
 
 from __future__ import annotations

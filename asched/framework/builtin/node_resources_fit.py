@@ -1,11 +1,11 @@
 """NodeResourcesFit (PreFilter, Filter, PreScore, Score): requests must fit free capacity.
 
-Filter (section 6.2): ``pods + 1 <= allocatable pods``, and for every resource the pod
-requests (> 0), ``request <= allocatable - requested``; extended resources listed in
-``ignoredResources`` / ``ignoredResourceGroups`` are not checked. Reasons are reported
-in upstream order: pods, cpu, memory, ephemeral-storage, then scalar resources (sorted
-by name; upstream's order there is Go map order). Score (6.3): the configured strategy
-(LeastAllocated by default), weight 1, no normalization.
+Filter (upstream: fitsRequest in noderesources/fit.go): ``pods + 1 <= allocatable pods``,
+and for every resource the pod requests (> 0), ``request <= allocatable - requested``;
+extended resources listed in ``ignoredResources`` / ``ignoredResourceGroups`` are not
+checked. Reasons are reported in upstream order: pods, cpu, memory, ephemeral-storage,
+then scalar resources (sorted by name; upstream's order there is Go map order). Score: the
+configured strategy (LeastAllocated by default), weight 1, no normalization.
 """
 
 from __future__ import annotations

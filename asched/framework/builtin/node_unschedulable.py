@@ -1,6 +1,7 @@
 """NodeUnschedulable (Filter): cordoned nodes only take pods that tolerate the taint.
 
-Section 10.2: a node with ``spec.unschedulable`` rejects a pod unless it tolerates
+Upstream: pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go. A node
+with ``spec.unschedulable`` rejects a pod unless it tolerates
 ``node.kubernetes.io/unschedulable:NoSchedule``.
 """
 

@@ -1,12 +1,12 @@
 """PodTopologySpread (PreFilter, Filter, PreScore, Score): spread matching pods over domains.
 
-Section 13, the vectorised twin of :mod:`asched.tools.reference.topologyspread` (same
-constraints, from :func:`asched.cluster.spread.constraints_for`; same statuses and
-scores). Counting is column work: a constraint's matching pods are a mask over the pod
-columns (its namespace, not being deleted, its selector; a match-everything selector
-counts nothing), their number per node one ``bincount`` of their node rows, and the
-number per domain one weighted ``bincount`` of those nodes' label ids. Loops run over
-constraints only.
+Upstream: pkg/scheduler/framework/plugins/podtopologyspread. The vectorised twin of
+:mod:`asched.tools.reference.topologyspread` (same constraints, from
+:func:`asched.cluster.spread.constraints_for`; same statuses and scores). Counting is
+column work: a constraint's matching pods are a mask over the pod columns (its namespace,
+not being deleted, its selector; a match-everything selector counts nothing), their number
+per node one ``bincount`` of their node rows, and the number per domain one weighted
+``bincount`` of those nodes' label ids. Loops run over constraints only.
 
 Not row-local: a pod placed anywhere in a domain changes every node of the domain, so
 the runtime computes this plugin afresh each cycle. PreFilter keeps the counts per domain
@@ -170,9 +170,6 @@ def _weighted_bincount(ids: IdArray, weights: Int64Array, n_ids: int) -> Int64Ar
     return summed.astype(np.int64)
 
 
-# --------------------------------------------------------------------------- filter
-
-
 @dataclass(frozen=True, slots=True)
 class KeyDomains:
     """Per value id of one key: matching pods, and whether a counted node has the value."""
@@ -320,9 +317,6 @@ def domain_summary(state: CycleState) -> dict[str, tuple[int, int]]:
     return {d.key: (d.n_domains, d.minimum) for d in found.domains.values() if d.n_domains}
 
 
-# --------------------------------------------------------------------------- score
-
-
 @dataclass(frozen=True, slots=True)
 class _ScoreSetup:
     constraints: tuple[SpreadConstraint, ...]
@@ -390,9 +384,6 @@ def _raw_scores(
     return raw, ignored
 
 
-# --------------------------------------------------------------------------- plugin
-
-
 class PodTopologySpread(FollowsPods):
     name: Final = NAME
     #: the cluster events that may undo its rejection (upstream's EventsToRegister)
@@ -417,7 +408,6 @@ class PodTopologySpread(FollowsPods):
         defaults = functools.partial(table.workloads.default_selector, pod)
         return constraints_for(pod, action, self._args, defaults)
 
-    # ------------------------------------------------------------------ filter
     def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
         """Whether PreFilter or PreScore follow the plain pods on the nodes
         (:mod:`asched.framework.pre_state`): a pod without constraints of either kind (its own, or
@@ -470,7 +460,6 @@ class PodTopologySpread(FollowsPods):
             return Status.unschedulable(REASON_SKEW, plugin=NAME)
         return Status.success()
 
-    # ------------------------------------------------------------------ score
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status:
         try:
             constraints = self._constraints(pod, table, SCHEDULE_ANYWAY)

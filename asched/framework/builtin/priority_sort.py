@@ -1,4 +1,7 @@
-"""PrioritySort (QueueSort): higher priority first, then earlier queue time (section 16.1)."""
+"""PrioritySort (QueueSort): higher priority first, then earlier queue time.
+
+Upstream: pkg/scheduler/framework/plugins/queuesort/priority_sort.go, Less.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """TaintToleration (Filter, PreScore, Score): taints repel pods that do not tolerate them.
 
-Section 8. Filter: a node with an untolerated NoSchedule/NoExecute taint is rejected
+Upstream: pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go. Filter: a
+node with an untolerated NoSchedule/NoExecute taint is rejected
 (UnschedulableAndUnresolvable), the reason naming the first such taint in the node's
 order. Score: the number of untolerated PreferNoSchedule taints, considering only the
 pod's tolerations with effect PreferNoSchedule or empty; normalized in reverse (fewer is

@@ -66,7 +66,6 @@ class TemplateUnsupported(TemplateError):
     """A template using Go ``text/template`` beyond the subset this module renders."""
 
 
-# ---------------------------------------------------------------- the tree
 @dataclass(frozen=True, slots=True)
 class _Field:
     name: str
@@ -111,7 +110,6 @@ _Node = _Text | _Print | _If
 _KEYWORDS: Final = frozenset({"range", "with", "define", "template", "block", "break", "continue"})
 
 
-# ---------------------------------------------------------------- lexing
 _ACTION: Final = re.compile(r"\{\{(-[ \t\r\n])?(.*?)([ \t\r\n]-)?\}\}", re.DOTALL)
 _TOKEN: Final = re.compile(
     r"""\s*(?:
@@ -177,7 +175,6 @@ def _constant(text: str, where: str) -> int | float:
         raise TemplateError(f"{where}: bad number syntax: {text!r}") from None
 
 
-# ---------------------------------------------------------------- parsing
 class _Parser:
     """Expressions of one action's tokens."""
 
@@ -420,7 +417,6 @@ def parse(text: str, source: str = "template") -> Template:
     return Template(source=source, nodes=nodes, fields=frozenset(_node_fields(nodes)))
 
 
-# ---------------------------------------------------------------- executing
 def _evaluate(expr: _Expr, data: Mapping[str, Any], where: str) -> Any:
     if isinstance(expr, _Const):
         return expr.value
@@ -457,7 +453,6 @@ def _execute(nodes: Sequence[_Node], data: Mapping[str, Any], out: list[str], wh
                 _execute(node.otherwise, data, out, where)
 
 
-# ---------------------------------------------------------------- files
 def go_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     """Template parameters as Go sees them after YAML -> JSON: numbers are float64."""
     out: dict[str, Any] = {}

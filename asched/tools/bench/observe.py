@@ -137,7 +137,6 @@ class Observer:
         self._versions: dict[str, str] = {}
         self._synced = asyncio.Event()
 
-    # ------------------------------------------------------------------ listing
     async def _list(self, path: str) -> tuple[list[Raw], str]:
         items: list[Raw] = []
         token: str | None = None
@@ -162,7 +161,6 @@ class Observer:
             self._pod_event("ADDED", pod, now, initial=True)
         self._synced.set()
 
-    # ------------------------------------------------------------------ watching
     async def run(self) -> None:
         """Watch both resources until cancelled (call :meth:`sync` first)."""
         async with asyncio.TaskGroup() as group:
@@ -224,7 +222,6 @@ class Observer:
     def _handle_pod(self, kind: str, obj: Raw) -> None:
         self._pod_event(kind, obj, self.clock())
 
-    # ------------------------------------------------------------------ events
     def _node_event(self, kind: str, obj: Raw, *, initial: bool = False) -> None:
         name = str((obj.get("metadata") or {}).get("name", ""))
         if kind == "DELETED":
@@ -282,7 +279,6 @@ class Observer:
         self.timeline.append(("mark", label, now))
         return now
 
-    # ------------------------------------------------------------------ reading
     def ready_nodes(self) -> int:
         """Nodes seen with an allocatable (what a scheduler can place pods on)."""
         return sum(self.nodes.values())

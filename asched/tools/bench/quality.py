@@ -154,7 +154,9 @@ class _Scorer:
             return None
         best, totals = self.algorithm.best_total(state, pod)
         if allowed is not None:
-            # XXX: totals are normalized over all feasible rows, not only the allowed ones.
+            # TODO(best_total takes no allowed mask): its totals are normalized over all
+            # feasible rows, not only the allowed ones the cycle saw, so under a
+            # PreFilterResult the normalized plugins' part of the regret is approximate.
             feasible = fw.filter_mask(state, pod, table, table.rows, fw.active_filters(state))
             best = int(np.max(totals[: table.size], where=feasible & allowed, initial=-1))
         return max(0, best - int(totals[row]))

@@ -280,7 +280,6 @@ class _Run:
             profile=profile,
         )
 
-    # ------------------------------------------------------------------ main
     async def main(self) -> RunResult:
         kubeconfig = self.backend.kubeconfig
         watch_rest = RestClient.from_kubeconfig(kubeconfig, connections=4, timeout=120)
@@ -366,7 +365,6 @@ class _Run:
         )
         return result
 
-    # ------------------------------------------------------------------ setup
     async def _setup(self) -> None:
         namespaces = [*self.workload.namespaces(), "bench-init", CEILING_NAMESPACE]
         if self.workload.churn is not None:
@@ -585,7 +583,6 @@ class _Run:
     def _death(self) -> str:
         return " (the scheduler exited)" if not self.scheduler.alive() else " in time"
 
-    # ------------------------------------------------------------------ measuring
     def _pids(self) -> dict[str, int]:
         pids = dict(self.backend.pids())
         if self.scheduler.pid is not None:
@@ -780,7 +777,6 @@ class _Run:
             else None,
         )
 
-    # ------------------------------------------------------------------ ceiling
     async def _ceiling(self) -> Phase:
         observer = self.observer
         total = self.options.ceiling_pods or min(self.workload.n_measured, DEFAULT_CEILING_PODS)
@@ -848,7 +844,6 @@ class _Run:
         phase.cpu = {name: procstat.delta(before[name], after[name]) for name in before}
         return phase
 
-    # ------------------------------------------------------------------ extender
     def _pods_on_rejected_nodes(self) -> int:
         """Init and measured pods bound to a node the extender's filter rejects."""
         if self.extender is None:
@@ -866,7 +861,6 @@ class _Run:
             "measured": self.extender_calls or None,
         }
 
-    # ------------------------------------------------------------------ the rest
     async def _versions(self) -> dict[str, str]:
         import platform
 

@@ -2,9 +2,9 @@
 
 A :class:`NodeState` is upstream's ``NodeInfo`` reduced to what the default plugins use:
 the node record, the pods bound to it, ``Requested`` (sum of the pods' effective
-requests, section 5.1), ``NonZeroRequested`` cpu/memory (section 5.2), the host ports
-in use, and the image sizes by name. A :class:`Cycle` holds everything that is the
-same for every node while one pod is evaluated.
+requests), ``NonZeroRequested`` cpu/memory, the host ports in use, and the image sizes by
+name. A :class:`Cycle` holds everything that is the same for every node while one pod is
+evaluated.
 """
 
 from __future__ import annotations

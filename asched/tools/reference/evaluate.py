@@ -1,8 +1,10 @@
 """Evaluate one pod against every node, one node at a time: the differential-test oracle.
 
-The steps follow kube-scheduler's scheduling cycle (sections 4, 14 and 19), without
-sampling (every node is examined) and without the one-feasible-node shortcut (every
-feasible node is scored, so ``asched explain`` can show the scores):
+The steps follow kube-scheduler's scheduling cycle (upstream:
+pkg/scheduler/schedule_one.go, schedulePod, and
+pkg/scheduler/framework/runtime/framework.go), without sampling (every node is examined)
+and without the one-feasible-node shortcut (every feasible node is scored, so
+``asched explain`` can show the scores):
 
 1. PreFilter, in ``resolved.pre_filter`` order. Skip: that plugin's Filter is not run
    for this pod. UnschedulableAndUnresolvable or Error: stop; every node gets that
@@ -278,7 +280,7 @@ def names_of(cycle: Cycle) -> list[str]:
 def _preemption(
     snapshot: Snapshot, pod: PodInfo, profile: Profile, statuses: Mapping[str, Status]
 ) -> Preemption | None:
-    """What DefaultPreemption would do (offset 0), when the profile has it (section 18)."""
+    """What DefaultPreemption would do (offset 0), when the profile has it."""
     if preemption.NAME not in profile.resolved.post_filter:
         return None
     nodes = node_tree_order(snapshot.nodes)

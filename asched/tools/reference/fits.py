@@ -12,9 +12,10 @@ from :data:`asched.tools.reference.plugins.REGISTRY`: their PreFilter runs once,
 unmodified cluster (none of them depends on other pods), and their Filter per call on
 a freshly accounted node.
 
-Nominated pods (section 4.3): when ``nominated`` is given, the pods nominated to the
-node with a priority at least the preemptor's are added for a first pass; if that pass
-fits and any pod was added, a second pass runs without them and both must fit.
+Nominated pods (upstream: RunFilterPluginsWithNominatedPods): when ``nominated`` is given,
+the pods nominated to the node with a priority at least the preemptor's are added for a
+first pass; if that pass fits and any pod was added, a second pass runs without them and
+both must fit.
 """
 
 from __future__ import annotations

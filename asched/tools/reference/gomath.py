@@ -1,4 +1,4 @@
-"""Go integer and float semantics that kube-scheduler's arithmetic relies on (section 0.3).
+"""Go integer and float semantics that kube-scheduler's arithmetic relies on.
 
 Python's ``//`` floors and ``round`` rounds half to even; Go's ``/`` on integers
 truncates toward zero and ``math.Round`` rounds half away from zero. Scores are

@@ -1,17 +1,20 @@
-"""InterPodAffinity (section 12), scalar reference: PreFilter, Filter, PreScore, Score.
+"""InterPodAffinity, scalar reference: PreFilter, Filter, PreScore, Score.
+
+Upstream: pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go,scoring.go}.
 
 Not wired into :func:`asched.tools.reference.evaluate` yet (the live engine still guards
 these pods); the functions are called directly by their table tests and, later, by the
 differential tests against the vectorised twin, which must keep these signatures.
 
-Terms (section 12.1). A term is (namespaces, namespaceSelector, labelSelector,
-topologyKey). With no ``namespaces`` and a nil ``namespaceSelector`` it selects the
-owning pod's namespace; ``namespaceSelector: {}`` selects every namespace. For the
-incoming pod's terms the namespaceSelector is resolved once into the names of the
-Namespace objects it selects (upstream's ``mergeAffinityTermNamespacesIfNotEmpty``), so
-a namespace without a Namespace object is only reachable by name or by ``{}``. An
-existing pod's terms are matched against the incoming pod with the labels of the
-incoming pod's namespace (empty when it has no Namespace object).
+Terms (upstream: pkg/scheduler/framework/types.go, AffinityTerm). A term is (namespaces,
+namespaceSelector, labelSelector, topologyKey). With no ``namespaces`` and a nil
+``namespaceSelector`` it selects the owning pod's namespace; ``namespaceSelector: {}``
+selects every namespace. For the incoming pod's terms the namespaceSelector is resolved
+once into the names of the Namespace objects it selects (upstream's
+``mergeAffinityTermNamespacesIfNotEmpty``), so a namespace without a Namespace object is
+only reachable by name or by ``{}``. An existing pod's terms are matched against the
+incoming pod with the labels of the incoming pod's namespace (empty when it has no
+Namespace object).
 
 ``matchLabelKeys`` / ``mismatchLabelKeys`` are ignored: the API server folds them into
 ``labelSelector`` when a pod is created (v1.31+), so a pod read back from it already
@@ -22,13 +25,13 @@ is rejected at PreFilter (UnschedulableAndUnresolvable ``parsing pod: ...``) and
 Error at PreScore (``failed to parse pod: ...``); an existing pod loses every term of
 the kind that failed, as upstream's ``NewPodInfo`` leaves it.
 
-Filter checks, in order (section 12.3):
+Filter checks, in order (upstream: filtering.go, Filter):
 
 1. required affinity, UnschedulableAndUnresolvable :data:`REASON_AFFINITY`;
 2. required anti-affinity, Unschedulable :data:`REASON_ANTI_AFFINITY`;
 3. existing pods' required anti-affinity, Unschedulable :data:`REASON_EXISTING_ANTI_AFFINITY`.
 
-Score (section 12.4): PreScore skips when there are no feasible nodes, when
+Score (upstream: scoring.go): PreScore skips when there are no feasible nodes, when
 ``ignorePreferredTermsOfExistingPods`` is set and the incoming pod has no preferred
 terms (nothing at all is computed then, not even the hard-affinity symmetry, as
 upstream), and when no term contributed to any domain. NormalizeScore rescales by the
@@ -236,7 +239,8 @@ def _resolved(terms: PodTerms, namespace_labels: NamespaceLabels) -> PodTerms:
 
 @dataclass(frozen=True, slots=True)
 class PreFilterState:
-    """What PreFilter counted over the whole snapshot (section 12.2).
+    """What PreFilter counted over the whole snapshot (upstream: filtering.go,
+    getExistingAntiAffinityCounts and getIncomingAffinityAntiAffinityCounts).
 
     ``existing_anti``: per domain, the existing pods' required anti-affinity terms that
     match the incoming pod. ``affinity``: per domain of each incoming required affinity
@@ -376,7 +380,7 @@ def pre_score(
     args: InterPodAffinityArgs,
     feasible: Sequence[str],
 ) -> tuple[Status, TopologyScore]:
-    """Build ``topologyScore`` (section 12.4): ``(status, scores)``.
+    """Build ``topologyScore`` (upstream: scoring.go, PreScore): ``(status, scores)``.
 
     Status: Skip when ``feasible`` is empty, when preferred terms of existing pods are
     ignored and the pod has none of its own, or when the result is empty; Error

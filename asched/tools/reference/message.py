@@ -1,4 +1,5 @@
-"""The FailedScheduling message (section 19), upstream's ``FitError.Error()``.
+"""The FailedScheduling message, upstream's ``FitError.Error()``
+(pkg/scheduler/framework/types.go).
 
 ``0/N nodes are available: `` followed by either the PreFilter rejection message or the
 histogram of every reason of every rejected node, each part ``"<count> <reason>"``,

@@ -1,4 +1,6 @@
-"""Upstream's node-tree order (section 2.2), node by node: zones interleaved.
+"""Upstream's node-tree order, node by node: zones interleaved.
+
+Upstream: pkg/scheduler/backend/cache/node_tree.go, nodeTree.list.
 
 Nodes are grouped by zone (region and zone labels), zones in the order their first node
 appeared; the order takes the first node of every zone, then the second of every zone

@@ -1,4 +1,7 @@
-"""NormalizeScore helpers (section 14), as plain functions over a list of raw scores."""
+"""NormalizeScore helpers, as plain functions over a list of raw scores.
+
+Upstream: pkg/scheduler/framework/plugins/helper/normalize_score.go, DefaultNormalizeScore.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""DefaultPreemption (section 18), scalar reference: what PostFilter would do for a pod.
+"""DefaultPreemption, scalar reference: what PostFilter would do for a pod.
+
+Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go and
+pkg/scheduler/framework/preemption/preemption.go.
 
 Not wired into :func:`asched.tools.reference.evaluate` yet. The whole decision is a pure
 function of the cluster and one callback, ``fits(node, pods_on_node) -> Status``: does

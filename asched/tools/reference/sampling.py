@@ -1,4 +1,6 @@
-"""How many feasible nodes kube-scheduler looks for before it stops filtering (section 2.1).
+"""How many feasible nodes kube-scheduler looks for before it stops filtering.
+
+Upstream: pkg/scheduler/schedule_one.go, numFeasibleNodesToFind.
 
 ``asched explain`` evaluates every node, so :func:`asched.tools.reference.evaluate` does not
 sample; this function is the scalar oracle for the scheduling loop, which does.

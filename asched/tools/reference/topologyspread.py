@@ -1,12 +1,14 @@
-"""PodTopologySpread (section 13), scalar reference: PreFilter, Filter, PreScore, Score.
+"""PodTopologySpread, scalar reference: PreFilter, Filter, PreScore, Score.
+
+Upstream: pkg/scheduler/framework/plugins/podtopologyspread/{filtering.go,scoring.go}.
 
 Wired into :func:`asched.tools.reference.evaluate` by
 :mod:`asched.tools.reference.plugins.pod_topology_spread`; the table tests call these
 functions directly, and the vectorised twin
 (:mod:`asched.framework.builtin.pod_topology_spread`) is run behind the same signatures.
 
-Constraints (section 13.1) are decoded by :mod:`asched.cluster.spread`, shared with the
-engine: the pod's own, else the default constraints with the selector of the Services,
+Constraints are decoded by :mod:`asched.cluster.spread`, shared with the engine: the pod's
+own, else the default constraints with the selector of the Services,
 ReplicationControllers, ReplicaSets and StatefulSets selecting the pod
 (:func:`default_selector`, computed here from the raw ``extras``).
 
@@ -137,7 +139,8 @@ def _has_all_keys(node: NodeInfo, constraints: Sequence[SpreadConstraint]) -> bo
 
 @dataclass(frozen=True, slots=True)
 class PreFilterState:
-    """Section 13.2: matching pods per domain, domains per key, global minimum per key.
+    """Matching pods per domain, domains per key, global minimum per key (upstream:
+    filtering.go, calPreFilterState).
 
     ``pair_counts`` has an entry (possibly 0) for every domain of a counted node;
     ``domains`` and ``global_min`` only have keys with at least one such domain.
@@ -227,7 +230,8 @@ def filter_nodes(
 
 @dataclass(frozen=True, slots=True)
 class PreScoreState:
-    """Section 13.3: soft constraints, ignored nodes, domain counts and weights.
+    """Soft constraints, ignored nodes, domain counts and weights (upstream: scoring.go,
+    initPreScoreState).
 
     ``weights[i]`` is ``ln(size_i + 2)`` for constraint ``i``; ``pair_counts`` has the
     domains of the non-hostname constraints seen on scored, non-ignored nodes.

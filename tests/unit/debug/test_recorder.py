@@ -27,6 +27,7 @@ from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observers
 from tests.configs import load_config
 from tests.unit.scheduler.test_cycle_guards import FakeClock, RecordingReporter
 
@@ -63,9 +64,8 @@ def build(
         queue=SchedulingQueue(clock=clock),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s),
-        reporter=RecordingReporter(),  # type: ignore[arg-type]
+        observer=Observers(reporter=RecordingReporter(), recorder=recorder),
         clock=clock,
-        recorder=recorder,
     )
     return scheduler, recorder, table
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from asched.cluster.decode import decode_pod
 from asched.debug.recorder import Recorder
 from asched.explain.extenders import evaluate_with_extenders
+from asched.scheduler.observe import Observers
 from asched.tools.bench.extender_server import ExtenderRules
 from tests.builders import make_pod
 from tests.unit.extender._cycle import PROFILE, REGISTRY, scheduler_with
@@ -23,7 +24,8 @@ async def test_extenders_columns_and_rejections_are_recorded_as_explain_shows_th
     plugin_scores = dict.fromkeys(NODES, 50)
     async with scheduler_with([spec(RULES, weight=3)], NODES, plugin_scores) as rig:
         scheduler = rig.scheduler
-        recorder = scheduler.recorder = Recorder(10)
+        recorder = Recorder(10)
+        scheduler.observer = Observers(reporter=rig.reporter, recorder=recorder)
         raw = make_pod("pod")
         raw["spec"]["schedulerName"] = PROFILE
         pod = decode_pod(raw)

@@ -38,6 +38,7 @@ from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observers
 from asched.scheduler.raw import RawObjects
 from asched.tools.bench.extender_server import RunningExtender
 from tests.builders import make_node, make_pod
@@ -198,7 +199,7 @@ def build_scheduler(
         queue=SchedulingQueue(clock=clock, interests={EXTENDER_NAME: ANY}),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s),
-        reporter=reporter,  # type: ignore[arg-type]
+        observer=Observers(reporter=reporter),
         clock=clock,
         extenders=extenders,
         raw=RawObjects(nodes=True),

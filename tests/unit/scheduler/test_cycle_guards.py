@@ -27,9 +27,10 @@ from asched.framework.registry import Registry
 from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
-from asched.scheduler.binder import Binder
+from asched.scheduler.binder import Binder, Slot
 from asched.scheduler.cycle import ProfileRuntime, Scheduler
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.observe import Observers
 from tests.configs import load_config
 
 PROFILE = "asched"
@@ -124,26 +125,26 @@ def build(
         queue=SchedulingQueue(clock=clock),
         ledger=Ledger(table),
         binder_factory=lambda s: Binder(s, max_in_flight=SLOTS),
-        reporter=reporter,  # type: ignore[arg-type]
+        observer=Observers(reporter=reporter),
         clock=clock,
     )
     return scheduler, framework, table, reporter
 
 
-async def pop_with_slot(scheduler: Scheduler) -> Any:
+async def pop_with_slot(scheduler: Scheduler) -> tuple[Slot, Any]:
     """What the loop does before a cycle: take a binder slot, then pop."""
-    await scheduler.binder.acquire_slot()
+    slot = await scheduler.binder.take_slot()
     qp = scheduler.queue.pop()
     assert qp is not None
-    return qp
+    return slot, qp
 
 
-def cycle(scheduler: Scheduler, qp: Any) -> None:
+def cycle(scheduler: Scheduler, slot: Slot, qp: Any) -> None:
     """One cycle as the loop runs it; no bind job may come out of a failed one."""
     job = scheduler.schedule_one(qp)  # must not raise
     assert job is None
-    scheduler.binder.release_slot()  # the loop's half of the slot's one owner
-    assert scheduler.binder.slots._value == SLOTS
+    slot.release()  # the loop's: no job to hand it to
+    assert scheduler.binder.free_slots == SLOTS
 
 
 def pod(name: str, cpu: str = "1") -> PodInfo:
@@ -246,9 +247,9 @@ async def test_a_raising_plugin_becomes_an_error_status_for_that_pod(
     errors = metrics.REGISTRY.get_sample_value("asched_internal_errors_total", {"phase": phase})
     victim = pod("victim", cpu=cpu)
     scheduler.queue.add(victim)
-    qp = await pop_with_slot(scheduler)
+    slot, qp = await pop_with_slot(scheduler)
 
-    cycle(scheduler, qp)
+    cycle(scheduler, slot, qp)
 
     assert scheduler.queue.where(victim.key) == "backoff"  # Error: retried with backoff
     assert "internal error in" in reporter.said[victim.key]
@@ -280,9 +281,9 @@ async def test_unreserve_raising_does_not_stop_the_rollback() -> None:
     before = requested_columns(table)
     victim = pod("victim")
     scheduler.queue.add(victim)
-    qp = await pop_with_slot(scheduler)
+    slot, qp = await pop_with_slot(scheduler)
 
-    cycle(scheduler, qp)
+    cycle(scheduler, slot, qp)
 
     assert kept.unreserved == 1
     assert len(scheduler.ledger) == 0
@@ -306,9 +307,9 @@ async def test_a_bug_in_the_cycle_itself_is_recovered(monkeypatch: pytest.Monkey
     monkeypatch.setattr(scheduler.ledger, "assume", assume_then_raise)
     victim = pod("victim")
     scheduler.queue.add(victim)
-    qp = await pop_with_slot(scheduler)
+    slot, qp = await pop_with_slot(scheduler)
 
-    cycle(scheduler, qp)
+    cycle(scheduler, slot, qp)
 
     assert len(scheduler.ledger) == 0
     for got, want in zip(requested_columns(table), before, strict=True):
@@ -340,9 +341,9 @@ async def test_the_next_pod_schedules_after_one_raised() -> None:
     first, second = pod("first"), pod("second")
     for p in (first, second):
         scheduler.queue.add(p)
-    qp = await pop_with_slot(scheduler)
-    cycle(scheduler, qp)
-    qp = await pop_with_slot(scheduler)
+    slot, qp = await pop_with_slot(scheduler)
+    cycle(scheduler, slot, qp)
+    slot, qp = await pop_with_slot(scheduler)
     assert qp.key == second.key
     job = scheduler.schedule_one(qp)  # the same cycle the loop runs, no exception left over
     assert job is not None

@@ -30,6 +30,7 @@ from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import BACKOFF, IN_FLIGHT, UNSCHEDULABLE
 from asched.scheduler.binder import BindJob
 from asched.scheduler.cycle import Scheduler
+from asched.scheduler.observe import Observers
 from asched.tools.bench.extender_server import ExtenderRules
 from tests.configs import load_config
 from tests.unit.extender._cycle import PROFILE, build_scheduler
@@ -378,14 +379,14 @@ async def test_a_bug_in_the_calls_sends_the_pod_back_told_and_frees_its_slot() -
         runner = asyncio.create_task(binder.run())
         await binder.running.wait()
         pod = r.add("p")
-        await binder.acquire_slot()
+        slot = await binder.take_slot()
         consultation = r.scheduler.schedule_one(r.pop())
         assert isinstance(consultation, Consultation)
-        binder.consult(consultation)
+        binder.consult(consultation, slot.hand_over())
         binder.stop()
         await runner
         assert binder.consulting == 0
-        assert binder.slots._value == binder.max_in_flight  # the slot came back
+        assert binder.free_slots == binder.max_in_flight  # the slot came back
         assert r.scheduler.queue.where(pod.key) == BACKOFF
         assert pod.key in r.reporter.errors
         assert "transport bug" in r.reporter.said[pod.key]
@@ -498,7 +499,10 @@ async def test_a_conclusion_that_raises_is_the_pods_error_not_the_loops(
 
         monkeypatch.setattr(algorithm, step, broken)
         attempts: list[str] = []  # what the App counts in asched_schedule_attempts_total
-        r.scheduler._on_attempt = lambda result, profile, seconds: attempts.append(result)
+        r.scheduler.observer = Observers(
+            reporter=r.reporter,
+            on_attempt=lambda result, profile, seconds: attempts.append(result),
+        )
         assert await r.consult(consultation) is None
         assert attempts == ["error"]  # counted as the attempt's error, once
         assert r.scheduler.queue.where(pod.key) == BACKOFF

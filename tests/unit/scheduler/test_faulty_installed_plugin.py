@@ -107,14 +107,16 @@ async def test_the_pod_gets_an_error_naming_the_plugin_and_the_next_is_scheduled
     scheduler, reporter = build_custom()
     victim, healthy = pod("victim", fault), pod("healthy")
     scheduler.queue.add(victim)
-    job = scheduler.schedule_one(await pop_with_slot(scheduler))
+    slot, qp = await pop_with_slot(scheduler)
+    job = scheduler.schedule_one(qp)
     assert job is None
-    scheduler.binder.release_slot()
+    slot.release()
     assert said in reporter.said[victim.key]
     assert victim.key in reporter.errors
     assert scheduler.queue.where(victim.key) == "backoff"
 
     scheduler.queue.add(healthy)
-    job = scheduler.schedule_one(await pop_with_slot(scheduler))
+    _, qp = await pop_with_slot(scheduler)
+    job = scheduler.schedule_one(qp)
     assert job is not None  # the same scheduler goes on
     assert healthy.key not in reporter.said

@@ -55,14 +55,10 @@ from asched.framework.builtin.volume_binding.match import (
     reasons_of,
     split_unbound,
 )
-from asched.framework.builtin.volume_binding.prebind import (
-    Resource,
-    VolumeHost,
-    VolumeWriteError,
-    bind_pod_volumes,
-)
+from asched.framework.builtin.volume_binding.prebind import VolumeWriteError, bind_pod_volumes
 from asched.framework.cycle_state import CycleState
 from asched.framework.events import ClusterEvent
+from asched.framework.hosts import Resource, VolumeHost
 from asched.framework.interface import (
     PRE_FILTER_SKIP,
     PRE_FILTER_SUCCESS,
@@ -172,7 +168,6 @@ class VolumeBinding:
         self._handle = handle
         self._masks = MaskCache()
 
-    # ------------------------------------------------------------------ queueing
     def queueing_hint(self, event: ClusterEvent, pod: PodInfo, changed: object) -> bool:
         """Upstream's hints, as far as the new object tells: a claim helps only if it is
         one of the pod's; a CSIDriver update only if the pod has an inline volume of
@@ -186,7 +181,6 @@ class VolumeBinding:
             return inline and not changed.storage_capacity
         return True
 
-    # ------------------------------------------------------------------ PreFilter
     def pre_state_follows_pods(self, state: CycleState, pod: PodInfo) -> bool:
         """Whether PreFilter or PreScore follow the plain pods on the nodes
         (:mod:`asched.framework.pre_state`): a pod without volumes is skipped; claims are storage
@@ -218,7 +212,6 @@ class VolumeBinding:
         state.write(STATE_KEY, _State(table, PodClaims(tuple(bound), selected, to_match)))
         return PRE_FILTER_SUCCESS
 
-    # ------------------------------------------------------------------ Filter
     def _index(self, table: NodeTable) -> PVIndex:
         return index_of(table.volumes)
 
@@ -259,7 +252,6 @@ class VolumeBinding:
         statuses = {b: Status.unresolvable(*reasons_of(b), plugin=NAME) for b in set(bits)}
         return [statuses[b] for b in bits]
 
-    # ------------------------------------------------------------------ Reserve
     def reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         found: _State | None = state.get(STATE_KEY)
         if found is None or found.claims.all_bound:
@@ -308,12 +300,11 @@ class VolumeBinding:
         found.bindings.clear()
         found.provisions.clear()
 
-    # ------------------------------------------------------------------ PreBind
     async def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         found: _State | None = state.get(STATE_KEY)
         if found is None or (not found.bindings and not found.provisions):
             return Status.success()
-        host: VolumeHost | None = getattr(self._handle, "volume_host", None)
+        host = self._handle.volume_host if self._handle is not None else None
         if host is None:
             return Status.error("binding volumes: the scheduler has no volume host", NAME)
         return await bind_pod_volumes(

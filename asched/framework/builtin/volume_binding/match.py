@@ -109,7 +109,6 @@ def split_unbound(
     return selected, tuple(sorted(rest, key=lambda c: c.request))
 
 
-# ----------------------------------------------------------------------------- static
 def fitting_slots(pvs: ClassPVs, claim: PersistentVolumeClaim) -> BoolMask:
     """``bool[pvs.size]``: free PVs of the class that fit ``claim`` on some node."""
     size = pvs.size
@@ -261,7 +260,6 @@ def match_static(
     return out
 
 
-# ----------------------------------------------------------------------------- provisioning
 def _capacity_mask(
     catalog: VolumeCatalog, class_name: str, request: int, table: NodeTable, rows: Rows
 ) -> BoolMask:
@@ -340,7 +338,6 @@ def check_provisions(
     return reasons
 
 
-# ----------------------------------------------------------------------------- all of it
 @dataclass(frozen=True, slots=True)
 class PodVolumes:
     """The outcome over ``rows``: reason bits per row and the static matches."""

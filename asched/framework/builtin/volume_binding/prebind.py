@@ -22,8 +22,8 @@ Messages are upstream's, prefixed ``binding volumes:`` as its wrapping error is.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, Protocol
+from collections.abc import Mapping
+from typing import Any, Final
 
 from asched.cluster.pv_index import node_affinity_matches
 from asched.cluster.records import PodInfo
@@ -32,8 +32,8 @@ from asched.cluster.volumes import (
     SELECTED_NODE_ANNOTATION,
     PersistentVolume,
     PersistentVolumeClaim,
-    VolumeCatalog,
 )
+from asched.framework.hosts import VolumeHost
 from asched.framework.status import Status
 
 NAME: Final = "VolumeBinding"
@@ -41,40 +41,9 @@ BOUND_BY_CONTROLLER_ANNOTATION: Final = "pv.kubernetes.io/bound-by-controller"
 TIMED_OUT: Final = "timed out waiting for the condition"
 
 
-Resource = Literal["persistentvolumes", "persistentvolumeclaims"]
-
-
 class VolumeWriteError(Exception):
     """A PV or claim update the API server refused or did not answer (the message says
     which object and why)."""
-
-
-class VolumeHost(Protocol):
-    """What VolumeBinding's PreBind needs of the live scheduler (``handle.volume_host``)."""
-
-    @property
-    def catalog(self) -> VolumeCatalog:
-        """The catalog the watch keeps current (its listeners wake PreBind)."""
-
-    def node_labels(self, node: str) -> Mapping[str, str] | None:
-        """The labels of node ``node``; None when the scheduler does not know it."""
-
-    def pod_exists(self, pod: PodInfo) -> bool:
-        """Whether the pod still exists (a deleted pod cancels the binding)."""
-
-    @property
-    def pod_listeners(self) -> list[Callable[[str], None]]:
-        """Called with a pod's key when the watch sees it go, so a PreBind waiting for
-        that pod's claims re-checks at once (and fails: the pod does not exist)."""
-
-    async def replace(self, resource: Resource, obj: Mapping[str, Any]) -> Mapping[str, Any]:
-        """PUT ``obj`` (its ``resourceVersion`` kept) and return the stored object.
-
-        Raises
-        ------
-        VolumeWriteError
-            On any answer but success (a 409 conflict included) or no answer.
-        """
 
 
 class _Failed(Exception):

@@ -1,4 +1,6 @@
-"""NodeResourcesBalancedAllocation (section 7): favour nodes whose usage fractions agree.
+"""NodeResourcesBalancedAllocation: favour nodes whose usage fractions agree.
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go.
 
 Real requests (no non-zero defaults) on both sides. PreScore skips best-effort pods,
 those requesting 0 of every configured resource (v1.33 behaviour).

@@ -1,4 +1,6 @@
-"""ImageLocality (section 11): favour nodes that already hold the pod's images.
+"""ImageLocality: favour nodes that already hold the pod's images.
+
+Upstream: pkg/scheduler/framework/plugins/imagelocality/image_locality.go.
 
 Each container's (init containers included) image, normalized to ``:latest`` when it
 has no tag, contributes ``int(size * nodes_with_image / all_nodes)`` if the node lists

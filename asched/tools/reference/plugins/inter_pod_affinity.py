@@ -1,4 +1,4 @@
-"""InterPodAffinity in the reference evaluator: section 12 via :mod:`asched.tools.reference.interpod`.
+"""InterPodAffinity in the reference evaluator, via :mod:`asched.tools.reference.interpod`.
 
 PreFilter counts over the whole snapshot once (kept in ``cycle.scratch``); Filter and
 Score read per node; NormalizeScore is the plugin's own min-max over feasible nodes.

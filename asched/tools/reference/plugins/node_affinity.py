@@ -1,4 +1,6 @@
-"""NodeAffinity (section 9): nodeSelector, required and preferred node affinity.
+"""NodeAffinity: nodeSelector, required and preferred node affinity.
+
+Upstream: pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go.
 
 PreFilter skips pods with nothing required (and no scheduler-enforced required
 affinity). When every required term pins ``metadata.name In [...]``, only the union of

@@ -1,4 +1,7 @@
-"""NodeName (section 10.1): a pod that names a node fits only that node."""
+"""NodeName: a pod that names a node fits only that node.
+
+Upstream: pkg/scheduler/framework/plugins/nodename/node_name.go.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""NodePorts (section 10.3): a wanted host port must not be in use on the node.
+"""NodePorts: a wanted host port must not be in use on the node.
+
+Upstream: pkg/scheduler/framework/plugins/nodeports/node_ports.go.
 
 A wanted ``(ip, protocol, port)`` conflicts with a used one on the same protocol and
 port when either side binds ``0.0.0.0`` or both name the same ip.

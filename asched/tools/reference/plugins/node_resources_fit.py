@@ -1,4 +1,6 @@
-"""NodeResourcesFit (section 6): free allocatable must hold the pod's requests; scoring.
+"""NodeResourcesFit: free allocatable must hold the pod's requests; scoring.
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/fit.go.
 
 Filter (``fitsRequest``, v1.31+ behaviour): the pod count first, then cpu, memory and
 ephemeral-storage, then every scalar resource in sorted name order; a resource is
@@ -7,9 +9,10 @@ reasons are reported together, as one Unschedulable status. ``ignoredResources``
 ``ignoredResourceGroups`` exempt extended resources only.
 
 Score: the configured strategy over the configured resources. cpu and memory use the
-non-zero requests (section 5.2) on both the pod and the node side; other resources the
-real ones. A scalar resource the pod does not request takes no part; a resource the
-node does not report (and ``pods``, which upstream never scores) takes no part either.
+non-zero requests (100m / 200Mi when unset) on both the pod and the node side; other
+resources the real ones. A scalar resource the pod does not request takes no part; a
+resource the node does not report (and ``pods``, which upstream never scores) takes no
+part either.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""NodeUnschedulable (section 10.2): cordoned nodes, unless the pod tolerates the taint."""
+"""NodeUnschedulable: cordoned nodes, unless the pod tolerates the taint.
+
+Upstream: pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PodTopologySpread in the reference evaluator: section 13 via :mod:`asched.tools.reference.topologyspread`.
+"""PodTopologySpread in the reference evaluator, via :mod:`asched.tools.reference.topologyspread`.
 
 PreFilter counts over the whole snapshot once (kept in ``cycle.scratch``); Filter reads
 per node. PreScore runs over the feasible nodes, as upstream's receives them; an Error

@@ -1,4 +1,7 @@
-"""The resource-allocation scoring formulas (sections 6.3 and 7), one resource at a time.
+"""The resource-allocation scoring formulas, one resource at a time.
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/{least_allocated.go,
+most_allocated.go,requested_to_capacity_ratio.go,balanced_allocation.go}.
 
 Inputs are lists aligned with the configured resources: ``requested`` (node usage plus
 the pod's request) and ``allocatable``. A resource whose allocatable is 0 takes no part

@@ -1,4 +1,6 @@
-"""TaintToleration (section 8): NoSchedule/NoExecute taints filter, PreferNoSchedule scores.
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule scores.
+
+Upstream: pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go.
 
 Filter: the first node taint (in node order) with effect NoSchedule or NoExecute that
 no pod toleration tolerates rejects the node. Score: the number of PreferNoSchedule
