@@ -27,7 +27,6 @@ from asched.engine import row_recompute, selection
 from asched.engine.class_run import Normalized, Run
 from asched.engine.equivalence import ClassCache, ClassEntry
 from asched.framework import diagnosis
-from asched.framework.contain import explained
 from asched.framework.cycle_state import SCORED_ROWS, CycleState, copy_state
 from asched.framework.interface import PreFilterOutcome
 from asched.framework.pre_state import PreState
@@ -449,12 +448,7 @@ class Algorithm:
                     state, pod, table, selected, self.framework.active_filters(state)
                 )
                 for row in selected[~passing].tolist():
-                    for plugin in self.framework.active_filters(state):
-                        one = np.array([row], dtype=np.intp)
-                        if not self.framework.run_filter(plugin, state, pod, table, one)[0]:
-                            found = plugin.explain(state, pod, table, row)
-                            rejected[row] = explained(plugin.name, found)
-                            break
+                    rejected[row] = self.framework.first_failure(state, pod, table, row)
             else:
                 rejected.update(dict.fromkeys(rows, outcome.status))
         finally:

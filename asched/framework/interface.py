@@ -16,7 +16,7 @@ runtime reuse results across pods of the same shape and recompute only changed r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Set
+from collections.abc import Callable, Hashable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, runtime_checkable
 
@@ -343,6 +343,19 @@ class FilterRunner(Protocol):
     def run_filter(
         self, plugin: FilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows
     ) -> BoolMask: ...
+
+    def explain_rejection(
+        self, plugin: FilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable, row: int
+    ) -> Status: ...
+
+    def first_failure(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        row: int,
+        plugins: Sequence[FilterPlugin] | None = None,
+    ) -> Status: ...
 
     def filter_mask(
         self,

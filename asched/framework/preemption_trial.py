@@ -33,7 +33,6 @@ import numpy as np
 
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.framework.contain import explained
 from asched.framework.cycle_state import CycleState, copy_state
 from asched.framework.interface import FilterRunner, PreFilterExtensionRunner, PreFilterOutcome
 from asched.framework.status import Status
@@ -92,11 +91,7 @@ def _filters(
     """The Filter half of a pass: the node-name restriction, then every active filter."""
     if allowed is not None and not allowed[row]:
         return Status.unresolvable(outcome.absent_reason, plugin=outcome.restricted_by[-1])
-    selected = np.array([row], dtype=np.intp)
-    for plugin in framework.active_filters(state):
-        if not framework.run_filter(plugin, state, pod, table, selected)[0]:
-            return explained(plugin.name, plugin.explain(state, pod, table, row))
-    return Status.success()
+    return framework.first_failure(state, pod, table, row)
 
 
 class FreshTrial:

@@ -22,7 +22,7 @@ nothing until something raises), and each point is timed through :attr:`Framewor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Final, cast
 
 import numpy as np
@@ -387,6 +387,35 @@ class Framework:
         for plugin in plugins:
             passing &= self.run_filter(plugin, state, pod, table, rows, passing)
         return passing
+
+    def explain_rejection(
+        self, plugin: FilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable, row: int
+    ) -> Status:
+        """Why ``plugin`` rejects row ``row``: its ``explain``, checked and tagged with its
+        name. A plugin that raises is a :class:`PluginFailure` naming it (the decision's
+        guard reports it as that plugin's error, not the caller's)."""
+        try:
+            answer = plugin.explain(state, pod, table, row)
+        except Exception as exc:
+            raise PluginFailure("Filter", plugin.name, exc) from exc
+        return explained(plugin.name, answer)
+
+    def first_failure(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        row: int,
+        plugins: Sequence[FilterPlugin] | None = None,
+    ) -> Status:
+        """The one rule for "which filter rejects row ``row``, and why": the first of
+        ``plugins`` (default: the active filters, in order) that rejects it, explained
+        (:meth:`explain_rejection`); success when none does."""
+        selected = np.array([row], dtype=np.intp)
+        for plugin in self.active_filters(state) if plugins is None else plugins:
+            if not self.run_filter(plugin, state, pod, table, selected)[0]:
+                return self.explain_rejection(plugin, state, pod, table, row)
+        return Status.success()
 
     def first_failures(
         self,

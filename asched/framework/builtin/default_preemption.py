@@ -30,7 +30,6 @@ from asched.cluster.table import NodeTable
 from asched.config.args import IN_TREE_ARGS
 from asched.config.types import DefaultPreemptionArgs
 from asched.framework import diagnosis
-from asched.framework.contain import explained
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import (
     FilterPlugin,
@@ -286,8 +285,7 @@ def _explain_visited(
             hit = undecided & ~framework.run_filter(plugin, state, pod, table, rows)
             for at in np.flatnonzero(hit).tolist():
                 row = int(rows[at])
-                status = plugin.explain(state, pod, table, row)
-                found.statuses[row] = explained(plugin.name, status)
+                found.statuses[row] = framework.explain_rejection(plugin, state, pod, table, row)
         undecided &= ~hit
 
 

@@ -12,6 +12,7 @@ from asched.cluster.table import NodeTable
 from asched.config.plugins import DEFAULT_MULTIPOINT
 from asched.config.types import ResolvedPlugins
 from asched.errors import PluginContractError
+from asched.framework.contain import PluginFailure
 from asched.framework.cycle_state import CycleState
 from asched.framework.registry import IN_TREE, in_tree
 from asched.framework.runtime import Framework
@@ -195,3 +196,56 @@ def test_statuses_explained_are_tagged_with_the_plugin() -> None:
     )
     wanted = Status.unresolvable("node(s) are in maintenance", plugin="Misexplaining")
     assert failures == {0: wanted, 1: wanted}
+
+
+class Raising(Misexplaining):
+    """Rejects every row; explaining a rejection raises (a plugin bug)."""
+
+    name = "Raising"
+
+    def explain(self, state, pod, table, row):
+        raise ValueError("explain bug")
+
+
+def framework_with(*plugins: Misexplaining) -> Framework:
+    """The default profile with only ``plugins`` as its filters, in that order."""
+    names = tuple(p.name for p in plugins)
+    profile = dataclasses.replace(
+        default_config().profiles[0], resolved=ResolvedPlugins(filter=names)
+    )
+    registry = in_tree()
+    for plugin in plugins:
+        registry = registry.adding(
+            declare(type(plugin), api_version="1.0", factory=lambda args, handle, p=plugin: p)
+        )
+    return Framework(profile, registry=registry)
+
+
+@pytest.mark.parametrize(
+    ("plugins", "expected"),
+    [
+        pytest.param(
+            (Misexplaining(Status.unresolvable("in maintenance")),),
+            Status.unresolvable("in maintenance", plugin="Misexplaining"),
+            id="the rejecting filter's explanation, tagged with its name",
+        ),
+        pytest.param((), Status.success(), id="no filter rejects: success"),
+    ],
+)
+def test_first_failure_of_one_row(plugins: tuple[Misexplaining, ...], expected: Status) -> None:
+    framework = framework_with(*plugins)
+    pod, state, table = decode_pod(templates.pod("p")), CycleState(), two_nodes()
+    framework.run_pre_filter(state, pod, table)
+    assert framework.first_failure(state, pod, table, 1) == expected
+
+
+def test_first_failure_names_a_plugin_whose_explain_raises() -> None:
+    # the one rule the nominated-pods check and the preemption trials share: a raising
+    # explain is that plugin's failure at Filter, not the caller's ("decide")
+    framework = framework_with(Raising(None))
+    pod, state, table = decode_pod(templates.pod("p")), CycleState(), two_nodes()
+    framework.run_pre_filter(state, pod, table)
+    with pytest.raises(PluginFailure) as caught:
+        framework.first_failure(state, pod, table, 0)
+    assert (caught.value.point, caught.value.plugin) == ("Filter", "Raising")
+    assert str(caught.value) == "Filter of plugin Raising: ValueError: explain bug"
