@@ -107,7 +107,7 @@ def test_short_name_resolves_from_any_directory(installed: Path, tmp_path: Path)
         [
             sys.executable,
             "-c",
-            "from asched.tools.bench.workload import load_workload_file, resolve; "
+            "from asched.tools.bench.workload_files import load_workload_file, resolve; "
             "path = resolve('scheduling-basic-500n'); "
             "print(path); print(load_workload_file(path).n_nodes)",
         ],
@@ -141,7 +141,7 @@ def test_unknown_workload_lists_the_choices(installed: Path, tmp_path: Path) -> 
 def test_readme_path_still_works() -> None:
     # README: asched bench run bench/workloads/scheduling-basic-500n.yaml (bench/workloads
     # links to the shipped files)
-    from asched.tools.bench.workload import resolve
+    from asched.tools.bench.workload_files import resolve
 
     path = REPO / "bench" / "workloads" / "scheduling-basic-500n.yaml"
     assert resolve(str(path)) == path

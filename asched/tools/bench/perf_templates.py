@@ -18,14 +18,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from asched import textfile
 from asched.errors import InputError
 from asched.tools.bench import go_template
-from asched.tools.bench.perf_config import Op
 
 __all__ = [
+    "OpRef",
+    "TemplatedOp",
     "Unsupported",
     "op_name",
     "plain_template",
@@ -43,11 +44,30 @@ class Unsupported(Exception):
         super().__init__(reason)
 
 
-def op_name(op: Op) -> str:
+class OpRef(Protocol):
+    """What names an op in a message: its index in ``workloadTemplate`` and its opcode (a
+    parsed :class:`~asched.tools.bench.perf_config.Op` or a typed one of
+    :mod:`asched.tools.bench.perf_ops`)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def opcode(self) -> str: ...
+
+
+class TemplatedOp(OpRef, Protocol):
+    """An op whose template is rendered: its ``templateParams`` are the template's data."""
+
+    @property
+    def template_params(self) -> Mapping[str, Any] | None: ...
+
+
+def op_name(op: OpRef) -> str:
     return f"op {op.index} ({op.opcode})"
 
 
-def read_plain(path: Any, op: Op) -> dict[str, Any]:
+def read_plain(path: Any, op: OpRef) -> dict[str, Any]:
     """The object of a template file upstream reads as plain YAML, without text/template
     (namespace, PV, claim and churn templates)."""
     name = str(path)
@@ -66,7 +86,7 @@ def _mapping(raw: Any, name: str) -> dict[str, Any]:
     return dict(raw)
 
 
-def _parsed(path: Any, op: Op) -> go_template.Template:
+def _parsed(path: Any, op: OpRef) -> go_template.Template:
     try:
         return go_template.load(str(path))
     except go_template.TemplateUnsupported as exc:
@@ -74,16 +94,16 @@ def _parsed(path: Any, op: Op) -> go_template.Template:
 
 
 def _render(
-    template: go_template.Template, path: Any, op: Op, *, index: int, count: int
+    template: go_template.Template, path: Any, op: TemplatedOp, *, index: int, count: int
 ) -> dict[str, Any]:
     """One object of op ``op``'s template, as upstream renders it for object ``index`` of
     ``count`` (``.Index``, ``.Count`` and the op's ``templateParams``)."""
-    data = {**go_template.go_params(op.get("templateParams")), "Index": index, "Count": count}
+    data = {**go_template.go_params(op.template_params), "Index": index, "Count": count}
     text = template.render(data)
     return _mapping(textfile.parse_yaml(text, str(path)), str(path))
 
 
-def render_each(path: Any, op: Op, count: int) -> list[dict[str, Any]]:
+def render_each(path: Any, op: TemplatedOp, count: int) -> list[dict[str, Any]]:
     """Every object of the op: ``count`` renderings of its template."""
     template = _parsed(path, op)
     if not template.per_index:
@@ -92,7 +112,9 @@ def render_each(path: Any, op: Op, count: int) -> list[dict[str, Any]]:
     return [_render(template, path, op, index=i, count=count) for i in range(count)]
 
 
-def rendered_runs(path: Any, kind: str, op: Op, count: int) -> list[tuple[int, dict[str, Any]]]:
+def rendered_runs(
+    path: Any, kind: str, op: TemplatedOp, count: int
+) -> list[tuple[int, dict[str, Any]]]:
     """The op's ``count`` objects of ``kind`` as (run length, object): consecutive objects
     that render alike (their ``generateName`` aside: asched names them) share one run; a
     template that never reads ``.Index`` is one run."""
@@ -129,7 +151,7 @@ def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return key(a) == key(b)
 
 
-def plain_template(path: Any, kind: str, op: Op) -> dict[str, Any] | None:
+def plain_template(path: Any, kind: str, op: OpRef) -> dict[str, Any] | None:
     """The object of a plain template file (None: no path given), checked to be a ``kind``."""
     if path is None:
         return None

@@ -77,10 +77,10 @@ def positive_float(text: str) -> float:
 
 def epilog() -> str:
     """The end of ``asched bench run --help``: the shipped workloads, examples, exit status."""
-    from asched.tools.bench import workload
+    from asched.tools.bench import workload_files
 
     names = textwrap.fill(
-        ", ".join(workload.shipped_workloads()),
+        ", ".join(workload_files.shipped_workloads()),
         width=86,
         initial_indent="  ",
         subsequent_indent="  ",
@@ -235,18 +235,20 @@ def configure_binder(parser: argparse.ArgumentParser) -> None:
 def load_workload(args: argparse.Namespace) -> Workload:
     """The workload ``bench run`` (or ``tune``) was given: a file or shipped name, in
     upstream's scheduler_perf format (its one workload, or ``--workload TestCase/Workload``
-    of several) or the home-grown one (:func:`asched.tools.bench.workload.load_workload_file`
-    tells them apart).
+    of several) or the home-grown one
+    (:func:`asched.tools.bench.workload_files.load_workload_file` tells them apart).
 
     Raises
     ------
     InputError
         Bad file, unknown workload, or a workload asched cannot run (the reason given).
     """
-    from asched.tools.bench import workload
+    from asched.tools.bench import workload_files
 
     perf_name: str | None = getattr(args, "perf_workload", None)
-    return workload.load_workload_file(workload.resolve(args.workload), perf_workload=perf_name)
+    return workload_files.load_workload_file(
+        workload_files.resolve(args.workload), perf_workload=perf_name
+    )
 
 
 def run_options(args: argparse.Namespace, loaded: Workload, scheduler: str) -> RunOptions:

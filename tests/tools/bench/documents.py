@@ -7,7 +7,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from asched.tools.bench.workload import WorkloadError, load_workload
+from asched.tools.bench.workload_format import WorkloadError, load_workload
 
 #: Put in place of a value to delete the key instead.
 DELETE: Any = object()

@@ -12,7 +12,8 @@ from asched.cluster.gangs import POD_GROUP_LABEL
 from asched.tools.bench import gang_objects
 from asched.tools.bench.observe import PHASE_LABEL, cpu_request_milli, gang_of
 from asched.tools.bench.schedulers import asched_config
-from asched.tools.bench.workload import load_workload, load_workload_file
+from asched.tools.bench.workload_files import load_workload_file
+from asched.tools.bench.workload_format import load_workload
 from tests.tools.bench.documents import DELETE as _DELETE, changed, field_errors
 
 ROOT = Path(__file__).resolve().parents[3]

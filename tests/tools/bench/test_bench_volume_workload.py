@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from asched.tools.bench import loadgen, runner
-from asched.tools.bench.workload import load_workload, load_workload_file
+from asched.tools.bench.workload_files import load_workload_file
+from asched.tools.bench.workload_format import load_workload
 from tests.tools.bench.documents import DELETE, changed, field_errors
 
 WORKLOADS = Path(__file__).resolve().parents[3] / "bench" / "workloads"

@@ -11,7 +11,8 @@ import pytest
 
 from asched.errors import InputError
 from asched.tools.bench import objects, run_command, tune_command
-from asched.tools.bench.workload import WorkloadError, load_workload, load_workload_file, resolve
+from asched.tools.bench.workload_files import load_workload_file, resolve
+from asched.tools.bench.workload_format import WorkloadError, load_workload
 from tests.tools.bench.documents import DELETE as _DELETE, changed, field_errors
 
 WORKLOADS = Path(__file__).resolve().parents[3] / "bench" / "workloads"

@@ -32,7 +32,8 @@ import pytest
 from asched.textfile import parse_yaml, read_text
 from asched.tools.bench import loadgen, objects, perf_config
 from asched.tools.bench.observe import PHASE_LABEL
-from asched.tools.bench.workload import PodGroup, Workload, load_workload_file
+from asched.tools.bench.workload import PodGroup, Workload
+from asched.tools.bench.workload_files import load_workload_file
 
 REPO = Path(__file__).resolve().parents[3]
 WORKLOADS = REPO / "asched" / "tools" / "bench" / "workloads"
@@ -484,7 +485,7 @@ def test_the_templates_ship_with_the_package(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     code = (
-        "from asched.tools.bench.workload import load_workload_file, resolve, shipped_workloads\n"
+        "from asched.tools.bench.workload_files import load_workload_file, resolve, shipped_workloads\n"
         "for name in shipped_workloads():\n"
         "    print(name, load_workload_file(resolve(name)).n_measured)\n"
     )
