@@ -211,7 +211,7 @@ def binaries_in(directory: Path, version: str = KUBERNETES_VERSION) -> Binaries:
 def provision(*, version: str = KUBERNETES_VERSION) -> Binaries:
     """Make sure every binary of ``version`` is built and cached; build them if not.
 
-    Blocking. A cold build on 2 cores takes about ten minutes (bench/RESULTS.md has the
+    Blocking. A cold build on 2 cores takes 10 to 15 minutes (bench/RESULTS.md has the
     measured figures); a warm one (sources changed, Go's caches kept) about a minute; a
     cached one a few milliseconds.
 
@@ -300,7 +300,7 @@ def _build(directory: Path, version: str = KUBERNETES_VERSION) -> None:
             _run("go mod tidy", [str(go), "mod", "tidy"], log, cwd=module, env=tidy)
         download_seconds = time.monotonic() - phase
         total = _count_packages(go, module, env, log)
-        logger.info("[2/3] compiling %d packages (about ten minutes on 2 cores when cold)", total)
+        logger.info("[2/3] compiling %d packages (10 to 15 minutes on 2 cores when cold)", total)
         phase = time.monotonic()
         output = work / "bin"
         output.mkdir()
