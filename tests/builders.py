@@ -324,7 +324,7 @@ def profile_with(
 
 
 def default_profile(args: Mapping[str, object] | None = None) -> Profile:
-    """The default plugin set and weights (section 3.1), resolved by hand."""
+    """The default plugin set and weights (upstream's default_plugins.go), resolved by hand."""
     names = [name for name, _ in DEFAULT_MULTIPOINT]
     weights = dict(DEFAULT_MULTIPOINT)
     return profile_with(

@@ -1,4 +1,5 @@
-"""A pod's effective requests (section 5.1) and its non-zero scoring requests (5.2)."""
+"""A pod's effective requests and its non-zero scoring requests (upstream:
+pkg/api/v1/resource/helpers.go, PodRequests; pkg/scheduler/framework/plugins/noderesources non-zero defaults)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ REQUESTS = [
             sidecars=[{"cpu": "50m"}],
         ),
         {"cpu": 350},
-        id="section 5.1 example: containers 100m+200m, init [classic 150m, sidecar 50m]",
+        id="upstream's example: containers 100m+200m, init [classic 150m, sidecar 50m]",
     ),
     # a classic init container larger than the app: max(100m, 500m)
     pytest.param(

@@ -1,4 +1,5 @@
-"""Defaults: the empty document resolves to section 3.1 of the semantics reference exactly."""
+"""Defaults: the empty document resolves to upstream's default plugin set exactly
+(pkg/scheduler/apis/config/v1/default_plugins.go)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Nominated pods hold their room (section 4.3), in both of the engine's ways of checking.
+"""Nominated pods hold their room (upstream: RunFilterPluginsWithNominatedPods), in both of the engine's ways of checking.
 
 A pod nominated to a node by preemption counts there against pods of at most its
 priority, not against higher ones; the nominated pod itself goes to its node when it

@@ -2,7 +2,7 @@
 
 The tutorial's plugin module is the price-score example's, character for character, so
 the tutorial can no longer name a ``PriceArgs`` or ``read_args`` it never defines; run as
-written, it scores as the tutorial says. The annotation Filter of section 2 runs as
+written, it scores as the tutorial says. The annotation Filter of docs/plugins.md's tutorial runs as
 written too, and the Status constructors and ArgsSection readers the reference tables
 list are the ones asched has.
 """

@@ -2,8 +2,8 @@
 
 A profile without NodeResourcesFit whose stand-in filter declares
 :class:`~asched.framework.interface.ResourceFit` gets the stand-in's checks in the
-engine's vectorised paths: the nominated-pods pass (section 4.3) and preemption's
-resource search (section 18.3). The stand-in, CpuOnlyFit, compares the pod count and
+engine's vectorised paths: the nominated-pods pass (upstream: RunFilterPluginsWithNominatedPods) and preemption's
+resource search (upstream: SelectVictimsOnNode). The stand-in, CpuOnlyFit, compares the pod count and
 cpu only, so memory a pod asks for is never a reason.
 
 Nodes: n1 and n2, 1 CPU and 1Gi each.

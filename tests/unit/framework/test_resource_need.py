@@ -1,4 +1,4 @@
-"""ResourceNeed: NodeResourcesFit's fit and reasons over free amounts by axis (section 6.2).
+"""ResourceNeed: NodeResourcesFit's fit and reasons over free amounts by axis (upstream: pkg/scheduler/framework/plugins/noderesources/fit.go, fitsRequest).
 
 Axes: 0 pods, 1 cpu (m), 2 memory; a pod asking 500m cpu and 100 memory, and
 example.com/gpu, which no node has (axis None), in the last case. Four positions:

@@ -1,4 +1,4 @@
-"""Node sampling (section 2) and host selection (4.5), as upstream's schedule_one tests."""
+"""Node sampling (numFeasibleNodesToFind) and host selection (selectHost), as upstream's schedule_one tests."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ Upstream's empty namespace is our ``default`` (the decoder's default). Statuses:
 * ANTI      = Unschedulable "node(s) didn't match pod anti-affinity rules"
 * EXISTING  = Unschedulable "node(s) didn't satisfy existing pods anti-affinity rules"
 
-Counting (section 12.2): ``affinity[(k, v)]`` counts existing pods matching *all* the
+Counting (upstream: pkg/scheduler/framework/plugins/interpodaffinity/filtering.go, PreFilter): ``affinity[(k, v)]`` counts existing pods matching *all* the
 incoming pod's required affinity terms; ``anti[(k, v)]`` existing pods matching one of
 its required anti-affinity terms; ``existing[(k, v)]`` existing pods' required
 anti-affinity terms matching the incoming pod; v is the label of the existing pod's node.

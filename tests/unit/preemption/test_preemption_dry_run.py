@@ -12,7 +12,7 @@ their victims are compared sorted by name. Nodes have 500m cpu, 500 bytes of mem
 veryLarge = 500m/500. Priorities: neg -100, low 0, mid 100, high 1000, veryHigh 10000.
 The ``fits`` callback is the reference filter chain (NodeResourcesFit unless told).
 
-Victim selection (section 18.3): remove every lower-priority pod; if the pod then fits,
+Victim selection (upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go, SelectVictimsOnNode): remove every lower-priority pod; if the pod then fits,
 add them back most important first (PDB-violating ones before the others), keeping each
 one that still fits; the rest are victims.
 """

@@ -6,7 +6,7 @@ TestSelectBestCandidate (9 cases), TestPodEligibleToPreemptOthers (5), TestPostF
 (4 of 7: the three extender cases are left out). Node and pod sizes and priorities as in
 test_preemption_dry_run.py; start times are seconds after the epoch.
 
-pickOneNodeForPreemption (section 18.4), in order: fewest PDB violations, lowest highest
+pickOneNodeForPreemption (upstream: pkg/scheduler/framework/preemption/preemption.go), in order: fewest PDB violations, lowest highest
 victim priority, smallest sum of (priority + 2^31), fewest victims, latest start among
 the highest-priority victims, then the first candidate.
 """

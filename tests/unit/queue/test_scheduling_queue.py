@@ -1,4 +1,4 @@
-"""The scheduling queue (section 16), driven by a fake clock: no sleeps, exact times."""
+"""The scheduling queue (upstream: pkg/scheduler/backend/queue/scheduling_queue.go), driven by a fake clock: no sleeps, exact times."""
 
 from __future__ import annotations
 

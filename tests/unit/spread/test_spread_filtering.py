@@ -5,7 +5,7 @@ TestSingleConstraint (23 cases), TestMultipleConstraints (11) and TestPreFilterS
 (31 of 35: the four "feature gate disabled" cases are left out, asched implements the
 gates' default-on behaviour). Upstream runs these with ``defaultingType: List``.
 
-Filter rule (section 13.2), per DoNotSchedule constraint: a node without the key is
+Filter rule (upstream: pkg/scheduler/framework/plugins/podtopologyspread/filtering.go), per DoNotSchedule constraint: a node without the key is
 UnschedulableAndUnresolvable (MISSING); otherwise ``matching + self - minimum > maxSkew``
 is Unschedulable (SKEW), where ``matching`` counts the node's domain, ``self`` is 1 when
 the selector matches the incoming pod, and ``minimum`` is the global minimum over the

@@ -5,7 +5,7 @@ Cases transcribed from upstream ``podtopologyspread/scoring_test.go``: TestPodTo
 ``defaultingType: System``, plus TestPreScoreSkip (2) and the weights of
 TestPreScoreStateEmptyNodes (4 of its cases).
 
-Raw score (section 13.3) = round_half_away(sum over the node's keys of
+Raw score (upstream: pkg/scheduler/framework/plugins/podtopologyspread/scoring.go) = round_half_away(sum over the node's keys of
 ``count * ln(size + 2) + (maxSkew - 1)``), where ``size`` is the number of domains among
 the scored nodes (for kubernetes.io/hostname: the scored, not ignored, nodes) and
 ``count`` the matching pods of the node's domain over *all* nodes (for hostname: on the
