@@ -38,7 +38,7 @@ from asched.framework.interface import Handle
 from asched.framework.per_node import PerNode
 
 #: The plugin API this asched provides (``asched.plugin.API_VERSION``): MAJOR.MINOR.
-API_VERSION: Final = "1.4"
+API_VERSION: Final = "1.5"
 
 #: Method name -> the extension point it implements.
 METHOD_POINTS: Final = {

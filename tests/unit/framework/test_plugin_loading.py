@@ -69,7 +69,7 @@ def test_an_installed_plugin_joins_the_in_tree_ones() -> None:
             "FromTheFuture",
             "newer_api:PLUGIN",
             "plugin 'FromTheFuture' was built for asched plugin API 2.0, but this asched "
-            "provides API 1.4: install a release of the plugin built for API 1.x (or an "
+            "provides API 1.5: install a release of the plugin built for API 1.x (or an "
             "asched that provides 2.0)",
             id="incompatible API version",
         ),
@@ -112,7 +112,7 @@ def test_a_profile_enables_it_by_name_with_args() -> None:
             [
                 'profiles[0].plugins.preEnqueue.enabled[0].name: plugin "FromTheFuture" is '
                 "installed but cannot be loaded: plugin 'FromTheFuture' was built for asched "
-                "plugin API 2.0, but this asched provides API 1.4: install a release of the "
+                "plugin API 2.0, but this asched provides API 1.5: install a release of the "
                 "plugin built for API 1.x (or an asched that provides 2.0) (an unknown "
                 "distribution)"
             ],
@@ -237,14 +237,14 @@ class Nothing:
         pytest.param(
             Explaining,
             {"api_version": "1"},
-            "plugin 'Explaining': api_version must be 'MAJOR.MINOR' (e.g. '1.4'), got '1'",
+            "plugin 'Explaining': api_version must be 'MAJOR.MINOR' (e.g. '1.5'), got '1'",
             id="version format",
         ),
         pytest.param(
             Explaining,
-            {"api_version": "1.5"},
-            "plugin 'Explaining' was built for asched plugin API 1.5, but this asched provides "
-            "API 1.4",
+            {"api_version": "1.6"},
+            "plugin 'Explaining' was built for asched plugin API 1.6, but this asched provides "
+            "API 1.5",
             id="a newer minor",
         ),
         pytest.param(
