@@ -19,7 +19,7 @@ are contained the same way here, so the pod is reported and retried with backoff
 loop goes on. One last-resort guard (``_last_resort``), around ``schedule_one`` and
 ``conclude``, contains a bug in asched's own bookkeeping.
 
-The cycle tells one :class:`~asched.scheduler.observe.Observer` what happens (metrics,
+The cycle tells one :class:`~asched.scheduler.observe.Observers` what happens (metrics,
 the reporter, the debug pages' recorder, composed by the app); it imports none of them.
 
 ``schedule_one`` returns the bind job (or None): the loop that took a binder slot for the
@@ -60,7 +60,7 @@ from asched.queue.scheduling_queue import IN_FLIGHT, SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
 from asched.scheduler.evictions import Evictions
 from asched.scheduler.ledger import Ledger
-from asched.scheduler.observe import Observer, Observers
+from asched.scheduler.observe import Observers
 from asched.scheduler.raw import RawObjects
 
 logger = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ class Scheduler:
         queue: SchedulingQueue,
         ledger: Ledger,
         binder_factory: Callable[[Scheduler], Binder],
-        observer: Observer | None = None,
+        observer: Observers | None = None,
         clock: Callable[[], float] = time.monotonic,
         evictions_factory: Callable[[Scheduler], Evictions] | None = None,
         extenders: Sequence[Extender] = (),
@@ -144,7 +144,7 @@ class Scheduler:
         self.gangs = gangs
         #: who hears of every attempt: metrics, the reporter, the debug pages' recorder
         #: (composed by the app; :mod:`asched.scheduler.observe`)
-        self.observer: Observer = observer if observer is not None else Observers()
+        self.observer = observer if observer is not None else Observers()
         #: the configured extenders, in upstream's call order
         self.extenders = tuple(extenders)
         self._binders = tuple(e for e in self.extenders if e.is_binder)
@@ -301,8 +301,7 @@ class Scheduler:
         if waits:
             job.waiting = WaitingPod(pod.key, pod.uid, node, waits)
             self.waiting.add(job.waiting)
-        waiting = f", waiting at Permit for {', '.join(waits)}" if waits else ""
-        self.observer.outcome(pod.key, f"assumed on {node}{waiting}")
+        self.observer.assumed(pod.key, node, waits)
         self.stats.scheduled += 1
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug(

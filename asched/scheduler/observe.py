@@ -1,7 +1,7 @@
 """What the cycle tells about each attempt, and who listens.
 
-The cycle speaks to one :class:`Observer` and knows nothing of its listeners. ``App``
-composes :class:`Observers` from the parts a run has:
+The cycle speaks to one :class:`Observers` and knows nothing of its listeners. ``App``
+composes it from the parts a run has:
 
 * the metrics (every attempt's result and latency, every bound pod's end-to-end time),
   and the debug pages' rates, as two callbacks;
@@ -16,7 +16,7 @@ The parts are typed by what the cycle needs of them (:class:`Reporting`,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -34,47 +34,6 @@ from asched.scheduler.binder import BindJob
 
 #: a decision's extender answers, built only when a recorder wants them
 ConsultedOf = Callable[[], Consulted]
-
-
-class Observer(Protocol):
-    """The cycle's one listener: every outcome of an attempt, as it happens."""
-
-    def attempted(self, result: AttemptResult, profile: str, seconds: float) -> None:
-        """An attempt ended (``seconds`` since the pod was popped, loop time)."""
-
-    def chosen(
-        self,
-        qp: QueuedPod,
-        algorithm: Algorithm,
-        decision: Decision,
-        mask: npt.NDArray[np.bool_],
-        consulted: ConsultedOf | None = None,
-    ) -> None:
-        """A node was chosen among ``mask`` (``bool[table.size]``), before the assume."""
-
-    def failed(
-        self,
-        qp: QueuedPod,
-        algorithm: Algorithm | None,
-        decision: Decision,
-        message: str,
-        post_filter: PostFilterResult | None = None,
-    ) -> None:
-        """No node: ``message`` is what the pod is told; ``post_filter``: preemption's."""
-
-    def outcome(self, key: PodKey, text: str) -> None:
-        """What became of the pod after its decision (assumed, requeued, rolled back)."""
-
-    def unschedulable(
-        self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False
-    ) -> None:
-        """The pod goes back to the queue: tell it why (``nominated``: see Reporter)."""
-
-    def nomination_superseded(self, key: PodKey) -> None:
-        """A newer nomination ended the pod's."""
-
-    def bound(self, job: BindJob, now: float) -> None:
-        """The API accepted the binding (``now``: loop time)."""
 
 
 class Reporting(Protocol):
@@ -119,7 +78,8 @@ class Recording(Protocol):
 
 @dataclass(slots=True)
 class Observers:
-    """The listeners of one run, behind the one :class:`Observer` the cycle holds.
+    """The listeners of one run, behind the one object the cycle tells every outcome of
+    an attempt as it happens.
 
     Each part is optional: a unit test composes only what it asserts on."""
 
@@ -160,6 +120,14 @@ class Observers:
     def outcome(self, key: PodKey, text: str) -> None:
         if self.recorder is not None:
             self.recorder.outcome(key, text)
+
+    def assumed(self, key: PodKey, node: str, waits: Iterable[str]) -> None:
+        """The pod is assumed on ``node`` (waiting at Permit for ``waits``); the text is
+        made only when a recorder listens (this is on every pod's path)."""
+        if self.recorder is not None:
+            waiting = ", ".join(waits)
+            suffix = f", waiting at Permit for {waiting}" if waiting else ""
+            self.recorder.outcome(key, f"assumed on {node}{suffix}")
 
     def unschedulable(
         self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False
