@@ -72,6 +72,9 @@ class PodColumns:
         self.namespace: npt.NDArray[np.int32] = new_column(cap, np.int32, -1)
         self.priority: npt.NDArray[np.int64] = new_column(cap, np.int64, 0)
         self.deleting: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
+        #: the pod has volumes (``PodInfo.volumes``): only such pods change what the volume
+        #: filters answer when preemption takes pods off a node
+        self.has_volumes: npt.NDArray[np.bool_] = new_column(cap, np.bool_, fill=False)
         #: seconds since the epoch (inf: unknown), for preemption's importance order
         self.start: npt.NDArray[np.float64] = new_column(cap, np.float64, math.inf)
         #: per node-table resource axis, the pod's request on it (the table's units)
@@ -94,6 +97,7 @@ class PodColumns:
         self.namespace = grown(self.namespace, cap, -1)
         self.priority = grown(self.priority, cap, 0)
         self.deleting = grown(self.deleting, cap, fill=False)
+        self.has_volumes = grown(self.has_volumes, cap, fill=False)
         self.start = grown(self.start, cap, math.inf)
         self.requests = [grown(c, cap, 0) for c in self.requests]
         self.labels.grow(cap)
@@ -121,6 +125,7 @@ class PodColumns:
         self.namespace[row] = self.namespace_ids.setdefault(pod.namespace, len(self.namespace_ids))
         self.priority[row] = pod.priority
         self.deleting[row] = pod.deleting
+        self.has_volumes[row] = bool(pod.volumes)
         self.start[row] = start_time(pod)
         for axis, amount in deltas:
             while axis >= len(self.requests):
@@ -149,6 +154,7 @@ class PodColumns:
         self.alive[row] = False
         self.node_row[row] = -1
         self.namespace[row] = -1
+        self.has_volumes[row] = False
         for column in self.requests:
             column[row] = 0
         self.labels.clear_row(row)

@@ -26,7 +26,7 @@ from asched.cluster.table import NodeTable
 from asched.engine import row_recompute, selection
 from asched.engine.class_run import Normalized, Run
 from asched.engine.equivalence import ClassCache, ClassEntry
-from asched.framework import diagnosis
+from asched.framework import diagnosis, pod_reads
 from asched.framework.cycle_state import SCORED_ROWS, CycleState, copy_state
 from asched.framework.interface import PreFilterOutcome
 from asched.framework.pre_state import PreState
@@ -415,10 +415,16 @@ class Algorithm:
         The nominated pods are added to the table for the check and removed after it,
         which restores every row exactly. Cross-row plugins see the nominated pods of
         all checked rows at once (upstream adds only the checked node's): a documented
-        simplification.
+        simplification. When no cross-row filter reads the pods for this pod
+        (:func:`~asched.framework.pod_reads.pods_matter`), only what the nominated pods
+        hold can change an answer: :meth:`_with_reserved`, without touching the table.
         """
         table = self.table
-        if not self.framework.cycle_filters(state) and not pod.host_ports:
+        cross = self.framework.cycle_filters(state)
+        if not pod.host_ports and (
+            not cross or not pod_reads.pods_matter(cross, state, pod, table)
+        ):
+            # no cross-row filter answers otherwise with the nominated pods counted
             return self._with_reserved(state, pod, feasible, rejected)
         blocking = table.nominations.blocking(pod)
         if not blocking:

@@ -146,6 +146,22 @@ class FollowsPods:
 #: it may depend on them.
 READS_PODS: Final = "pre_filter_reads_pods"
 
+#: The attribute a Filter plugin that is not ``row_local`` sets to True when its answer
+#: for a row depends on the pods in the cluster only through their volumes
+#: (``PodInfo.volumes``: claims, disks, attachments), as the volume plugins' do: taking
+#: off or adding pods without volumes leaves its answer as it was. Preemption's
+#: vectorised search then evaluates it once per node instead of once per what-if. Unset
+#: means it may read anything of the pods.
+READS_ONLY_POD_VOLUMES: Final = "filter_reads_only_pod_volumes"
+
+#: The optional method ``filter_pods_matter(state, pod, table) -> bool`` of a Filter that
+#: is not ``row_local``: False when, for this pod (its PreFilter having written
+#: ``state``), no pod counted on or taken off any node changes the Filter's answer on
+#: any row (VolumeZone never reads pods; NodeVolumeLimits does only for a driver some
+#: node limits). The nominated-pods pass and preemption's what-ifs then need not ask it
+#: again. Unset means pods may matter.
+PODS_MATTER: Final = "filter_pods_matter"
+
 
 class FilterPlugin(Plugin, Protocol):
     row_local: bool

@@ -10,13 +10,17 @@ preemptor fit, with the same answers:
 * :func:`search_resources`, vectorised over every potential node at once. It applies
   when only the resource-fit filter (:class:`~asched.framework.interface.ResourceFit`,
   NodeResourcesFit by default) among the active filters depends on the pods of a node
-  (no cross-row filter is active and the pod asks for no host port), which is the
-  common case: the victims' requests are summed per node with one pass over the pod
-  columns, PDB violations ranked per node with cumulative sums, and the reprieve
-  (add victims back, most important first, keep those that still let the pod fit)
-  runs one rank at a time for all nodes together.
+  (the pod asks for no host port, and every active cross-row filter sees other pods
+  only through their volumes:
+  :data:`~asched.framework.interface.READS_ONLY_POD_VOLUMES`), which is the common
+  case: the victims' requests are summed per node with one pass over the pod columns,
+  PDB violations ranked per node with cumulative sums, and the reprieve (add victims
+  back, most important first, keep those that still let the pod fit) runs one rank at
+  a time for all nodes together. The volume filters are asked once per node; the few
+  nodes where a what-if moves a pod with volumes (a victim with volumes, a nominated
+  pod with volumes) are answered by :func:`exact_rows` instead (``forced``).
 * :func:`search_exact`, for everything else (inter-pod affinity, spreading, host
-  ports): node by node in visiting order, the victims are removed from the table and
+  ports, an out-of-tree cross-row filter): node by node in visiting order, the victims are removed from the table and
   added back one at a time, with the profile's whole filter chain deciding. The table
   is restored exactly before it returns. The changes and the fit checks go through a
   :class:`Trial` (:mod:`asched.framework.preemption_trial`), which either runs PreFilter
@@ -153,6 +157,7 @@ def search_resources(
     reserved: dict[int, IntArray],
     budgets: Sequence[DisruptionBudget],
     wanted: int,
+    forced: Mapping[int, Candidate | Status] | None = None,
 ) -> tuple[Search, dict[int, IntArray]]:
     """The vectorised dry run; see the module docstring.
 
@@ -166,6 +171,9 @@ def search_resources(
         What nominated pods (priority at least the preemptor's) hold on each node, per
         checked axis, in the table's units.
     wanted : the number of candidates to find.
+    forced : visiting position -> that node's answer, found otherwise (by
+        :func:`exact_rows`: nodes where a what-if changes an answer ``others_pass``
+        cannot follow); those positions take it instead of the vectorised one.
 
     Returns
     -------
@@ -227,6 +235,11 @@ def search_resources(
     violations_per = np.bincount(groups[is_victim & violating], minlength=n_visit)
     candidate = ready & (victims_per > 0)
     clean = candidate & (violations_per == 0)
+    forced = forced or {}
+    for place, answer in forced.items():
+        is_candidate = isinstance(answer, Candidate)
+        candidate[place] = is_candidate
+        clean[place] = isinstance(answer, Candidate) and answer.num_pdb_violations == 0
     stop = _stop_prefix(clean, candidate & ~clean, wanted)
     found: list[Candidate] = []
     victim_entries = np.flatnonzero(is_victim)
@@ -236,6 +249,10 @@ def search_resources(
         low = np.searchsorted(victim_groups, chosen, side="left")
         high = np.searchsorted(victim_groups, chosen, side="right")
         for at, start, end in zip(chosen.tolist(), low.tolist(), high.tolist(), strict=True):
+            decided = forced.get(at)
+            if isinstance(decided, Candidate):
+                found.append(decided)
+                continue
             entries = victim_entries[start:end]
             infos = [pods.infos[int(r)] for r in pod_rows[entries]]
             victims = [p for p in infos if p is not None]
@@ -244,13 +261,19 @@ def search_resources(
             found.append(Candidate(int(visit[at]), ordered, int(violations_per[at])))
     statuses: dict[int, Status] = {}
     if not found:
+        for place, answer in forced.items():
+            if place < stop and isinstance(answer, Status):
+                statuses[int(visit[place])] = answer
         for where in np.flatnonzero(ready[:stop]).tolist():  # all reprieved: upstream errs
+            if where in forced:
+                continue
             node_row = int(visit[where])
             statuses[node_row] = Status.error(
                 f"expected at least one victim pod on node {table.name_of(node_row)!r}"
             )
         for where in np.flatnonzero(~has_victims[:stop]).tolist():
-            statuses[int(visit[where])] = Status.unresolvable(REASON_NO_VICTIMS)
+            if where not in forced:
+                statuses[int(visit[where])] = Status.unresolvable(REASON_NO_VICTIMS)
     return Search(found, statuses), free_alone
 
 
@@ -305,6 +328,22 @@ def search_exact(
         if clean and len(clean) + len(violating) >= wanted:
             break
     return Search(clean + violating, statuses)
+
+
+def exact_rows(
+    table: NodeTable,
+    pod: PodInfo,
+    rows: Sequence[int],
+    trial: Trial,
+    budgets: Sequence[DisruptionBudget],
+) -> dict[int, Candidate | Status]:
+    """Each of ``rows``' answer by the whole filter chain, as :func:`search_exact` finds
+    it (for the few nodes the vectorised search cannot follow; see its ``forced``)."""
+    answers: dict[int, Candidate | Status] = {}
+    for row in rows:
+        trial.start(row)
+        answers[row] = _victims_on_row(table, pod, row, trial, budgets)
+    return answers
 
 
 def _split_by_budget(

@@ -36,7 +36,9 @@ the plugin's part of the pod signature, which lets pods of one shape share cache
 nodes) or the hooks ``pre_filter_add_pod``/``pre_filter_remove_pod``
 (:class:`PreFilterExtensions`, upstream's AddPod/RemovePod; state the hooks change in
 place must be :class:`StateData`): either lets preemption's node-by-node search run
-PreFilter once per preemptor.
+PreFilter once per preemptor; for a Filter that is not ``row_local``,
+``filter_reads_only_pod_volumes = True`` (other pods matter to it only through their
+volumes, as to the volume plugins) lets preemption's vectorised search run past it.
 
 Annotations (``PodInfo.annotations``, ``NodeInfo.annotations``, ``Node.annotations``,
 ``Nodes.annotation_values``) are decoded only when an enabled plugin declares

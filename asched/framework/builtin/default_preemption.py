@@ -7,7 +7,7 @@ is still terminating waits); the potential nodes (Filter status exactly Unschedu
 the table's zone-interleaved order); the dry run from a random offset over
 ``max(n * minCandidateNodesPercentage / 100, minCandidateNodesAbsolute)`` candidates
 (:mod:`asched.framework.preemption`, vectorised when only the resources of a node depend
-on its pods, else node by node with PreFilter run once and followed by the plugins' hooks
+on its pods, or its pods' volumes on the few nodes answered one by one, else node by node with PreFilter run once and followed by the plugins' hooks
 where they allow it, :mod:`asched.framework.preemption_trial`); pickOneNodeForPreemption;
 and the lower-priority nominations to the chosen node, which end.
 
@@ -29,24 +29,26 @@ from asched.cluster.resources import PODS
 from asched.cluster.table import NodeTable
 from asched.config.args import IN_TREE_ARGS
 from asched.config.types import DefaultPreemptionArgs
-from asched.framework import diagnosis
+from asched.framework import diagnosis, pod_reads
 from asched.framework.cycle_state import CycleState
 from asched.framework.interface import (
     FilterPlugin,
     FilterRunner,
     Handle,
     PostFilterResult,
+    PreFilterOutcome,
     ResourceFit,
 )
 from asched.framework.preemption import (
     Candidate,
     Search,
     candidate_count,
+    exact_rows,
     pick_one,
     search_exact,
     search_resources,
 )
-from asched.framework.preemption_trial import IncrementalTrial, trial_for
+from asched.framework.preemption_trial import FreshTrial, IncrementalTrial, trial_for
 from asched.framework.resource_fit import ResourceNeed
 from asched.framework.spec import API_VERSION, declare
 from asched.framework.status import Code, Status
@@ -193,21 +195,34 @@ class DefaultPreemption:
         outcome = framework.run_pre_filter(state, pod, table)
         active = framework.active_filters(state)
         fit = framework.active_resource_fit(state)
+        cross = framework.cycle_filters(state)
+        # cross-row filters the what-ifs cannot change, or change only where a pod with
+        # volumes moves (:mod:`asched.framework.pod_reads`)
+        moved_matter = bool(cross) and pod_reads.pods_matter(cross, state, pod, table)
         simple = (
             self.vectorise
             and outcome.status.ok
-            and not framework.cycle_filters(state)
+            and (not moved_matter or pod_reads.only_pod_volumes(cross))
             and (not pod.host_ports or _PORTS in state.skip_filter)
         )
         if not simple or fit is None:
             self.last_search = "exact"
             # ``state`` is the base the incremental trial copies per row: only read below
-            trial = trial_for(framework, pod, table, state, outcome, incremental=self.incremental)
-            self.last_trial = "incremental" if isinstance(trial, IncrementalTrial) else "fresh"
+            trial = self._trial(framework, pod, table, state, outcome)
             return search_exact(table, pod, visit, trial, budgets, wanted)
         self.last_search = "resources"
         need = ResourceNeed.of(table, fit.resource_checks(pod, table))
         rows = np.asarray(visit, dtype=np.intp)
+        # the volume filters' answers hold under every what-if except on the nodes where
+        # a pod with volumes would be taken off or counted: those go node by node
+        forced: dict[int, Candidate | Status] = {}
+        if moved_matter:
+            changing = _volume_what_ifs(pod, table, rows)
+            if changing.size:
+                self.last_search = "resources+exact"
+                trial = self._trial(framework, pod, table, state, outcome)
+                answers = exact_rows(table, pod, rows[changing].tolist(), trial, budgets)
+                forced = {int(at): answers[int(rows[at])] for at in changing}
         others = [p for p in active if p is not fit]
         others_pass = framework.filter_mask(state, pod, table, rows, others)
         allowed = framework.allowed_mask(table, outcome)
@@ -215,13 +230,43 @@ class DefaultPreemption:
             others_pass &= allowed[rows]
         reserved = _reserved(pod, table, rows, need)
         found, free_alone = search_resources(
-            table, pod, need, rows, others_pass, reserved, budgets, wanted
+            table, pod, need, rows, others_pass, reserved, budgets, wanted, forced
         )
         if not found.candidates:
             _explain_visited(
                 state, pod, table, framework, active, fit, need, rows, free_alone, found
             )
         return found
+
+    def _trial(
+        self,
+        framework: FilterRunner,
+        pod: PodInfo,
+        table: NodeTable,
+        state: CycleState,
+        outcome: PreFilterOutcome,
+    ) -> FreshTrial | IncrementalTrial:
+        trial = trial_for(framework, pod, table, state, outcome, incremental=self.incremental)
+        self.last_trial = "incremental" if isinstance(trial, IncrementalTrial) else "fresh"
+        return trial
+
+
+def _volume_what_ifs(pod: PodInfo, table: NodeTable, rows: np.ndarray) -> np.ndarray:
+    """Visiting positions (into ``rows``) of the nodes where a what-if moves a pod with
+    volumes: a lower-priority pod with volumes on it (a victim to take off), or a pod of
+    at least ``pod``'s priority with volumes nominated there and not counted yet (the
+    nominated pass counts it). Elsewhere the volume filters answer as they do now."""
+    pods = table.pod_columns
+    size = pods.size
+    movable = pods.alive[:size] & pods.has_volumes[:size] & (pods.priority[:size] < pod.priority)
+    touched = np.zeros(table.size, dtype=np.bool_)
+    touched[pods.node_row[:size][movable]] = True
+    for node, nominated in table.nominations.blocking(pod).items():
+        row = table.index.get(node)
+        if row is not None and any(p.volumes and p.key not in table.pods for p in nominated):
+            touched[row] = True
+    changing: np.ndarray = np.flatnonzero(touched[rows])
+    return changing
 
 
 def _reserved(

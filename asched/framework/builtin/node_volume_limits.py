@@ -70,6 +70,8 @@ class NodeVolumeLimits:
     )
     #: its limits and what a claim attaches change without touching any row
     row_local: Final = False
+    #: other pods matter only through their volumes (preemption may vectorise past it)
+    filter_reads_only_pod_volumes: Final = True
     #: its PreFilter reads the pod and the volume catalogue only (the Filter reads the attachments):
     #: no pod on a node changes it (no PreFilter hooks needed)
     pre_filter_reads_pods: Final = False
@@ -112,6 +114,16 @@ class NodeVolumeLimits:
             found = _PodVolumes({}, {}, exc.message)
         state.write(_STATE, found)
         return PRE_FILTER_SUCCESS
+
+    def filter_pods_matter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """Only when some node limits a driver the pod attaches to: elsewhere the count
+        of what the pods attach is compared with nothing."""
+        found: _PodVolumes | None = state.get(_STATE)
+        if found is None or found.missing:
+            return False
+        drivers = set(found.with_csi_node.values()) | set(found.without_csi_node.values())
+        attachments = table.attachments
+        return any(bool((attachments.limit_of(d, table.size) >= 0).any()) for d in drivers)
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         found: _PodVolumes | None = state.get(_STATE)

@@ -88,6 +88,8 @@ class VolumeRestrictions(FollowsPods):
     )
     #: ReadWriteOncePod looks at the pods of every node
     row_local: Final = False
+    #: other pods matter only through their volumes (preemption may vectorise past it)
+    filter_reads_only_pod_volumes: Final = True
 
     def sign(self, pod: PodInfo) -> Hashable:
         """One fragment for every pod without volumes (PreFilter skips them all)."""
@@ -162,6 +164,12 @@ class VolumeRestrictions(FollowsPods):
         claims: frozenset[str] = state.get(_STATE, frozenset())
         refs = table.attachments.claim_refs
         return any(refs.get(key, 0) > 0 for key in claims)
+
+    def filter_pods_matter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """Only for a pod with an inline disk (a conflict on its node) or a
+        ReadWriteOncePod claim (in use by any pod)."""
+        claims: frozenset[str] = state.get(_STATE, frozenset())
+        return bool(claims) or any(v.kind in DISK_KINDS for v in pod.volumes)
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         if self._rwop_in_use(state, table):

@@ -143,6 +143,8 @@ class VolumeZone:
     )
     #: its answer depends on PVs and claims, which change without touching any row
     row_local: Final = False
+    #: other pods matter only through their volumes (preemption may vectorise past it)
+    filter_reads_only_pod_volumes: Final = True
     #: its PreFilter reads the pod and the volume catalogue only: no pod on a node changes it (no
     #: PreFilter hooks needed)
     pre_filter_reads_pods: Final = False
@@ -184,6 +186,10 @@ class VolumeZone:
         allowed = np.array([i for i, v in enumerate(known) if v in values], dtype=np.int32)
         matched: BoolMask = np.isin(codes[rows], allowed)
         return matched
+
+    def filter_pods_matter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """Never: the answer is the claims' volumes against the nodes' labels."""
+        return False
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         topologies: tuple[Topology, ...] = state.get(_STATE, ())

@@ -159,6 +159,8 @@ class VolumeBinding:
         }
     )
     row_local: Final = False
+    #: other pods matter only through their volumes (preemption may vectorise past it)
+    filter_reads_only_pod_volumes: Final = True
     #: its PreFilter reads the pod and the volume catalogue only: no pod on a node changes it (no
     #: PreFilter hooks needed)
     pre_filter_reads_pods: Final = False
@@ -219,6 +221,11 @@ class VolumeBinding:
         found: _State = state.read(STATE_KEY)
         index = self._index(table)
         return find_pod_volumes(found.claims, table.volumes, index, table, rows, self._masks)
+
+    def filter_pods_matter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """Never: the answer reads the volume catalogue (claims, volumes, classes,
+        capacities and the bindings assumed at Reserve), not the pods on the nodes."""
+        return False
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> BoolMask:
         answer = self._find(state, table, rows)
