@@ -115,6 +115,9 @@ class Binder:
         self.started = 0
         #: consultations in flight (each holds a slot)
         self.consulting = 0
+        #: the consultation tasks waiting for their extenders' answers (nothing assumed
+        #: yet): a stop cancels them rather than waiting out the extenders' httpTimeout
+        self._asking: set[asyncio.Task[None]] = set()
         self.succeeded = 0
         self.failed = 0
         #: called whenever a slot is released (the scheduling loop waits on it)
@@ -130,7 +133,11 @@ class Binder:
         self.running.clear()
 
     def stop(self) -> None:
+        """Stop taking work; the binds in flight finish, the extender calls in flight are
+        cancelled (their pods go back: nothing of them was assumed)."""
         self._stop.set()
+        for task in self._asking:
+            task.cancel()
 
     async def take_slot(self) -> Slot:
         """A binding slot (waits while all are held); its owner releases it, once."""
@@ -172,9 +179,17 @@ class Binder:
 
     async def _consult(self, consultation: Pending, slot: Slot) -> None:
         job: BindJob | None = None
+        task = asyncio.current_task()
+        assert task is not None  # a coroutine of the binder's group
         try:
             while True:
-                await self.outcomes.ask(consultation)
+                if self._stop.is_set():  # stopped before its calls began
+                    raise asyncio.CancelledError
+                self._asking.add(task)
+                try:
+                    await self.outcomes.ask(consultation)
+                finally:
+                    self._asking.discard(task)
                 concluded = self.outcomes.conclude(consultation)
                 if concluded is None or isinstance(concluded, BindJob):
                     job = concluded

@@ -88,3 +88,39 @@ async def test_waiting_at_permit_releases_and_retakes_the_place() -> None:
     assert made.free_slots == 0
     slot.release()
     assert made.free_slots == 1
+
+
+class SilentExtenders(NoOutcomes):
+    """Extenders that never answer: ``ask`` waits until cancelled."""
+
+    def __init__(self) -> None:
+        self.asking = asyncio.Event()
+        self.abandoned: list[str] = []
+
+    async def ask(self, pending: object) -> None:
+        self.asking.set()
+        await asyncio.Event().wait()
+
+    def abandon(self, pending: object, status: Status) -> None:
+        self.abandoned.append(status.message)
+
+
+class Pending:
+    class qp:  # noqa: N801 (the consultation's queued pod, only its key is read)
+        key = "default/p"
+
+
+async def test_a_stop_cancels_the_extender_calls_in_flight() -> None:
+    # nothing of a pod is assumed while its extenders are asked: a stop gives it back at
+    # once instead of waiting for an extender that does not answer (its httpTimeout)
+    outcomes = SilentExtenders()
+    made = Binder(outcomes, max_in_flight=1)  # type: ignore[arg-type]
+    running = asyncio.create_task(made.run())
+    await made.running.wait()
+    made.consult(Pending(), await made.take_slot())  # type: ignore[arg-type]
+    await outcomes.asking.wait()
+    made.stop()
+    await asyncio.wait_for(running, timeout=5)  # a bound on a hang, not a speed check
+    assert outcomes.abandoned == ["cancelled (shutdown)"]
+    assert made.free_slots == 1  # the consultation's slot came back
+    assert made.consulting == 0
