@@ -3,6 +3,10 @@
 A dashboard that names a metric asched does not export (a typo, a renamed metric, a
 label that does not exist) shows an empty panel with no error at all; these tests turn
 that into a failure. The exported names come from :data:`asched.metrics.REGISTRY`.
+
+docs/metrics.md's table is held to the same registry: every documented metric is exported
+with its documented type, every exported one is documented, and the dashboard shows each
+(tests/integration/test_metrics_live.py shows each one moving in a live run).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pytest
 from prometheus_client.metrics import MetricWrapperBase
 
 from asched import metrics
+from tests.metrics_doc import documented_metrics
 
 DASHBOARD = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "asched.json"
 #: labels Prometheus adds to every scraped series (the target's), not asched's own
@@ -144,3 +149,48 @@ def test_panels_are_well_formed() -> None:
             assert panel["targets"], panel["title"]
             assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
     assert dash["uid"] == "asched-overview"
+
+
+def test_every_documented_metric_is_exported_and_every_exported_one_is_documented() -> None:
+    documented = {row.name: row.kind for row in documented_metrics()}
+    # prometheus-client names a counter's family without its _total suffix
+    exported = {
+        f"{family.name}_total" if family.type == "counter" else family.name: family.type
+        for family in metrics.REGISTRY.collect()
+    }
+    assert documented == exported
+    assert len(documented) == 17  # the table's rows today; a new row needs a mover too
+
+
+def test_the_dashboard_shows_every_documented_metric() -> None:
+    queried = {name for _title, expr in _expressions() for name in METRIC.findall(expr)}
+    missing = [
+        row.name
+        for row in documented_metrics()
+        if not queried & {row.name, f"{row.name}_bucket", f"{row.name}_sum", f"{row.name}_count"}
+    ]
+    assert missing == []
+
+
+HEAD = "| asched metric | Type | Labels |\n|---|---|---|\n"
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        pytest.param(HEAD + "| asched_leader | gauge | |\n", "names no metric", id="no backticks"),
+        pytest.param(HEAD + "| `asched_leader` | summary | |\n", "is not one of", id="bad type"),
+        pytest.param(HEAD, "has no rows", id="empty table"),
+        pytest.param("| Row | Panels |\n|---|---|\n", "has no table", id="no table"),
+    ],
+)
+def test_a_table_the_tests_cannot_read_fails(table: str, problem: str) -> None:
+    # the checks above read the table: a row they could not read must not pass as no row
+    with pytest.raises(ValueError, match=problem):
+        documented_metrics(table)
+
+
+def test_the_table_reader_reads_a_row_and_stops_after_the_table() -> None:
+    text = HEAD + "| `asched_leader` | gauge (0/1) | |\n\nNotes:\n| `asched_x` | counter |\n"
+    [row] = documented_metrics(text)
+    assert (row.name, row.kind, row.series) == ("asched_leader", "gauge", "asched_leader")
