@@ -83,9 +83,10 @@ def cprofile(path: Path, *, top: int = 25) -> tuple[float, list[Entry], list[Ent
     )
 
 
-def summary(path: Path, *, top: int = 25) -> str:
-    """A plain-text summary of a py-spy raw file or a cProfile file."""
-    if path.suffix == ".prof":
+def summary(path: Path, *, top: int = 25, kind: str | None = None) -> str:
+    """A plain-text summary of a py-spy raw file or a cProfile file (``kind``:
+    ``"cprofile"`` or ``"py-spy"``; None: a ``.prof`` file is cProfile's)."""
+    if kind == "cprofile" or (kind is None and path.suffix == ".prof"):
         seconds, by_self, by_total = cprofile(path, top=top)
         head = f"cProfile: {seconds:.1f} s of own time"
     else:

@@ -295,7 +295,15 @@ def run_options(args: argparse.Namespace, loaded: Workload, scheduler: str) -> R
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``asched bench run``."""
     from asched.tools.bench import plot, report, runner
+    from asched.tools.bench.schedulers import py_spy
 
+    if getattr(args, "profile", None) == "py-spy" and py_spy() is None:
+        print(
+            "asched bench run: --profile py-spy: no py-spy on PATH or beside this Python"
+            " (pip install py-spy)",
+            file=sys.stderr,
+        )
+        return 2
     loaded = load_workload(args)
     options = run_options(args, loaded, args.scheduler)
     try:
@@ -312,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         print(f"figures (JSON): {args.json}")
     if result.scheduler.profile:
-        _profile_summary(Path(result.scheduler.profile))
+        _profile_summary(Path(result.scheduler.profile), args.profile)
     if not result.ok:
         print(
             "asched bench run: FAILED (measured pods not all bound, invariants broken, "
@@ -323,13 +331,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _profile_summary(path: Path) -> None:
+def _profile_summary(path: Path, kind: str | None) -> None:
     from asched.tools.bench import profiles
 
     if not path.is_file():
         print(f"asched bench run: no profile was written to {path}", file=sys.stderr)
         return
-    text = profiles.summary(path)
+    text = profiles.summary(path, kind=kind)
     out = path.with_name(path.name + ".summary.txt")
     out.write_text(text + "\n")
     print(f"profile: {path} (summary: {out})")

@@ -29,6 +29,7 @@ import contextlib
 import copy
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -72,6 +73,15 @@ COSCHEDULING_ARGS: Final[Mapping[str, Any]] = {
     "permitWaitingTimeSeconds": 60,
     "podGroupBackoffSeconds": 0,
 }
+
+
+def py_spy() -> str | None:
+    """The py-spy executable: on PATH, else beside this Python (a venv's bin), else None."""
+    found = shutil.which("py-spy")
+    if found is not None:
+        return found
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -226,7 +236,7 @@ class AschedProcess:
             return
         out = self._profile_path("pyspy.txt")
         argv = [
-            "py-spy",
+            py_spy() or "py-spy",
             "record",
             "--pid",
             str(self._child.pid),
