@@ -28,12 +28,18 @@ from asched.cluster.quantity import QuantityError, canonical
 from asched.cluster.records import PodInfo
 from asched.errors import DecodeError
 
+Source = Literal["PodGroup", "Workload"]
+
 #: The label a pod joins a PodGroup with (scheduler-plugins' ``PodGroupLabel``).
 POD_GROUP_LABEL: Final = "scheduling.x-k8s.io/pod-group"
 #: Upstream's gang group timeout for Workloads (KEP-4671): 5 minutes.
 WORKLOAD_TIMEOUT_SECONDS: Final = 300.0
-
-Source = Literal["PodGroup", "Workload"]
+#: Where gangs are declared: resource -> its group version. The scheduler watches them
+#: (when served and a profile enables Coscheduling); ``asched explain`` lists them.
+GANG_APIS: Final[Mapping[str, str]] = {
+    "podgroups": "/apis/scheduling.x-k8s.io/v1alpha1",
+    "workloads": "/apis/scheduling.k8s.io/v1alpha1",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,15 @@
 A snapshot file is what ``kubectl get nodes,pods,... -A -o yaml`` prints (a ``kind:
 List`` with ``items``), or a multi-document YAML stream, or the JSON equivalents. Nodes
 and bound pods are decoded, and each Node object is also kept as written (what a
-scheduler extender that is not ``nodeCacheCapable`` is sent); unbound pods are ignored; Namespaces, Services,
+scheduler extender that is not ``nodeCacheCapable`` is sent); unbound pods are not in ``pods``; Namespaces, Services,
 ReplicaSets, StatefulSets, ReplicationControllers and PodDisruptionBudgets are kept raw
 for the plugins that read them. Storage objects (PersistentVolumes, claims, StorageClasses,
 CSINodes, CSIDrivers, CSIStorageCapacities) are decoded into ``volumes``, the catalog the
-volume plugins read, by the scheduler's own :func:`asched.cluster.storage.apply`. Other
-kinds are ignored.
+volume plugins read, by the scheduler's own :func:`asched.cluster.storage.apply`. Gangs
+go into ``gangs``, a :class:`~asched.cluster.gangs.GangIndex` fed as the scheduler's ingest
+feeds it: PodGroups and Workloads at the versions it watches (one that does not decode is kept in its ``invalid``,
+with the reason), and every pod that names a gang, pending ones included (a finished one
+as finished). Other kinds are ignored.
 """
 
 from __future__ import annotations
@@ -16,14 +19,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from asched import textfile
 from asched.cluster import storage
 from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.gangs import GANG_APIS, GangIndex
 from asched.cluster.records import TERMINAL_PHASES, NodeInfo, PodInfo
 from asched.cluster.volumes import VolumeCatalog
 from asched.errors import DecodeError, InputError
+
+#: The gang kinds, at the versions the scheduler watches (:data:`GANG_APIS`): another
+#: version of a kind of that name (upstream's ``scheduling.k8s.io/v1beta1`` PodGroup) is
+#: not what Coscheduling reads.
+GANG_VERSIONS: Final = {
+    "PodGroup": GANG_APIS["podgroups"].removeprefix("/apis/"),
+    "Workload": GANG_APIS["workloads"].removeprefix("/apis/"),
+}
 
 KEPT_RAW_KINDS = (
     "Namespace",
@@ -39,7 +51,8 @@ KEPT_RAW_KINDS = (
 class Snapshot:
     """Nodes in the order they were listed, the pods bound to them, and raw extras.
 
-    ``raw_nodes`` holds each Node object as the file gave it, by node name.
+    ``raw_nodes`` holds each Node object as the file gave it, by node name; ``gangs``
+    the gangs declared and the pods (bound or pending) that name each.
     """
 
     nodes: list[NodeInfo] = field(default_factory=list)
@@ -47,6 +60,7 @@ class Snapshot:
     extras: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
     raw_nodes: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     volumes: VolumeCatalog = field(default_factory=VolumeCatalog)
+    gangs: GangIndex = field(default_factory=GangIndex)
 
 
 def objects_of(text: str, source: str) -> list[Mapping[str, Any]]:
@@ -88,8 +102,20 @@ def build_snapshot(
             elif kind == "Pod":
                 pod = decode_pod(obj, keep_annotations=keep_annotations)
                 # a finished pod holds nothing on its node, as in the live scheduler
-                if pod.node_name and pod.phase not in TERMINAL_PHASES:
+                finished = pod.phase in TERMINAL_PHASES
+                if pod.node_name and not finished:
                     snapshot.pods.append(pod)
+                if pod.gang and finished:
+                    snapshot.gangs.finish_member(pod.key, pod.gang, pod.phase)
+                elif pod.gang:
+                    snapshot.gangs.set_member(pod.key, pod.gang, pod)
+            elif kind in GANG_VERSIONS:
+                if obj.get("apiVersion", GANG_VERSIONS[kind]) != GANG_VERSIONS[kind]:
+                    continue  # another API's kind of that name
+                if kind == "PodGroup":
+                    snapshot.gangs.set_pod_group(obj)
+                else:
+                    snapshot.gangs.set_workload(obj)
             elif kind in KEPT_RAW_KINDS:
                 snapshot.extras.setdefault(str(kind), []).append(obj)
             elif kind in storage.BY_KIND:

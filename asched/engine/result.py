@@ -128,6 +128,36 @@ class ExtenderReport:
 
 
 @dataclass(frozen=True, slots=True)
+class GangVerdict:
+    """The gang of a member explained under a profile that enables Coscheduling.
+
+    ``key``: the gang's key (``ns/name``, a Workload's ``ns/workload/group``);
+    ``min_member``: its ``minMember`` (0 when its PodGroup or Workload is not there or does
+    not decode); ``members``: the pods that name it (pending or placed, not finished; the
+    pod explained included); ``placed``: those bound; ``admitted``: whether the scheduler
+    would go on deciding this member (its whole-gang admission and Coscheduling's
+    PreFilter let it through); ``reason``: why not, the scheduler's words.
+    """
+
+    key: str
+    min_member: int
+    members: int
+    placed: int
+    admitted: bool
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "minMember": self.min_member,
+            "members": self.members,
+            "placed": self.placed,
+            "admitted": self.admitted,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Evaluation:
     """The full answer for one pod: every node's verdict, the choice and the message."""
 
@@ -142,6 +172,10 @@ class Evaluation:
     preemption: Preemption | None = None
     #: the configured extenders' part (None: none configured, or ``--no-extenders``)
     extenders: tuple[ExtenderReport, ...] | None = None
+    #: the pod's gang (None: no gang, or a profile without Coscheduling); when it is not
+    #: admitted, ``selected`` is None and ``message`` the scheduler's for the refusal,
+    #: while ``nodes`` keep what the member alone would meet on each node
+    gang: GangVerdict | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -156,4 +190,6 @@ class Evaluation:
         }
         if self.extenders is not None:
             out["extenders"] = [report.to_json() for report in self.extenders]
+        if self.gang is not None:
+            out["gang"] = self.gang.to_json()
         return out

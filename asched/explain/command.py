@@ -60,8 +60,10 @@ no profile is refused: --scheduler-name picks one). A pod already bound is evalu
 if it were pending: where asched would place it now. Every node is evaluated (no
 sampling). The configuration's
 extenders are called too (filter and prioritize, sent every node that passed the
-in-tree filters); --no-extenders skips them. Against a live cluster it only reads
-(GET and paged LIST).
+in-tree filters); --no-extenders skips them. A gang member (a profile with
+Coscheduling) gets its gang's verdict, as the scheduler gives it: the PodGroups and
+Workloads are read too, and a gang that cannot be placed whole is refused. Against a live
+cluster it only reads (GET and paged LIST).
 
 exit status: 0 when explained (placeable or not); 1 when the cluster cannot be read
 (forbidden, unreachable); 2 for bad input (one line naming the file, object and field,
@@ -317,6 +319,7 @@ async def _evaluate(
             profile,
             snapshot.raw_nodes.__getitem__,
             seed=args.seed,
+            gangs=snapshot.gangs,
         )
         return evaluation, bound
     return evaluate(snapshot, pod, profile, seed=args.seed), bound

@@ -15,10 +15,20 @@ them (:mod:`asched.explain.extenders`): :func:`filter_nodes` (PreFilter, PreScor
 Filter) and :func:`score_nodes` (Score over the nodes still feasible, the extenders'
 columns, the choice or the FitError and preemption). :func:`evaluate_table` runs both
 with nothing in between.
+
+Gangs (:mod:`asched.explain.gangs`): under a profile that enables Coscheduling, the
+framework has the scheduler's gang host, and a gang member goes through the whole-gang
+admission the cycle runs before deciding it. A gang it refuses is not placed: no node is
+selected and the message is the scheduler's for the refusal, while every node keeps
+what the member alone would meet there. The evaluation's ``gang`` says which. The
+FitError message of a gang member then carries every PostFilter's part, as the cycle
+builds it (Coscheduling's rejection of the gang after DefaultPreemption's), where a pod
+of no gang carries preemption's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -27,12 +37,14 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.budgets import decode_budget
+from asched.cluster.gangs import GangIndex
 from asched.cluster.records import PodInfo
 from asched.cluster.snapshot import Snapshot
 from asched.cluster.spread import SELECTOR_KINDS
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile
-from asched.engine.result import Evaluation, NodeVerdict, Preemption, Victim
+from asched.engine.result import Evaluation, GangVerdict, NodeVerdict, Preemption, Victim
+from asched.explain import gangs as explain_gangs
 from asched.framework import diagnosis
 from asched.framework.builtin.default_preemption import DefaultPreemption
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
@@ -73,9 +85,11 @@ def table_of(snapshot: Snapshot) -> NodeTable:
 
 
 def evaluate(snapshot: Snapshot, pod: PodInfo, profile: Profile, *, seed: int = 0) -> Evaluation:
-    """Every node's verdict for ``pod`` under ``profile``; ``seed`` breaks ties."""
+    """Every node's verdict for ``pod`` under ``profile``; ``seed`` breaks ties. A gang
+    member is evaluated with the snapshot's gangs (``pod`` is recorded in them as a
+    pending member)."""
     table = table_of(snapshot)
-    return evaluate_table(table, pod, profile, seed=seed)
+    return evaluate_table(table, pod, profile, seed=seed, gangs=snapshot.gangs)
 
 
 def evaluate_table(
@@ -85,10 +99,12 @@ def evaluate_table(
     *,
     seed: int = 0,
     registry: Registry | None = None,
+    gangs: GangIndex | None = None,
 ) -> Evaluation:
     """As :func:`evaluate`, over an existing table (rows in table order); ``registry``:
-    the plugins to build the profile from (default: this installation's)."""
-    filtered = filter_nodes(table, pod, profile, registry=registry)
+    the plugins to build the profile from (default: this installation's); ``gangs``: the
+    gangs declared (None: none)."""
+    filtered = filter_nodes(table, pod, profile, registry=registry, gangs=gangs)
     if isinstance(filtered, Evaluation):
         return filtered
     return score_nodes(filtered, seed=seed)
@@ -102,7 +118,9 @@ class Filtered:
     row -> the first failing in-tree Filter's status; ``feasible``: ``bool[table.size]``,
     the rows that passed every in-tree filter; ``pre_score``: PreScore's status (it ran
     before the filters, as the live cycle runs it; an Error counts only if a node is left
-    once every filter, the extenders' included, has had its say).
+    once every filter, the extenders' included, has had its say); ``gang``: the pod's
+    gang verdict (a gang member under Coscheduling), and ``refused`` the admission's
+    refusal, when the gang is refused (the nodes' verdicts are still the member's own).
     """
 
     table: NodeTable
@@ -117,6 +135,8 @@ class Filtered:
     pre_score: Status
     #: node name -> row, for the live rows
     rows: Mapping[str, int]
+    gang: GangVerdict | None = None
+    refused: Status | None = None
 
     def feasible_names(self) -> list[str]:
         """The names of the nodes that passed the in-tree filters, in table order."""
@@ -161,14 +181,19 @@ def filter_nodes(
     profile: Profile,
     *,
     registry: Registry | None = None,
+    gangs: GangIndex | None = None,
 ) -> Filtered | Evaluation:
-    """PreFilter, PreScore and every Filter over every live row (no sampling).
+    """PreFilter, PreScore and every Filter over every live row (no sampling); before
+    them, for a gang member under Coscheduling, the whole-gang admission (``gangs``: the
+    gangs declared; the pod is recorded in them as a pending member).
 
     Returns the :class:`Evaluation` when that already ends it (no node at all, or a
     PreFilter rejection or Error: upstream calls no extender then), else
     :class:`Filtered` for :func:`score_nodes`.
     """
-    framework = Framework(profile, registry=registry)
+    framework, runtime = explain_gangs.framework_for(
+        table, profile, pod, registry=registry, gangs=gangs
+    )
     weights = dict(framework.weights)
     live = [int(r) for r in np.flatnonzero(table.alive[table.rows])]
     names = [table.name_of(r) for r in live]
@@ -177,15 +202,23 @@ def filter_nodes(
         return Evaluation(
             pod.key, profile.scheduler_name, {}, weights, None, (), diagnosis.NO_NODES
         )
+    refused = None
+    if runtime is not None:
+        refused = explain_gangs.admit(runtime, framework, table, pod)
     state = CycleState()
     outcome = framework.run_pre_filter(state, pod, table)
+    gang = None
+    if runtime is not None:
+        gang = explain_gangs.verdict(runtime, pod, refused, outcome.status)
     if not outcome.status.ok:
         status = outcome.status
         verdict = _verdict(status)
+        if refused is not None:  # the cycle refuses the gang before any PreFilter runs
+            status = refused
         if status.code == Code.ERROR:
             message, preemption = status.message, None
         else:
-            unfit = _pre_filter_unfit(framework, live, status)
+            unfit = _pre_filter_unfit(framework, live, status, pod, table)
             preemption = _preemption(table, pod, framework, unfit.statuses)
             message = unfit.message(preemption)
         return Evaluation(
@@ -197,6 +230,7 @@ def filter_nodes(
             (),
             message,
             preemption,
+            gang=gang,
         )
     pre_score = framework.run_pre_score(state, pod, table)
     failures = framework.first_failures(state, pod, table, outcome)
@@ -205,7 +239,41 @@ def filter_nodes(
         feasible[np.fromiter(failures.keys(), dtype=np.intp)] = False
     rows = dict(zip(names, live, strict=True))
     return Filtered(
-        table, pod, profile, framework, state, live, names, failures, feasible, pre_score, rows
+        table,
+        pod,
+        profile,
+        framework,
+        state,
+        live,
+        names,
+        failures,
+        feasible,
+        pre_score,
+        rows,
+        gang,
+        refused,
+    )
+
+
+def _gang_answer(filtered: Filtered, evaluation: Evaluation) -> Evaluation:
+    """``evaluation`` with the gang's verdict; when the gang is refused, no node is
+    selected and the message (and preemption, which PostFilter then tries) is the
+    refusal's, as the cycle reports it (the nodes keep the member's own verdicts)."""
+    if filtered.gang is None:
+        return evaluation
+    refused = filtered.refused
+    if refused is None:
+        return dataclasses.replace(evaluation, gang=filtered.gang)
+    table, pod, framework = filtered.table, filtered.pod, filtered.framework
+    unfit = _pre_filter_unfit(framework, filtered.live, refused, pod, table)
+    preemption = _preemption(table, pod, framework, unfit.statuses)
+    return dataclasses.replace(
+        evaluation,
+        selected=None,
+        top=(),
+        message=unfit.message(preemption),
+        preemption=preemption,
+        gang=filtered.gang,
     )
 
 
@@ -215,6 +283,10 @@ def ended_by_error(filtered: Filtered, error: Status, rejections: Rejections) ->
 
     ``rejections``: the nodes a later filter (an extender) already removed keep their
     verdicts."""
+    return _gang_answer(filtered, _ended_by_error(filtered, error, rejections))
+
+
+def _ended_by_error(filtered: Filtered, error: Status, rejections: Rejections) -> Evaluation:
     verdicts = _rejected_verdicts(filtered, rejections)
     failed = _verdict(error)
     ended = {
@@ -238,8 +310,21 @@ def score_nodes(
 
     Every plugin's Score and NormalizeScore run over the rows left (``SCORED_ROWS``), as
     upstream scores only the nodes its extenders kept; ``columns`` add their weighted
-    scores to the totals. ``seed`` breaks ties among the best totals.
+    scores to the totals. ``seed`` breaks ties among the best totals. A refused gang's
+    member is scored too (its nodes' verdicts), but nothing is selected.
     """
+    return _gang_answer(
+        filtered, _scored(filtered, seed=seed, rejections=rejections, columns=columns)
+    )
+
+
+def _scored(
+    filtered: Filtered,
+    *,
+    seed: int,
+    rejections: Rejections | None,
+    columns: Sequence[Column],
+) -> Evaluation:
     rejections = rejections or Rejections()
     table, pod, framework, state = filtered.table, filtered.pod, filtered.framework, filtered.state
     profile_name = filtered.profile.scheduler_name
@@ -251,7 +336,7 @@ def score_nodes(
     pre_score = filtered.pre_score
     if pre_score.code == Code.ERROR and feasible.any():
         # Upstream's PreScore runs only with feasible nodes, and its Error ends the cycle.
-        return ended_by_error(filtered, pre_score, rejections)
+        return _ended_by_error(filtered, pre_score, rejections)
 
     state.write(SCORED_ROWS, feasible)
     per_plugin: dict[str, npt.NDArray[np.int64]] = {}
@@ -312,7 +397,9 @@ class Unfit:
 
     ``statuses``: row -> the status that rejected it (PreFilter's for every row, or each
     row's first failing filter, an extender's rejection included); ``reasons``: those
-    statuses' reasons, counted in the message; ``pre_filter_message``: PreFilter's.
+    statuses' reasons, counted in the message; ``pre_filter_message``: PreFilter's;
+    ``pod`` and ``table``: the pod and where it was evaluated (the PostFilter part of a
+    gang member's message needs them).
     """
 
     framework: Framework
@@ -320,19 +407,50 @@ class Unfit:
     n_all: int
     reasons: tuple[str, ...] = ()
     pre_filter_message: str = ""
+    pod: PodInfo | None = None
+    table: NodeTable | None = None
 
     def message(self, preemption: Preemption | None) -> str:
-        """The FitError message, with preemption's part when it failed."""
+        """The FitError message, with PostFilter's part when it failed: preemption's, or
+        for a gang member every PostFilter's in turn, as the cycle runs them."""
         return diagnosis.fit_error_message(
             self.n_all,
             self.reasons,
             pre_filter_message=self.pre_filter_message,
-            post_filter_message=_suffix(preemption),
+            post_filter_message=self._post_filter_message(preemption),
         )
 
+    def _post_filter_message(self, preemption: Preemption | None) -> str:
+        """The cycle's PostFilter part (``Framework.run_post_filter``): the PostFilters in
+        order until one succeeds or ends it (Unresolvable, Error), DefaultPreemption's
+        answer being ``preemption``. Only a gang member's differs from preemption's: then
+        Coscheduling's PostFilter says the gang is rejected (its effects are on this
+        evaluation's own gang host: nothing waits, nothing is kept)."""
+        pod, table = self.pod, self.table
+        if pod is None or table is None or not pod.gang:
+            return _suffix(preemption)
+        code, message = Code.UNSCHEDULABLE, ""
+        for plugin in self.framework.post_filter:
+            if isinstance(plugin, DefaultPreemption):
+                if preemption is None:
+                    continue
+                code, message = preemption.code, preemption.message
+            else:
+                result = plugin.post_filter(CycleState(), pod, table, self.statuses, self.framework)
+                code, message = result.status.code, result.status.message
+            if code in (Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
+                break
+        return "" if code == Code.SUCCESS else message
 
-def _pre_filter_unfit(framework: Framework, live: Sequence[int], status: Status) -> Unfit:
-    return Unfit(framework, dict.fromkeys(live, status), len(live), (), status.message)
+
+def _pre_filter_unfit(
+    framework: Framework,
+    live: Sequence[int],
+    status: Status,
+    pod: PodInfo | None = None,
+    table: NodeTable | None = None,
+) -> Unfit:
+    return Unfit(framework, dict.fromkeys(live, status), len(live), (), status.message, pod, table)
 
 
 def filtered_unfit(filtered: Filtered, rejections: Rejections) -> Unfit:
@@ -340,20 +458,32 @@ def filtered_unfit(filtered: Filtered, rejections: Rejections) -> Unfit:
     statuses = dict(filtered.failures)
     statuses.update((filtered.rows[name], status) for name, status in rejections.statuses.items())
     reasons = tuple(reason for status in statuses.values() for reason in status.reasons)
-    return Unfit(filtered.framework, statuses, len(filtered.live), reasons)
+    return Unfit(
+        filtered.framework,
+        statuses,
+        len(filtered.live),
+        reasons,
+        pod=filtered.pod,
+        table=filtered.table,
+    )
 
 
 def pre_filter_unfit(
-    table: NodeTable, pod: PodInfo, profile: Profile, *, registry: Registry | None = None
+    table: NodeTable,
+    pod: PodInfo,
+    profile: Profile,
+    *,
+    registry: Registry | None = None,
+    gangs: GangIndex | None = None,
 ) -> Unfit | None:
     """The :class:`Unfit` of a pod PreFilter rejects (None if it does not: it ran
     before, in :func:`filter_nodes`; running it again gives the same answer)."""
-    framework = Framework(profile, registry=registry)
+    framework, _ = explain_gangs.framework_for(table, profile, pod, registry=registry, gangs=gangs)
     outcome = framework.run_pre_filter(CycleState(), pod, table)
     if outcome.status.ok or outcome.status.code == Code.ERROR:
         return None
     live = [int(r) for r in np.flatnonzero(table.alive[table.rows])]
-    return _pre_filter_unfit(framework, live, outcome.status)
+    return _pre_filter_unfit(framework, live, outcome.status, pod, table)
 
 
 def default_preemption(framework: Framework) -> DefaultPreemption | None:

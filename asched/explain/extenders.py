@@ -28,6 +28,9 @@ as in the live cycle (:func:`~asched.extenders.preemption.narrow_candidates`):
 the preemption shown, and the FitError message's PostFilter part, are what they leave
 (``no candidate node for preemption`` when they leave none; a non-ignorable one's
 failure is preemption's Error). Not consulted: ``bindVerb`` (explain binds nothing).
+
+A gang member whose gang the whole-gang admission refuses is sent to no extender: the
+live cycle refuses it before any (:mod:`asched.explain.gangs`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from asched.cluster.gangs import GangIndex
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
 from asched.config.types import ExtenderConfig, Profile
@@ -195,17 +199,24 @@ async def evaluate_with_extenders(
     *,
     seed: int = 0,
     registry: Registry | None = None,
+    gangs: GangIndex | None = None,
 ) -> Evaluation:
     """Evaluate ``pod`` with ``extenders`` (in :func:`build_extenders` order) taking part.
 
     ``pod_json`` is the pod as the extenders are sent it; ``node_objects`` gives a node's
-    JSON by name (asked only for extenders that are not ``nodeCacheCapable``). The
-    result carries an :class:`ExtenderReport` per extender, in call order.
+    JSON by name (asked only for extenders that are not ``nodeCacheCapable``); ``gangs``:
+    the gangs declared. The result carries an :class:`ExtenderReport` per extender, in
+    call order.
     """
     names = display_names(extenders)
-    filtered = engine.filter_nodes(table, pod, profile, registry=registry)
+    filtered = engine.filter_nodes(table, pod, profile, registry=registry, gangs=gangs)
+    if isinstance(filtered, Filtered) and filtered.refused is not None:
+        # a refused gang: the cycle calls no extender (its nodes' verdicts are still shown)
+        filtered = engine.score_nodes(filtered, seed=seed)
     if isinstance(filtered, Evaluation):  # no node passed the in-tree part: nothing is sent
-        unfit = engine.pre_filter_unfit(table, pod, profile, registry=registry)
+        unfit = None
+        if filtered.gang is None or filtered.gang.admitted:
+            unfit = engine.pre_filter_unfit(table, pod, profile, registry=registry, gangs=gangs)
         if unfit is not None:  # PreFilter rejected the pod: PostFilter still preempts
             filtered = await _preempt(filtered, unfit, table, pod, extenders, pod_json)
         reports = [
@@ -311,13 +322,14 @@ async def explain_with_extenders(
     node_objects: NodeObjects,
     *,
     seed: int = 0,
+    gangs: GangIndex | None = None,
 ) -> Evaluation:
     """Build the extenders of ``configs`` over ``transport`` (e.g. the HTTP client),
     evaluate with them, and close them."""
     extenders = build_extenders(configs, transport)
     try:
         return await evaluate_with_extenders(
-            table, pod, pod_json, profile, extenders, node_objects, seed=seed
+            table, pod, pod_json, profile, extenders, node_objects, seed=seed, gangs=gangs
         )
     finally:
         for extender in extenders:

@@ -6,7 +6,10 @@ with paged LISTs of raw JSON (:meth:`asched.api.client.KubeClient.list_all`, ``l
 ``continue``), the way the scheduler's reflectors list. Pods are listed with the field
 selector kube-scheduler's informer uses (no Succeeded or Failed pod: they hold nothing on
 their node); the scheduler's ingest drops the same pods as it reads them. Every collection
-is at a fixed path on every server asched supports (v1.34 on, docs/deploy.md).
+is at a fixed path on every server asched supports (v1.34 on, docs/deploy.md), but the
+gangs' (PodGroups, a CRD; Workloads, an alpha API), listed at the paths the scheduler
+watches (:data:`~asched.cluster.gangs.GANG_APIS`): they are ``optional``, and a server that
+does not serve one (404) has none of it. Forbidden is an error for them as for any other.
 
 What was read becomes a :class:`ClusterRead`: the objects in snapshot order (the pod
 being explained left out, so that a pod already bound is not counted on its own node),
@@ -30,6 +33,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import quote
 
 from asched.api.objects import KubeObject
+from asched.cluster.gangs import GANG_APIS
 from asched.cluster.snapshot import Snapshot, build_snapshot
 from asched.errors import ApiError, ApiUnavailable, AschedError, InputError
 
@@ -68,7 +72,8 @@ class Collection:
 
     ``path``: the cluster-wide collection;
     ``kind`` / ``api_version``: set on each item (a LIST's items carry neither);
-    ``needed_for``: what it is read for, said when it cannot be.
+    ``needed_for``: what it is read for, said when it cannot be;
+    ``optional``: a server may not serve it (a CRD, an alpha API): a 404 is none of it.
     """
 
     resource: str
@@ -76,6 +81,7 @@ class Collection:
     kind: str
     api_version: str
     needed_for: str
+    optional: bool = False
 
 
 #: What a snapshot holds, in the order a snapshot file lists it.
@@ -168,6 +174,22 @@ COLLECTIONS: Final[tuple[Collection, ...]] = (
         "storage.k8s.io/v1",
         "the storage capacity dynamic provisioning needs",
     ),
+    Collection(
+        "podgroups",
+        f"{GANG_APIS['podgroups']}/podgroups",
+        "PodGroup",
+        GANG_APIS["podgroups"].removeprefix("/apis/"),
+        "gang scheduling (Coscheduling)",
+        optional=True,
+    ),
+    Collection(
+        "workloads",
+        f"{GANG_APIS['workloads']}/workloads",
+        "Workload",
+        GANG_APIS["workloads"].removeprefix("/apis/"),
+        "gang scheduling (Coscheduling)",
+        optional=True,
+    ),
 )
 
 
@@ -247,11 +269,14 @@ async def list_collection(
     page_size: int = PAGE_SIZE,
 ) -> list[KubeObject]:
     """Every object of one collection (pages of ``page_size``), each with ``kind`` and
-    ``apiVersion``."""
+    ``apiVersion``; none of an ``optional`` one the server does not serve."""
     params = {"fieldSelector": NOT_FINISHED} if collection.resource == "pods" else None
     try:
         items, version = await reader.list_all(path, page_size=page_size, params=params)
     except ApiError as exc:
+        if collection.optional and exc.status == 404:
+            logger.info("%s are not served (%s): none", collection.resource, path)
+            return []
         action = f"list {collection.resource}"
         raise LiveReadError(describe_failure(exc, action, collection.needed_for)) from None
     logger.info("listed %d %s at resourceVersion %s", len(items), collection.resource, version)

@@ -13,18 +13,22 @@ Without extenders the output is what it always was.
 ``wide`` (``-o wide``) shows more: every row (no limit), a column for every weighted
 plugin (``-`` where a plugin gave a node no score, e.g. a PreScore that skipped), and one
 row per infeasible node instead of groups. ``configuration``, when given, is a line above
-the tables naming the KubeSchedulerConfiguration used.
+the tables naming the KubeSchedulerConfiguration used. A gang member's gang is a line
+above the tables (:func:`gang_line`): its key, the members placed of ``minMember``, and
+whether the scheduler would go on with this member (admitted) or why not.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from asched.engine.result import Evaluation, ExtenderCall, NodeVerdict
+from asched.engine.result import Evaluation, ExtenderCall, GangVerdict, NodeVerdict
 from asched.framework.builtin.default_preemption import PREFIX as PREEMPTION_PREFIX
 
 
@@ -48,6 +52,8 @@ def render(
         console.print(f"configuration: {configuration}", markup=False, highlight=False)
     for note in notes:
         console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+    if evaluation.gang is not None:
+        _render_gang(evaluation.gang, console)
     console.print(
         f"[bold]{evaluation.pod}[/bold] with profile [bold]{evaluation.profile}[/bold]: "
         f"{len(feasible)} of {len(evaluation.nodes)} nodes feasible"
@@ -101,6 +107,29 @@ def render(
         console.print(f"[green]selected:[/green] {evaluation.selected}{tied}")
     else:
         console.print(f"[red]unschedulable:[/red] {evaluation.message}")
+
+
+def gang_line(gang: GangVerdict) -> str:
+    """``pod group ns/job: 0 of 3 members placed (3 pods name it): admitted``, or
+    ``...: refused: <the reason>``, the reason without the gang and count it repeats (the
+    JSON keeps it whole); a gang of no PodGroup or Workload known has no count."""
+    if gang.min_member:
+        count = f"{gang.placed} of {gang.min_member} members placed"
+    else:
+        count = f"{gang.placed} members placed"
+    head = f"pod group {gang.key}: {count} ({gang.members} pods name it)"
+    if gang.admitted:
+        return f"{head}: admitted"
+    reason = gang.reason or ""
+    repeated = re.match(
+        rf"pod group {re.escape(gang.key)}( has \d+ of \d+ members( placed)?)?: ", reason
+    )
+    return f"{head}: refused: {reason[repeated.end() :] if repeated else reason}"
+
+
+def _render_gang(gang: GangVerdict, console: Console) -> None:
+    colour = "green" if gang.admitted else "red"
+    console.print(f"[{colour}]gang:[/{colour}] {escape(gang_line(gang))}", highlight=False)
 
 
 def _render_each_infeasible(infeasible: list[tuple[str, NodeVerdict]], console: Console) -> None:

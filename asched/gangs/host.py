@@ -57,9 +57,17 @@ class Admission:
 class GangRuntime:
     """The Coscheduling plugin's host (see the module docstring)."""
 
-    def __init__(self, table: NodeTable, waiting: WaitingPods, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        table: NodeTable,
+        waiting: WaitingPods,
+        clock: Callable[[], float],
+        *,
+        index: GangIndex | None = None,
+    ) -> None:
+        """``index``: the gangs to read (default: a new one, which the ingest feeds)."""
         self.table = table
-        self.index = GangIndex()
+        self.index = index if index is not None else GangIndex()
         self.waiting_pods = waiting
         self.clock = clock
         #: gang key -> its admission, while it is incomplete

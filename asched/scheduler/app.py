@@ -29,6 +29,7 @@ from typing import Any, Final, TypeVar
 from asched import metrics
 from asched.api.client import KubeClient
 from asched.api.watch import Reflector, Relisted, WatchEvent
+from asched.cluster.gangs import GANG_APIS
 from asched.cluster.names import PodKey
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
@@ -80,12 +81,8 @@ T = TypeVar("T")
 NOT_READY_LOG_INTERVAL: Final = 30.0
 
 #: kind -> collection path, for what the scheduler and its plugins read.
-#: Where gangs are declared: resource -> its group version (watched when served and a
-#: profile enables Coscheduling; a cluster without the CRD is polled for it).
-GANG_APIS: Final[dict[str, str]] = {
-    "podgroups": "/apis/scheduling.x-k8s.io/v1alpha1",
-    "workloads": "/apis/scheduling.k8s.io/v1alpha1",
-}
+#: (Where gangs are declared, :data:`~asched.cluster.gangs.GANG_APIS`, is watched when
+#: served and a profile enables Coscheduling; a cluster without the CRD is polled for it.)
 #: Seconds between looks for a gang API the cluster does not serve (yet).
 GANG_API_POLL_SECONDS: Final = 30.0
 

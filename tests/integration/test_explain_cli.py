@@ -514,3 +514,94 @@ async def test_a_failing_extender_is_an_answer_not_a_crash(tmp_path: Path) -> No
     assert code == 0, err
     assert f"unschedulable: extender filter call to {url}/filter failed: " in out
     assert "Traceback" not in err
+
+
+GANG_CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: asched
+  plugins:
+    multiPoint: {enabled: [{name: Coscheduling}]}
+    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: '*'}]}
+"""
+
+
+def _gang_member(name: str) -> str:
+    return (
+        f"- kind: Pod\n  metadata: {{name: {name}, namespace: default,"
+        " labels: {scheduling.x-k8s.io/pod-group: big}}\n"
+        "  spec: {schedulerName: asched, containers: "
+        "[{name: c, resources: {requests: {cpu: '1'}}}]}\n"
+    )
+
+
+#: Room for 5 members of 1 CPU (n1 4 // 1 + n2 1 // 1); the PodGroup wants 6.
+GANG_SNAPSHOT = (
+    "apiVersion: v1\nkind: List\nitems:\n"
+    "- kind: Node\n  metadata: {name: n1}\n"
+    "  status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+    "- kind: Node\n  metadata: {name: n2}\n"
+    "  status: {allocatable: {cpu: '1', memory: 8Gi, pods: '110'}}\n"
+    "- apiVersion: scheduling.x-k8s.io/v1alpha1\n  kind: PodGroup\n"
+    "  metadata: {name: big, namespace: default}\n  spec: {minMember: 6}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        pytest.param("pod", id="POD: a member in the snapshot"),
+        pytest.param("file", id="--pod FILE: a member not in the snapshot"),
+    ],
+)
+def test_a_gang_member_gets_the_gangs_verdict(tmp_path: Path, form: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(GANG_CONFIG)
+    snapshot = tmp_path / "snap.yaml"
+    others = "".join(_gang_member(f"big-{index}") for index in range(1, 6))
+    if form == "pod":
+        snapshot.write_text(GANG_SNAPSHOT + _gang_member("big-0") + others)
+        target: tuple[str | Path, ...] = ("default/big-0",)
+    else:
+        snapshot.write_text(GANG_SNAPSHOT + others)
+        pod = tmp_path / "pod.yaml"
+        pod.write_text(_gang_member("big-0").removeprefix("- ").replace("\n  ", "\n"))
+        target = ("--pod", pod)
+    common = ("--snapshot", snapshot, *target, "--config", config)
+    reason = (
+        "pod group default/big has 0 of 6 members placed: the 6 missing cannot be placed "
+        "together (room for 5)"
+    )
+
+    result = explain(*common, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    # big-0 counted once: as the pending member explained (6 pods name the group)
+    assert answer["gang"] == {
+        "key": "default/big",
+        "minMember": 6,
+        "members": 6,
+        "placed": 0,
+        "admitted": False,
+        "reason": reason,
+    }
+    assert answer["selected"] is None
+    assert answer["top"] == []
+    assert answer["message"] == (
+        f"0/2 nodes are available: {reason}. PodGroup default/big gets rejected due to Pod "
+        "big-0 is unschedulable even after PostFilter"
+    )
+    # what big-0 alone meets: both nodes have room for it
+    assert [name for name, node in answer["nodes"].items() if node["feasible"]] == ["n1", "n2"]
+
+    table = explain(*common)
+    assert table.returncode == 0, table.stderr
+    text = " ".join(table.stdout.split())  # (lines wrap at the terminal's width)
+    line = (
+        "gang: pod group default/big: 0 of 6 members placed (6 pods name it): refused: the 6 "
+        "missing cannot be placed together (room for 5)"
+    )
+    assert line in text  # under the configuration's line, above the tables
+    assert text.index(line) < text.index("Feasible nodes")
+    assert f"unschedulable: 0/2 nodes are available: {reason}." in text
