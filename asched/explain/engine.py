@@ -23,7 +23,8 @@ selected and the message is the scheduler's for the refusal, while every node ke
 what the member alone would meet there. The evaluation's ``gang`` says which. The
 FitError message of a gang member then carries every PostFilter's part, as the cycle
 builds it (Coscheduling's rejection of the gang after DefaultPreemption's), where a pod
-of no gang carries preemption's.
+of no gang carries preemption's. Why no node fits, and what preemption would do, is
+:mod:`asched.explain.unfit`'s.
 """
 
 from __future__ import annotations
@@ -43,12 +44,10 @@ from asched.cluster.snapshot import Snapshot
 from asched.cluster.spread import SELECTOR_KINDS
 from asched.cluster.table import NodeTable
 from asched.config.types import Profile
-from asched.engine.result import Evaluation, GangVerdict, NodeVerdict, Preemption, Victim
-from asched.explain import gangs as explain_gangs
+from asched.engine.result import Evaluation, GangVerdict, NodeVerdict
+from asched.explain import gangs as explain_gangs, unfit as unfit_of
 from asched.framework import diagnosis
-from asched.framework.builtin.default_preemption import DefaultPreemption
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
-from asched.framework.interface import PostFilterResult
 from asched.framework.registry import Registry
 from asched.framework.runtime import Framework, weighted
 from asched.framework.status import Code, Status
@@ -218,8 +217,8 @@ def filter_nodes(
         if status.code == Code.ERROR:
             message, preemption = status.message, None
         else:
-            unfit = _pre_filter_unfit(framework, live, status, pod, table)
-            preemption = _preemption(table, pod, framework, unfit.statuses)
+            unfit = unfit_of.of_pre_filter(framework, live, status, pod, table)
+            preemption = unfit_of.preemption(table, pod, framework, unfit.statuses)
             message = unfit.message(preemption)
         return Evaluation(
             pod.key,
@@ -265,8 +264,8 @@ def _gang_answer(filtered: Filtered, evaluation: Evaluation) -> Evaluation:
     if refused is None:
         return dataclasses.replace(evaluation, gang=filtered.gang)
     table, pod, framework = filtered.table, filtered.pod, filtered.framework
-    unfit = _pre_filter_unfit(framework, filtered.live, refused, pod, table)
-    preemption = _preemption(table, pod, framework, unfit.statuses)
+    unfit = unfit_of.of_pre_filter(framework, filtered.live, refused, pod, table)
+    preemption = unfit_of.preemption(table, pod, framework, unfit.statuses)
     return dataclasses.replace(
         evaluation,
         selected=None,
@@ -368,7 +367,7 @@ def _scored(
     feasible_rows = [row for row in filtered.live if feasible[row]]
     if not feasible_rows:
         unfit = filtered_unfit(filtered, rejections)
-        preemption = _preemption(table, pod, framework, unfit.statuses)
+        preemption = unfit_of.preemption(table, pod, framework, unfit.statuses)
         message = unfit.message(preemption)
         return Evaluation(pod.key, profile_name, verdicts, weights, None, (), message, preemption)
     best = max(int(total[row]) for row in feasible_rows)
@@ -391,74 +390,12 @@ def _rejected_verdicts(filtered: Filtered, rejections: Rejections) -> dict[int, 
     return verdicts
 
 
-@dataclass(frozen=True, slots=True)
-class Unfit:
-    """Why no node fits, as preemption and the FitError message read it.
-
-    ``statuses``: row -> the status that rejected it (PreFilter's for every row, or each
-    row's first failing filter, an extender's rejection included); ``reasons``: those
-    statuses' reasons, counted in the message; ``pre_filter_message``: PreFilter's;
-    ``pod`` and ``table``: the pod and where it was evaluated (the PostFilter part of a
-    gang member's message needs them).
-    """
-
-    framework: Framework
-    statuses: dict[int, Status]
-    n_all: int
-    reasons: tuple[str, ...] = ()
-    pre_filter_message: str = ""
-    pod: PodInfo | None = None
-    table: NodeTable | None = None
-
-    def message(self, preemption: Preemption | None) -> str:
-        """The FitError message, with PostFilter's part when it failed: preemption's, or
-        for a gang member every PostFilter's in turn, as the cycle runs them."""
-        return diagnosis.fit_error_message(
-            self.n_all,
-            self.reasons,
-            pre_filter_message=self.pre_filter_message,
-            post_filter_message=self._post_filter_message(preemption),
-        )
-
-    def _post_filter_message(self, preemption: Preemption | None) -> str:
-        """The cycle's PostFilter part (``Framework.run_post_filter``): the PostFilters in
-        order until one succeeds or ends it (Unresolvable, Error), DefaultPreemption's
-        answer being ``preemption``. Only a gang member's differs from preemption's: then
-        Coscheduling's PostFilter says the gang is rejected (its effects are on this
-        evaluation's own gang host: nothing waits, nothing is kept)."""
-        pod, table = self.pod, self.table
-        if pod is None or table is None or not pod.gang:
-            return _suffix(preemption)
-        code, message = Code.UNSCHEDULABLE, ""
-        for plugin in self.framework.post_filter:
-            if isinstance(plugin, DefaultPreemption):
-                if preemption is None:
-                    continue
-                code, message = preemption.code, preemption.message
-            else:
-                result = plugin.post_filter(CycleState(), pod, table, self.statuses, self.framework)
-                code, message = result.status.code, result.status.message
-            if code in (Code.SUCCESS, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
-                break
-        return "" if code == Code.SUCCESS else message
-
-
-def _pre_filter_unfit(
-    framework: Framework,
-    live: Sequence[int],
-    status: Status,
-    pod: PodInfo | None = None,
-    table: NodeTable | None = None,
-) -> Unfit:
-    return Unfit(framework, dict.fromkeys(live, status), len(live), (), status.message, pod, table)
-
-
-def filtered_unfit(filtered: Filtered, rejections: Rejections) -> Unfit:
-    """The :class:`Unfit` of a pod no node is left for after ``rejections``."""
+def filtered_unfit(filtered: Filtered, rejections: Rejections) -> unfit_of.Unfit:
+    """The :class:`~asched.explain.unfit.Unfit` of a pod no node is left for after ``rejections``."""
     statuses = dict(filtered.failures)
     statuses.update((filtered.rows[name], status) for name, status in rejections.statuses.items())
     reasons = tuple(reason for status in statuses.values() for reason in status.reasons)
-    return Unfit(
+    return unfit_of.Unfit(
         filtered.framework,
         statuses,
         len(filtered.live),
@@ -475,42 +412,12 @@ def pre_filter_unfit(
     *,
     registry: Registry | None = None,
     gangs: GangIndex | None = None,
-) -> Unfit | None:
-    """The :class:`Unfit` of a pod PreFilter rejects (None if it does not: it ran
+) -> unfit_of.Unfit | None:
+    """The :class:`~asched.explain.unfit.Unfit` of a pod PreFilter rejects (None if it does not: it ran
     before, in :func:`filter_nodes`; running it again gives the same answer)."""
     framework, _ = explain_gangs.framework_for(table, profile, pod, registry=registry, gangs=gangs)
     outcome = framework.run_pre_filter(CycleState(), pod, table)
     if outcome.status.ok or outcome.status.code == Code.ERROR:
         return None
     live = [int(r) for r in np.flatnonzero(table.alive[table.rows])]
-    return _pre_filter_unfit(framework, live, outcome.status, pod, table)
-
-
-def default_preemption(framework: Framework) -> DefaultPreemption | None:
-    """The profile's DefaultPreemption, if it has one."""
-    return next((p for p in framework.post_filter if isinstance(p, DefaultPreemption)), None)
-
-
-def _preemption(
-    table: NodeTable, pod: PodInfo, framework: Framework, statuses: Mapping[int, Status]
-) -> Preemption | None:
-    """What DefaultPreemption would do (offset 0: deterministic), if the profile has it."""
-    plugin = default_preemption(framework)
-    if plugin is None:
-        return None
-    return preemption_of(
-        plugin.post_filter(CycleState(), pod, table, statuses, framework, offset=0)
-    )
-
-
-def preemption_of(result: PostFilterResult) -> Preemption:
-    """DefaultPreemption's answer as explain shows it."""
-    node = result.nominated_node or None
-    victims = tuple(Victim(v.key, node or "", v.priority) for v in result.victims)
-    message = "" if result.status.ok else result.status.message
-    return Preemption(result.status.code, node, victims, result.num_pdb_violations, message)
-
-
-def _suffix(preemption: Preemption | None) -> str:
-    """The FailedScheduling message's PostFilter part: preemption's message, if it failed."""
-    return "" if preemption is None else preemption.message
+    return unfit_of.of_pre_filter(framework, live, outcome.status, pod, table)

@@ -47,7 +47,7 @@ from asched.cluster.table import NodeTable
 from asched.config.types import ExtenderConfig, Profile
 from asched.engine.result import Evaluation, ExtenderCall, ExtenderReport
 from asched.errors import ExtenderError
-from asched.explain import engine
+from asched.explain import engine, unfit as unfit_of
 from asched.explain.engine import Column, Filtered, Rejections
 from asched.extenders.extender import (
     EXTENDER_NAME,
@@ -280,7 +280,7 @@ async def _extend(
 
 async def _preempt(
     evaluation: Evaluation,
-    unfit: engine.Unfit,
+    unfit: unfit_of.Unfit,
     table: NodeTable,
     pod: PodInfo,
     extenders: Sequence[Extender],
@@ -291,7 +291,7 @@ async def _preempt(
     (upstream calls no extender then)."""
     if evaluation.preemption is None or not preempting(extenders, pod_json):
         return evaluation
-    plugin = engine.default_preemption(unfit.framework)
+    plugin = unfit_of.default_preemption(unfit.framework)
     if plugin is None:
         return evaluation
     found = plugin.find_candidates(
@@ -308,7 +308,7 @@ async def _preempt(
             result = plugin.select_candidate(pod, table, narrowed)
         else:
             result = PostFilterResult(Status.unschedulable(f"{PREEMPTION_PREFIX}{NO_CANDIDATE}"))
-    preemption = engine.preemption_of(result)
+    preemption = unfit_of.preemption_of(result)
     return dataclasses.replace(evaluation, message=unfit.message(preemption), preemption=preemption)
 
 
