@@ -420,11 +420,7 @@ class Algorithm:
         hold can change an answer: :meth:`_with_reserved`, without touching the table.
         """
         table = self.table
-        cross = self.framework.cycle_filters(state)
-        if not pod.host_ports and (
-            not cross or not pod_reads.pods_matter(cross, state, pod, table)
-        ):
-            # no cross-row filter answers otherwise with the nominated pods counted
+        if not self._pods_matter(state, pod):
             return self._with_reserved(state, pod, feasible, rejected)
         blocking = table.nominations.blocking(pod)
         if not blocking:
@@ -463,6 +459,15 @@ class Algorithm:
         out = feasible.copy()
         out[selected] &= passing
         return out
+
+    def _pods_matter(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether a filter other than the resource fit may answer otherwise with the
+        nominated pods counted: NodePorts for a pod with host ports, or a cross-row filter
+        that reads the pods for this pod."""
+        cross = self.framework.cycle_filters(state)
+        return bool(pod.host_ports) or (
+            bool(cross) and pod_reads.pods_matter(cross, state, pod, self.table)
+        )
 
     def _with_reserved(
         self,

@@ -182,24 +182,7 @@ def search_resources(
     """
     pods = table.pod_columns
     n_visit = visit.size
-    position = np.full(table.size, -1, dtype=np.intp)
-    position[visit] = np.arange(n_visit, dtype=np.intp)
-    size = pods.size
-    node_rows = pods.node_row[:size]
-    lower = pods.alive[:size] & (pods.priority[:size] < pod.priority) & (node_rows >= 0)
-    lower_rows = np.flatnonzero(lower)
-    lower_rows = lower_rows[position[node_rows[lower_rows]] >= 0]
-    groups_unsorted = position[node_rows[lower_rows]]
-    by_importance = np.lexsort(
-        (lower_rows, pods.start[lower_rows], -pods.priority[lower_rows], groups_unsorted)
-    )
-    pod_rows = lower_rows[by_importance]
-    groups = groups_unsorted[by_importance]
-    violating = _violating(table, pod_rows, groups, budgets)
-    # reprieve order: per node, violating first, each part most important first
-    reprieve = np.lexsort((np.arange(pod_rows.size), ~violating, groups))
-    pod_rows, groups, violating = pod_rows[reprieve], groups[reprieve], violating[reprieve]
-
+    pod_rows, groups, violating = _ordered_victims(table, pod, visit, budgets)
     has_victims = np.bincount(groups, minlength=n_visit) > 0
     free = []
     for axis in need.axes:
@@ -237,8 +220,7 @@ def search_resources(
     clean = candidate & (violations_per == 0)
     forced = forced or {}
     for place, answer in forced.items():
-        is_candidate = isinstance(answer, Candidate)
-        candidate[place] = is_candidate
+        candidate[place] = isinstance(answer, Candidate)
         clean[place] = isinstance(answer, Candidate) and answer.num_pdb_violations == 0
     stop = _stop_prefix(clean, candidate & ~clean, wanted)
     found: list[Candidate] = []
@@ -259,22 +241,62 @@ def search_resources(
             starts = [float(pods.start[int(r)]) for r in pod_rows[entries]]
             ordered = tuple(victims[i] for i in importance_order(victims, starts))
             found.append(Candidate(int(visit[at]), ordered, int(violations_per[at])))
+    if found:
+        return Search(found, {}), free_alone
+    statuses = _no_candidate(table, visit[:stop], ready[:stop], has_victims[:stop], forced)
+    return Search(found, statuses), free_alone
+
+
+def _ordered_victims(
+    table: NodeTable, pod: PodInfo, visit: RowArray, budgets: Sequence[DisruptionBudget]
+) -> tuple[RowArray, RowArray, BoolArray]:
+    """The lower-priority pods on the visited nodes, in reprieve order: pod-column rows,
+    their node's visiting position (grouped, ascending), and whether each takes a budget
+    below 0; per node the violating ones first, each part most important first."""
+    pods = table.pod_columns
+    position = np.full(table.size, -1, dtype=np.intp)
+    position[visit] = np.arange(visit.size, dtype=np.intp)
+    size = pods.size
+    node_rows = pods.node_row[:size]
+    lower = pods.alive[:size] & (pods.priority[:size] < pod.priority) & (node_rows >= 0)
+    lower_rows = np.flatnonzero(lower)
+    lower_rows = lower_rows[position[node_rows[lower_rows]] >= 0]
+    groups_unsorted = position[node_rows[lower_rows]]
+    by_importance = np.lexsort(
+        (lower_rows, pods.start[lower_rows], -pods.priority[lower_rows], groups_unsorted)
+    )
+    pod_rows = lower_rows[by_importance]
+    groups = groups_unsorted[by_importance]
+    violating = _violating(table, pod_rows, groups, budgets)
+    reprieve = np.lexsort((np.arange(pod_rows.size), ~violating, groups))
+    return pod_rows[reprieve], groups[reprieve], violating[reprieve]
+
+
+def _no_candidate(
+    table: NodeTable,
+    visited: RowArray,
+    ready: BoolArray,
+    has_victims: BoolArray,
+    forced: Mapping[int, Candidate | Status],
+) -> dict[int, Status]:
+    """Why each visited node (up to where the dry run stopped) is no candidate, when none
+    is: a node answered otherwise keeps its answer; a node where the pod fits with every
+    victim gone but every victim was reprieved is upstream's error; a node with no victim
+    says so. The others are explained by the caller (the first failing filter)."""
     statuses: dict[int, Status] = {}
-    if not found:
-        for place, answer in forced.items():
-            if place < stop and isinstance(answer, Status):
-                statuses[int(visit[place])] = answer
-        for where in np.flatnonzero(ready[:stop]).tolist():  # all reprieved: upstream errs
-            if where in forced:
-                continue
-            node_row = int(visit[where])
+    for place, answer in forced.items():
+        if place < visited.size and isinstance(answer, Status):
+            statuses[int(visited[place])] = answer
+    for where in np.flatnonzero(ready).tolist():  # all reprieved: upstream errs
+        if where not in forced:
+            node_row = int(visited[where])
             statuses[node_row] = Status.error(
                 f"expected at least one victim pod on node {table.name_of(node_row)!r}"
             )
-        for where in np.flatnonzero(~has_victims[:stop]).tolist():
-            if where not in forced:
-                statuses[int(visit[where])] = Status.unresolvable(REASON_NO_VICTIMS)
-    return Search(found, statuses), free_alone
+    for where in np.flatnonzero(~has_victims).tolist():
+        if where not in forced:
+            statuses[int(visited[where])] = Status.unresolvable(REASON_NO_VICTIMS)
+    return statuses
 
 
 # --- the exact search ------------------------------------------------------------------
