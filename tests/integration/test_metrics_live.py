@@ -221,7 +221,13 @@ async def test_a_leader_binds_parks_holds_fails_and_reports(
     name = cluster.unique_name("sched")
     await cluster.create_node(cluster.unique_name("n"), cpu="4", memory="8Gi")
     await evidence.start()
-    lease = leader_election(cluster, cluster.unique_name("lease"))
+    # no takeover here: durations long enough that a loaded machine keeps the lease
+    lease = {
+        **leader_election(cluster, cluster.unique_name("lease")),
+        "leaseDuration": "30s",
+        "renewDeadline": "20s",
+        "retryPeriod": "2s",
+    }
     async with running_scheduler(
         cluster, name, prepare=with_hold_or_fail, leaderElection=lease
     ) as running:
