@@ -31,6 +31,7 @@ SelectCandidate. The pod is in flight, and holds its slot, until then.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, cast
@@ -49,7 +50,7 @@ from asched.extenders.extender import (
     run_filters,
     run_prioritizers,
 )
-from asched.extenders.fast import AlignedScores, EncodedPod
+from asched.extenders.fast import AlignedScores, EncodedPod, NameTable, SentNames
 from asched.extenders.preemption import narrow_candidates
 from asched.extenders.protocol import RawObject
 from asched.framework.pre_state import PreState
@@ -84,7 +85,7 @@ class Consulted:
 class Consultation:
     """One pod's attempt while its extenders are asked (see the module docstring).
 
-    ``sent`` are the candidates' names of the in-tree half, in node order, as the first
+    ``sent`` are the candidates of the in-tree half, in node order, as the first
     extender call sends them (:attr:`names`); ``rows`` (intp, ``(len(sent),)``) are
     their rows while the table's ``epoch`` is ``epoch`` (rows move only with the epoch).
     ``nominated_only`` says they are the pod's nominated node alone (upstream then
@@ -95,7 +96,7 @@ class Consultation:
     qp: QueuedPod
     profile: ProfileRuntime
     pod_json: RawObject
-    sent: list[str]
+    sent: SentNames
     rows: npt.NDArray[np.intp]
     epoch: int
     nominated_only: bool
@@ -113,7 +114,7 @@ class Consultation:
     @property
     def names(self) -> list[str]:
         """The candidates' names, in node order: what the extenders are sent."""
-        return self.sent
+        return self.sent.names
 
 
 @dataclass(slots=True)
@@ -166,18 +167,45 @@ def still_valid(table: NodeTable, candidates: Sequence[Candidate] | None) -> lis
     return out
 
 
+class _OrderedNames:
+    """The table's node names in node order, encoded (:class:`NameTable`) for
+    :func:`names_of` to pick the candidates' from in C, without touching the name
+    strings one by one (500 of them, cold in the CPU's caches, cost more than the rest
+    of the pick).
+
+    Valid while the table's ``order()`` is the same array (it is recomputed whenever a
+    row is added or removed or a node changes zone) and its ``epoch`` is unchanged (a
+    row's name changes only with the epoch: a node deleted and another taking its row).
+    """
+
+    __slots__ = ("encoded", "epoch", "order")
+
+    def __init__(self, table: NodeTable, order: npt.NDArray[np.intp]) -> None:
+        self.order = order  # held, so that its identity cannot be reused
+        self.epoch = table.epoch
+        found = [table.names[row] for row in order.tolist()]
+        if None in found:  # a free row in the order: cannot be, but the table says so
+            raise ValueError("a candidate row holds no node")
+        self.encoded = NameTable(cast("list[str]", found))
+
+
+#: per table: its names in node order (weakly held: a table's cache goes with it)
+_ORDERED: Final[weakref.WeakKeyDictionary[NodeTable, _OrderedNames]] = weakref.WeakKeyDictionary()
+
+
 def names_of(
     table: NodeTable, candidates: npt.NDArray[np.bool_]
-) -> tuple[list[str], npt.NDArray[np.intp]]:
+) -> tuple[SentNames, npt.NDArray[np.intp]]:
     """The names of the live rows of ``candidates`` (bool, ``(table.size,)``), in node
-    order (upstream's node tree order): what the extenders are sent, read from the
-    table's name column; and their rows (intp, same order)."""
+    order (upstream's node tree order): what the extenders are sent, as their JSON array
+    and hashes picked in C (:meth:`NameTable.pick`); and their rows (intp, same
+    order)."""
     order = table.order()
-    rows = order[candidates[order]]
-    names = list(map(table.names.__getitem__, rows.tolist()))
-    if not all(names):  # a free row (None) in the order: cannot be, but the table says so
-        raise ValueError("a candidate row holds no node")
-    return cast("list[str]", names), rows
+    cached = _ORDERED.get(table)
+    if cached is None or cached.order is not order or cached.epoch != table.epoch:
+        cached = _ORDERED[table] = _OrderedNames(table, order)
+    picked = np.flatnonzero(candidates[order])
+    return cached.encoded.pick(picked), order[picked]
 
 
 def _index(table: NodeTable, consultation: Consultation) -> Mapping[str, int]:

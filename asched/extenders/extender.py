@@ -52,6 +52,7 @@ from asched.extenders import protocol
 from asched.extenders.fast import (
     EncodedPod,
     RawTransport,
+    SentNames,
     fast_filter_result,
     fast_host_scores,
     render_names_args,
@@ -237,9 +238,10 @@ class Extender:
         """Filter ``names`` (the nodes that passed the in-tree filters) for ``pod_json``.
 
         Without a filterVerb every node passes and nothing is sent. ``encoded`` (the
-        pod's JSON, encoded once for all of a consultation's calls) spares the work when
-        the caller has it. The answer's ``positions`` are known when every name stayed,
-        or when the fast path read an answer in the order sent.
+        pod's JSON, encoded once for all of a consultation's calls) and ``names`` given
+        as :class:`SentNames` spare the work when the caller has them.
+        The answer's ``positions`` are known when every name stayed, or when the fast
+        path read an answer in the order sent.
 
         Raises
         ------
@@ -249,10 +251,11 @@ class Extender:
         verb = self.config.filter_verb
         if not verb:
             return FilterAnswer(tuple(names), {}, {}, np.arange(len(names), dtype=np.intp))
+        given = names if isinstance(names, SentNames) else SentNames(names)
         if self._raw is not None:
-            data = render_names_args(encoded or EncodedPod(pod_json), names)
+            data = render_names_args(encoded or EncodedPod(pod_json), given)
             checked, answer = await self._post_fast(
-                verb, data, lambda raw: fast_filter_result(raw, names)
+                verb, data, lambda raw: fast_filter_result(raw, given)
             )
             if checked is not None:
                 return checked
@@ -261,7 +264,7 @@ class Extender:
         return protocol.parse_filter_result(
             self._site(verb),
             answer,
-            dict.fromkeys(names),
+            given.where,
             node_cache_capable=self.config.node_cache_capable,
         )
 
@@ -278,8 +281,7 @@ class Extender:
         ``score * weight * 10`` per answered host (hosts answered twice add up; hosts
         not answered get nothing). Without a prioritizeVerb every node gets 0. An answer
         the fast path read in the order sent comes as
-        :class:`~asched.extenders.fast.AlignedScores` over ``names`` (values in their
-        order).
+        :class:`~asched.extenders.fast.AlignedScores` (values in ``names``' order).
 
         Raises
         ------
@@ -290,16 +292,17 @@ class Extender:
         if not verb:
             return dict.fromkeys(names, 0)
         factor = self.config.weight * SCORE_SCALE
+        sent = names if isinstance(names, SentNames) else SentNames(names)
         if self._raw is not None:
-            data = render_names_args(encoded or EncodedPod(pod_json), names)
+            data = render_names_args(encoded or EncodedPod(pod_json), sent)
             checked, answer = await self._post_fast(
-                verb, data, lambda raw: fast_host_scores(raw, names, factor)
+                verb, data, lambda raw: fast_host_scores(raw, sent, factor)
             )
             if checked is not None:
                 return checked
         else:
             answer = await self._post(verb, self._args(pod_json, names, node_objects))
-        return protocol.host_scores(self._site(verb), answer, dict.fromkeys(names), factor)
+        return protocol.host_scores(self._site(verb), answer, sent.where, factor)
 
     async def bind(self, pod: PodInfo, node: str) -> Status:
         """Ask the extender to bind ``pod`` to ``node``: success, or an Error status."""
@@ -384,8 +387,8 @@ class FilterOutcome:
     Attributes
     ----------
     feasible : sequence of str
-        The surviving node names, in the last extender's order (a tuple, as
-        :func:`run_filters` makes it).
+        The surviving node names, in the last extender's order: a tuple, or
+        :class:`SentNames` when an answer was taken as the bytes sent (decoded when read).
     statuses : dict
         Node name -> Unschedulable or UnschedulableAndUnresolvable status, the
         extender's text as the reason, tagged with the extender's name (its URL, for
@@ -418,7 +421,8 @@ async def run_filters(
 ) -> FilterOutcome:
     """Chain the extenders' filters over ``names`` (see the module docstring).
 
-    ``encoded`` is the pod's JSON encoded once for every call.
+    ``encoded`` is the pod's JSON encoded once for every call; ``names`` may be
+    :class:`SentNames`, which the first call then sends as they are.
 
     Raises
     ------
@@ -453,7 +457,7 @@ async def run_filters(
         if not failed.keys().isdisjoint(answer.unresolvable):  # Unresolvable wins
             failed = {n: r for n, r in failed.items() if n not in answer.unresolvable}
         statuses.add(failed, Status.unschedulable, extender.name)
-        feasible = answer.feasible
+        feasible = answer.feasible  # SentNames when taken as bytes: sent on as they are
         if answer.positions is None:
             known = False
         elif known:
@@ -463,7 +467,7 @@ async def run_filters(
     elif positions is None:
         positions = np.arange(len(names), dtype=np.intp)
     filtered = len(feasible) != len(names)
-    if not isinstance(feasible, tuple):
+    if not isinstance(feasible, tuple | SentNames):
         feasible = tuple(feasible)
     return FilterOutcome(feasible, statuses, tuple(skipped), filtered, positions)
 

@@ -1,5 +1,5 @@
-"""The extender wire format's fast paths: request bodies rendered as bytes, answers
-decoded into typed structs in C (msgspec) and read by position.
+"""The extender wire format's fast paths: request bodies rendered from bytes, answers
+decoded into typed structs in C (msgspec).
 
 Every extender call of a ``nodeCacheCapable`` extender over a transport that speaks bytes
 (:class:`RawTransport`, the HTTP client) goes through here:
@@ -9,30 +9,40 @@ Every extender call of a ``nodeCacheCapable`` extender over a transport that spe
   the bytes are those of ``orjson.dumps(extender_args(pod, names, None))``.
 * :func:`fast_filter_result` and :func:`fast_host_scores` decode an answer straight from
   its bytes into typed structs whose fields are upstream's exact names (no other key,
-  no ``null`` where a value belongs, integers only), then check it against the names
-  sent. They accept only answers the general reader
+  no ``null`` where a value belongs, integers only), then check it with set operations.
+  They accept only answers the general reader
   (:mod:`asched.extenders.protocol`) accepts, and return exactly what it
   would; for anything else (another key case, an unknown key, a ``null`` name list, a
   float, a repeated host, a name that was not sent, an ``Error``, bytes that are not
   JSON) they return None and the caller hands the answer to the general reader, so its
   errors and its leniency stay the only ones.
 * **Answers in the order sent**, what an extender that walks the names it was given
-  answers, are read by position: a filter answer whose feasible names are the names
-  sent less those it failed, in the order sent, and a prioritize answer that names the
-  hosts sent in the order sent. The check compares the answer's names with the names
-  sent, position by position, and builds no dict of names. Such answers come out with
-  the positions of their names among those sent (:attr:`FilterAnswer.positions`,
-  :class:`AlignedScores`), so that the caller maps them to rows in NumPy. Any other
-  answer is read by name (a dict of the names sent), with the same result.
-
-The names sent are distinct (node names), as every caller sends them.
+  answers, are checked without a dict of names: a filter answer whose feasible names are
+  the names sent less those it failed, in the order sent, and a prioritize answer that
+  names the hosts sent in the order sent. The check compares bytes: the answer's names
+  (with a filter's failed ones put back where they were sent) encode to the very JSON
+  array the request carried (:attr:`SentNames.json`), so the names sent, the table's
+  strings and cold in the caches by then, are not touched one by one (a filter's failed
+  names are placed by name in the table's order, or by their hashes for names not
+  picked from it). Such answers come out with the positions of
+  their names among those sent (:attr:`FilterAnswer.positions`, :class:`AlignedScores`),
+  so that the caller maps them to rows in NumPy. Any other answer takes the dict path,
+  with the same result.
+* **Names sent with their JSON fragments** (:meth:`NameTable.pick`, what a
+  consultation sends: :func:`~asched.extenders.consult.names_of` picks them from the
+  table's names in node order, encoded once, never reading a name string): a filter
+  answer in the order sent is compared with them as bytes before its names are even
+  decoded (``NodeNames`` kept raw). Its failed names are looked up once each, by name, in
+  the table's order, and cleared from a mask of the names picked
+  (:meth:`NameTable.kept`): exact, so nothing is checked after. Its feasible names are
+  the :meth:`SentNames.subset` of those sent, which the prioritize call then sends as
+  they are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import compress
-from typing import Any, Final, Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final, Protocol, cast, overload
 
 import msgspec
 import numpy as np
@@ -83,19 +93,268 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
-def _as_list(names: Sequence[str]) -> list[str]:
-    return names if type(names) is list else list(names)
-
-
-def render_names_args(pod: EncodedPod, names: Sequence[str]) -> bytes:
+def render_names_args(pod: EncodedPod, names: Sequence[str] | SentNames) -> bytes:
     """``{"Pod": ..., "Nodes": null, "NodeNames": [...]}`` as bytes, byte for byte what
     orjson makes of :func:`~asched.extenders.protocol.extender_args`' dict.
 
     The names are encoded by one ``orjson.dumps`` of the list: for 500 names that is a
     few microseconds, less than looking up 500 pre-encoded fragments and joining them.
+    :class:`SentNames` keep that encoding, which their answers are checked against.
     """
-    encoded = orjson.dumps(_as_list(names))
+    if isinstance(names, SentNames):
+        encoded = names.json
+    else:
+        encoded = orjson.dumps(names if type(names) is list else list(names))
     return b'{"Pod":%b,"Nodes":null,"NodeNames":%b}' % (pod.data, encoded)
+
+
+def json_fragments(names: Sequence[str]) -> npt.NDArray[np.bytes_]:
+    """Each name's JSON string and a comma (``b'"node-1",'``), NUL-padded to the longest
+    (``S{w}``, ``(len(names),)``). JSON never holds a raw NUL, so any selection of them,
+    joined and stripped of NULs, is the items of the selection's JSON array
+    (:func:`json_array`)."""
+    encoded = [orjson.dumps(name) + b"," for name in names]
+    width = max(map(len, encoded), default=1)
+    return np.array(encoded, dtype=f"S{width}")
+
+
+def json_array(fragments: npt.NDArray[np.bytes_]) -> bytes:
+    """``orjson.dumps`` of the names whose :func:`json_fragments` are ``fragments``."""
+    items = fragments.tobytes().replace(b"\0", b"")
+    return b"".join((b"[", memoryview(items)[:-1], b"]")) if items else b"[]"
+
+
+class NameTable:
+    """Node names in a fixed order (the table's node order), encoded once for every call
+    that sends some of them (:meth:`pick`):
+
+    * ``fragments`` (``S{w}``, ``(count,)``): the names' :func:`json_fragments`;
+    * built on the first answer that fails some of the names picked from it,
+      :attr:`position`: name -> its position in the order, so that the failed names are
+      placed by one lookup each (:meth:`kept`), not by sorting the names sent call after
+      call.
+    """
+
+    __slots__ = ("_names", "_position", "fragments")
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+        self.fragments = json_fragments(names)
+        self._position: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @property
+    def position(self) -> Mapping[str, int]:
+        """Name -> its position in the order."""
+        if self._position is None:
+            self._position = dict(zip(self._names, range(len(self._names)), strict=True))
+        return self._position
+
+    def kept(self, picks: npt.NDArray[np.intp], names: list[str]) -> npt.NDArray[np.intp] | None:
+        """The indices among ``picks`` (intp, ascending positions in the order) of the
+        names picked that ``names`` does not name (intp, ascending); None when one of
+        ``names`` was not picked, or is named twice. A few array operations over the
+        order, whatever the number of names (each is looked up once, by name)."""
+        found = list(map(self.position.get, names))
+        if None in found:
+            return None
+        mask = np.zeros(len(self._names), dtype=np.bool_)
+        mask[picks] = True
+        mask[cast("list[int]", found)] = False
+        positions = np.flatnonzero(mask[picks])
+        # as many names left out as named: each named name was picked, and named once
+        if positions.size + len(names) != picks.size:
+            return None
+        return positions
+
+    def located(self, picks: npt.NDArray[np.intp], names: list[str]) -> npt.NDArray[np.intp] | None:
+        """The indices among ``picks`` (intp, ascending positions in the order) of
+        ``names``, in their order; None when one of them was not picked."""
+        found = list(map(self.position.get, names))
+        if None in found:
+            return None
+        positions = np.fromiter(cast("list[int]", found), np.intp, len(found))
+        if not picks.size:
+            return None if positions.size else positions
+        index = np.searchsorted(picks, positions)
+        np.minimum(index, picks.size - 1, out=index)
+        if not (picks[index] == positions).all():
+            return None
+        return index
+
+    def pick(self, picks: npt.NDArray[np.intp]) -> SentNames:
+        """The names at ``picks`` (intp, ascending positions in the order) as
+        :class:`SentNames`, their JSON joined from the fragments in C."""
+        fragments = self.fragments[picks]
+        return SentNames.picked(json_array(fragments), fragments, (self, picks))
+
+
+class SentNames(Sequence[str]):
+    """The node names one call sends, in the order sent: a sequence of them.
+
+    Made from the names (``SentNames(names)``), or picked from a :class:`NameTable`
+    (:meth:`picked`, what a consultation sends: the JSON array the request carries and
+    the names' JSON fragments, from the table's names in node order, never touched one
+    by one). Built on first use:
+    :attr:`json` (the names as the request carries them), :attr:`names` (decoded from
+    :attr:`json` when made from it) and :attr:`where` (name -> its index among the
+    names, for answers read by name). :meth:`locate` places a filter answer's failed
+    names: by name for picked names, else by their hashes.
+    """
+
+    __slots__ = (
+        "_by_hash",
+        "_count",
+        "_fragments",
+        "_given",
+        "_json",
+        "_names",
+        "_sorted",
+        "_source",
+        "_where",
+    )
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self._given: Sequence[str] | None = names
+        self._names: list[str] | None = names if type(names) is list else list(names)
+        self._count = len(self._names)
+        self._json: bytes | None = None
+        self._where: dict[str, int] | None = None
+        #: the hashes sorted, and the index of each among the names (built by locate)
+        self._sorted: npt.NDArray[np.int64] | None = None
+        self._by_hash: npt.NDArray[np.intp] | None = None
+        self._fragments: npt.NDArray[np.bytes_] | None = None
+        #: the NameTable the names were picked from, and their positions in it
+        self._source: tuple[NameTable, npt.NDArray[np.intp]] | None = None
+
+    @classmethod
+    def picked(
+        cls,
+        json: bytes,
+        fragments: npt.NDArray[np.bytes_],
+        source: tuple[NameTable, npt.NDArray[np.intp]],
+    ) -> SentNames:
+        """The names picked from a :class:`NameTable` at ``source[1]`` (intp, ascending),
+        whose JSON array is ``json`` (what ``orjson.dumps`` makes of them) and whose
+        :func:`json_fragments` are ``fragments``: nothing is decoded until :attr:`names`
+        is read, and they are placed by name."""
+        sent = cls.__new__(cls)
+        sent._given = sent._names = sent._where = sent._sorted = sent._by_hash = None
+        sent._json = json
+        sent._fragments = fragments
+        sent._source = source
+        sent._count = len(fragments)
+        return sent
+
+    def subset(
+        self,
+        positions: npt.NDArray[np.intp],
+        json: bytes,
+        fragments: npt.NDArray[np.bytes_] | None = None,
+    ) -> SentNames:
+        """The names at ``positions`` (intp, ascending), picked from the same
+        :class:`NameTable`, whose JSON array the caller has checked is ``json`` (and whose
+        fragments are ``fragments`` when the caller has picked them already); only for
+        picked names."""
+        assert self._source is not None
+        assert self._fragments is not None
+        if fragments is None:
+            fragments = self._fragments[positions]
+        table, picks = self._source
+        return SentNames.picked(json, fragments, (table, picks[positions]))
+
+    @property
+    def source(self) -> tuple[NameTable, npt.NDArray[np.intp]] | None:
+        """The :class:`NameTable` the names were picked from and their positions in it
+        (intp, ascending), when picked (names placed by name, exactly); else None (names
+        placed by hash, which a reader checks)."""
+        return self._source
+
+    @property
+    def fragments(self) -> npt.NDArray[np.bytes_] | None:
+        """Each name's :func:`json_fragments` entry, when picked (:meth:`picked`)."""
+        return self._fragments
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to names in the same order: other SentNames, a list or a tuple."""
+        if isinstance(other, SentNames):
+            return self.json == other.json
+        if isinstance(other, list | tuple):
+            return self.names == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self.names[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    @property
+    def names(self) -> list[str]:
+        """The names as a list (what :attr:`json` encodes)."""
+        if self._names is None:
+            assert self._json is not None
+            self._names = orjson.loads(self._json)
+        return self._names
+
+    @property
+    def given(self) -> Sequence[str]:
+        """The names as the caller gave them (these SentNames when made from their JSON)."""
+        return self._given if self._given is not None else self
+
+    @property
+    def json(self) -> bytes:
+        """The names as a JSON array (``orjson.dumps``), as the request carries them.
+
+        An answer's names are checked against these bytes, not against the name objects:
+        the names sent are the table's strings, cold in the CPU's caches by the time the
+        answer comes, while the answer's are fresh; comparing 500 of each touched the
+        former one by one."""
+        if self._json is None:
+            self._json = orjson.dumps(self.names)
+        return self._json
+
+    @property
+    def where(self) -> Mapping[str, int]:
+        """Name -> its index among the names sent (keyed by exactly the names sent)."""
+        if self._where is None:
+            self._where = dict(zip(self.names, range(self._count), strict=True))
+        return self._where
+
+    def locate(self, names: list[str]) -> npt.NDArray[np.intp] | list[int] | None:
+        """The indices of ``names`` among the names sent; None when one was not sent.
+
+        Names picked from a :class:`NameTable` are placed through its positions. Others
+        by their hashes (two names of one hash may be placed wrongly: a reader must check
+        what it derives, as :func:`fast_filter_result` checks its answer against the
+        bytes sent), else through :attr:`where`."""
+        if self._source is not None:
+            return self._source[0].located(self._source[1], names)
+        if self._sorted is None or self._by_hash is None:
+            hashes = np.fromiter(map(hash, self.names), np.int64, self._count)
+            self._by_hash = np.argsort(hashes, kind="stable")
+            self._sorted = hashes[self._by_hash]
+        wanted = np.fromiter(map(hash, names), np.int64, len(names))
+        if self._sorted.size:
+            at = np.searchsorted(self._sorted, wanted)
+            np.minimum(at, self._sorted.size - 1, out=at)  # beyond every hash: caught below
+            if (self._sorted[at] == wanted).all():
+                return self._by_hash[at]
+        found = list(map(self.where.get, names))
+        return None if None in found else cast("list[int]", found)
 
 
 class AlignedScores(Mapping[str, int]):
@@ -107,7 +366,7 @@ class AlignedScores(Mapping[str, int]):
     __slots__ = ("_mapping", "names", "scores")
 
     def __init__(self, names: Sequence[str], scores: npt.NDArray[np.int64]) -> None:
-        #: the names the scores were asked for, the very sequence the caller gave
+        #: the names the scores were asked for, as the caller gave them
         self.names = names
         self.scores = scores
         self._mapping: dict[str, int] | None = None
@@ -139,10 +398,11 @@ class _HostPriority(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 class _FilterResult(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """An ``ExtenderFilterResult`` of a nodeCacheCapable extender with upstream's keys
-    only; ``Nodes`` may only be absent or null, and ``NodeNames`` absent reads as
-    ``null``."""
+    only; ``Nodes`` may only be absent or null. ``NodeNames`` is kept as it came (a
+    list of strings in the order sent is compared as bytes, never decoded); absent, it
+    reads as ``null``."""
 
-    NodeNames: list[str] | None = None
+    NodeNames: msgspec.Raw = msgspec.Raw(b"null")
     FailedNodes: dict[str, str] | None = None
     FailedAndUnresolvableNodes: dict[str, str] | None = None
     Error: str = ""
@@ -151,20 +411,19 @@ class _FilterResult(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 _HOST_PRIORITIES: Final = msgspec.json.Decoder(list[_HostPriority])
 _FILTER_RESULT: Final = msgspec.json.Decoder(_FilterResult)
+_NODE_NAMES: Final = msgspec.json.Decoder(list[str] | None)
 # msgspec's errors, and UnicodeDecodeError (a ValueError) for bytes that are not UTF-8
 _NOT_FAST: Final = (msgspec.MsgspecError, ValueError)
-#: a mask of bytes (0 or 1) inverted by ``bytes.translate``
-_NOT: Final = bytes.maketrans(b"\x00\x01", b"\x01\x00")
 
 
 def fast_host_scores(
-    raw: bytes, sent: Sequence[str], factor: int
+    raw: bytes, sent: SentNames, factor: int
 ) -> AlignedScores | dict[str, int] | None:
-    """host -> ``score * factor`` for the hosts ``sent`` (answer order), as
+    """host -> ``score * factor`` for the hosts sent (answer order), as
     :func:`~asched.extenders.protocol.host_scores` gives it; None when the
     answer is not a list of exact ``{"Host": str, "Score": int64}`` entries naming each
     host once. An answer naming every host sent, in the order sent, whose scaled scores
-    stay in int64, comes as :class:`AlignedScores` over ``sent`` itself."""
+    stay in int64, comes as :class:`AlignedScores`."""
     try:
         items = _HOST_PRIORITIES.decode(raw)
     except _NOT_FAST:
@@ -177,8 +436,8 @@ def fast_host_scores(
             scaled = np.fromiter(products, np.int64, len(products))
         except OverflowError:  # a product beyond int64: Python ints below
             pass
-    if scaled is not None and hosts == _as_list(sent):  # every host sent, in order
-        return AlignedScores(sent, scaled)
+    if scaled is not None and orjson.dumps(hosts) == sent.json:  # every host sent, in order
+        return AlignedScores(sent.given, scaled)
     scores = [item.Score for item in items]
     # int64 or not at all (msgspec reads any integer; the general reader wants int64)
     if scores and not (min(scores) >= _INT64_MIN and max(scores) <= _INT64_MAX):
@@ -187,73 +446,113 @@ def fast_host_scores(
     out = dict(zip(hosts, values, strict=True))
     if len(out) != len(hosts):  # a host answered twice: the general reader adds them up
         return None
-    where = set(sent)
-    if not out.keys() <= where:
+    where = sent.where
+    if not out.keys() <= where.keys():
         return {host: value for host, value in out.items() if host in where}
     return out
 
 
-def fast_filter_result(raw: bytes, sent: Sequence[str]) -> FilterAnswer | None:
-    """A nodeCacheCapable filter answer to the names ``sent`` as
+def fast_filter_result(raw: bytes, sent: SentNames) -> FilterAnswer | None:
+    """A nodeCacheCapable filter answer as
     :func:`~asched.extenders.protocol.parse_filter_result` reads it; None when
     it has another key, a ``null`` ``NodeNames``, an ``Error``, a repeated or unsent
     feasible name, or a node both feasible and failed (the general reader decides
-    those). An answer in the order sent carries the feasible names' positions
-    (:func:`_in_order`)."""
+    those). An answer in the order sent carries the feasible names' positions; when the
+    names sent were picked from a :class:`NameTable` (:meth:`SentNames.picked`) and the
+    answer's names are their fragments' bytes, its feasible names are not even decoded
+    (:func:`_as_sent`)."""
     try:
         answer = _FILTER_RESULT.decode(raw)
     except _NOT_FAST:
         return None
-    names = answer.NodeNames
-    if answer.Error or names is None:
+    if answer.Error:
         return None
     failed = answer.FailedNodes or {}
     unresolvable = answer.FailedAndUnresolvableNodes or {}
+    if sent.source is not None:
+        taken = _as_sent(answer.NodeNames, failed, unresolvable, sent)
+        if taken is not None:
+            return taken
+    try:
+        names = _NODE_NAMES.decode(answer.NodeNames)
+    except _NOT_FAST:
+        return None
+    if names is None:
+        return None
     ordered = _in_order(names, failed, unresolvable, sent)
     if ordered is not None:
         return ordered
+    where = sent.where
     feasible = dict.fromkeys(names)
-    if len(feasible) != len(names):
+    if len(feasible) != len(names) or not feasible.keys() <= where.keys():
         return None
     if not feasible.keys().isdisjoint(failed) or not feasible.keys().isdisjoint(unresolvable):
-        return None
-    where = set(sent)
-    if not feasible.keys() <= where:
         return None
     return FilterAnswer(tuple(names), _sent_only(failed, where), _sent_only(unresolvable, where))
 
 
+def _as_sent(
+    names: msgspec.Raw, failed: dict[str, str], unresolvable: dict[str, str], sent: SentNames
+) -> FilterAnswer | None:
+    """:func:`_in_order`'s answer read from bytes, for names picked from a
+    :class:`NameTable`: the answer's ``NodeNames`` must be, byte for byte, the JSON
+    array of the names sent less the failed ones, which are placed by name
+    (:meth:`NameTable.kept`: exact, so nothing about them is checked after). The
+    feasible names are a subset of ``sent``, decoded only if read. None when the bytes
+    differ (another encoding, spaces, another order...): the caller decodes the names."""
+    fragments, source = sent.fragments, sent.source
+    assert fragments is not None
+    assert source is not None
+    gone = [*failed, *unresolvable]
+    if not gone:
+        if memoryview(names) != sent.json:
+            return None
+        return FilterAnswer(sent, failed, unresolvable, np.arange(len(sent), dtype=np.intp))
+    positions = source[0].kept(source[1], gone)
+    if positions is None:
+        return None
+    kept = fragments[positions]
+    json = json_array(kept)
+    if memoryview(names) != json:
+        return None
+    return FilterAnswer(sent.subset(positions, json, kept), failed, unresolvable, positions)
+
+
 def _in_order(
-    names: list[str], failed: dict[str, str], unresolvable: dict[str, str], sent: Sequence[str]
+    names: list[str], failed: dict[str, str], unresolvable: dict[str, str], sent: SentNames
 ) -> FilterAnswer | None:
     """The answer when its feasible names are exactly the names sent less the failed
     ones (each failed one sent, none failed twice), in the order sent; else None.
 
     Such an answer is one the dict path takes whole (no name repeated, unsent, or both
-    feasible and failed), and this is its result. The check: as many names answered
-    and failed as sent, no name failed twice, and the names sent that were not failed
-    equal the answer's, position by position (so each failed name was sent)."""
+    feasible and failed), and this is its result. The check: the feasible names, with
+    the failed ones put back where they were sent, encode to the very bytes sent."""
     n = len(sent)
-    gone = len(failed) + len(unresolvable)
-    if len(names) + gone != n:
+    gone = [*failed, *unresolvable]
+    if len(names) + len(gone) != n:
         return None
     if not gone:
-        if names != _as_list(sent):
+        if orjson.dumps(names) != sent.json:
             return None
         return FilterAnswer(tuple(names), failed, unresolvable, np.arange(n, dtype=np.intp))
-    drop: Collection[str] = failed.keys() | unresolvable.keys() if unresolvable else failed
-    if len(drop) != gone:  # a name both failed and unresolvable
+    found = sent.locate(gone)  # by hash or by name: checked just below either way
+    if found is None:
         return None
-    # per name sent, 1 when it was not failed (a failed name that was not sent leaves one
-    # name too many kept, and the comparison fails)
-    kept = bytes(map(drop.__contains__, sent)).translate(_NOT)
-    if list(compress(sent, kept)) != names:
+    at = np.asarray(found, dtype=np.intp)
+    keep = np.ones(n, dtype=np.bool_)
+    keep[at] = False
+    positions = np.flatnonzero(keep)
+    if positions.size + len(gone) != n:  # a name both failed and unresolvable
         return None
-    positions = np.flatnonzero(np.frombuffer(kept, np.bool_))
+    merged = np.empty(n, dtype=object)
+    merged[at] = gone
+    merged[positions] = names
+    if orjson.dumps(merged.tolist()) != sent.json:
+        return None
     return FilterAnswer(tuple(names), failed, unresolvable, positions)
 
 
-def _sent_only(reasons: dict[str, str], sent: set[str]) -> dict[str, str]:
-    if reasons.keys() <= sent:
+def _sent_only(reasons: dict[str, str], sent: Mapping[str, Any]) -> dict[str, str]:
+    if sent.keys() >= reasons.keys():
         return reasons
     return {name: reason for name, reason in reasons.items() if name in sent}

@@ -136,8 +136,9 @@ class CallSite:
 
 @dataclass(frozen=True, slots=True)
 class FilterAnswer:
-    """A checked filter answer: names only, every one of them sent (``feasible``, a
-    tuple).
+    """A checked filter answer: names only, every one of them sent (``feasible``: a
+    tuple, or the :class:`~asched.extenders.fast.SentNames` subset of the names
+    sent when the fast path took the answer as their bytes).
 
     ``positions`` (intp, ``(len(feasible),)``), when the reader knows them: the index of
     each feasible name among the names sent (an answer in the order sent,

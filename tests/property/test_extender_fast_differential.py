@@ -12,9 +12,9 @@ name stood among those sent, and an answer in that order must be read so.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import orjson
 from hypothesis import assume, example, given, settings, strategies as st
 
@@ -22,6 +22,8 @@ from asched.errors import ExtenderError
 from asched.extenders import protocol
 from asched.extenders.fast import (
     AlignedScores,
+    NameTable,
+    SentNames,
     fast_filter_result,
     fast_host_scores,
 )
@@ -34,14 +36,20 @@ from tests.property.test_extender_answers_differential import (
     SITE,
 )
 
-#: how the names sent are held: a list (what a consultation sends first) or a tuple
-#: (what a filter leaves for the next extender or the prioritizers)
-HOW = st.sampled_from(("list", "tuple"))
+#: how the names sent are made: from the names (placed by hash); picked from a NameTable
+#: of more names (placed by name), as names_of makes them: the table also holds "gone"
+#: (never sent) between two sent names
+HOW = st.sampled_from(("names", "picked"))
+TABLE_NAMES = ["x0", "n0", "n1", "gone", "n2", "x1", "n3", "n4", "x2"]
 
 
-def _sent(how: str = "list") -> Sequence[str]:
-    """The names sent, held as ``how`` says (:data:`HOW`)."""
-    return list(SENT_NAMES) if how == "list" else tuple(SENT_NAMES)
+def _sent(how: str = "names") -> SentNames:
+    """The names sent, made as ``how`` says (:data:`HOW`): the picked ones take a
+    filter answer in the order sent as its bytes."""
+    if how == "picked":
+        picks = np.array([TABLE_NAMES.index(n) for n in SENT_NAMES], dtype=np.intp)
+        return NameTable(TABLE_NAMES).pick(picks)
+    return SentNames(SENT_NAMES)
 
 
 def _positions_hold(fast: FilterAnswer) -> None:
@@ -66,12 +74,10 @@ def _general(call: Any) -> tuple[str, Any]:
 
 
 @settings(max_examples=500, derandomize=True)
-@given(ANSWERS, st.sampled_from((1, 10, 30)), HOW)
-def test_fast_host_scores_only_take_what_the_general_reader_gives(
-    answer: Any, factor: int, how: str
-) -> None:
+@given(ANSWERS, st.sampled_from((1, 10, 30)))
+def test_fast_host_scores_only_take_what_the_general_reader_gives(answer: Any, factor: int) -> None:
     raw = _encoded(answer)
-    fast = fast_host_scores(raw, _sent(how), factor)
+    fast = fast_host_scores(raw, _sent(), factor)
     general = _general(lambda: protocol.host_scores(SITE, orjson.loads(raw), SENT, factor))
     if fast is not None:
         assert general == ("ok", fast)
@@ -140,22 +146,23 @@ VERDICTS = st.lists(
 
 @settings(max_examples=300, derandomize=True)
 @given(VERDICTS, st.booleans(), st.booleans(), HOW, st.booleans(), st.booleans())
-@example(["keep", "failed", "keep", "keep", "keep"], False, False, "list", False, False)
-@example(["failed", "keep", "unresolvable", "keep", "failed"], False, False, "tuple", False, False)
-@example(["keep", "failed", "keep", "keep", "keep"], False, True, "list", False, False)
-@example(["keep", "failed", "keep", "keep", "keep"], False, True, "tuple", False, False)
-@example(["keep", "failed", "keep", "keep", "keep"], False, False, "list", False, True)
-@example(["keep", "keep", "keep", "keep", "keep"], False, False, "tuple", True, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, False, "picked", False, False)
+@example(["failed", "keep", "unresolvable", "keep", "failed"], False, False, "picked", False, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, True, "picked", False, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, True, "names", False, False)
+@example(["keep", "failed", "keep", "keep", "keep"], False, False, "picked", False, True)
 def test_filter_answers_in_the_order_sent_carry_true_positions(
     verdicts: list[str], reverse: bool, both: bool, how: str, spaced: bool, stranger: bool
 ) -> None:
     """An answer whose feasible names are the names sent less its failed ones, in the
     order sent, is read with positions; a name dropped without a word, the feasible
     ones reversed, or a name both failed and unresolvable, by the dict path (or the
-    general reader): the same answer either way, whatever the answer's encoding
-    (``spaced``: Python's json.dumps, a space after each comma). ``stranger``: the
-    answer also fails "gone", a name not sent, which the general reader drops and which
-    must not pass for a name sent."""
+    general reader): the same answer either way. Names sent with their fragments
+    (``how``: picked) take such an answer as their bytes, its names not
+    decoded, unless it is encoded otherwise (``spaced``: Python's json.dumps, a space
+    after each comma). ``stranger``: the answer also fails "gone", a name not sent
+    (picked: a name of the table between two names sent), which the general reader
+    drops and which must not be placed among the names sent."""
     kept = [n for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "keep"]
     failed = {n: "full" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "failed"}
     gone = {n: "zone" for n, v in zip(SENT_NAMES, verdicts, strict=True) if v == "unresolvable"}
@@ -169,6 +176,7 @@ def test_filter_answers_in_the_order_sent_carry_true_positions(
     fast = fast_filter_result(raw, _sent(how))
     general = protocol.parse_filter_result(SITE, answer, SENT, node_cache_capable=True)
     assert fast == general
+    assert general == fast  # SentNames equal a tuple of the same names, both ways
     _positions_hold(fast)
     in_order = (
         "dropped" not in verdicts
@@ -177,20 +185,17 @@ def test_filter_answers_in_the_order_sent_carry_true_positions(
         and (not reverse or len(kept) < 2)
     )
     assert (fast.positions is not None) == in_order
-    assert fast.feasible == tuple(names)
+    as_bytes = in_order and how != "names" and not (spaced and len(kept) > 1)
+    assert isinstance(fast.feasible, SentNames) == as_bytes
+    assert list(fast.feasible) == names
 
 
 @settings(max_examples=200, derandomize=True)
-@given(st.permutations(SENT_NAMES), st.lists(st.integers(0, 10), min_size=5, max_size=5), HOW)
+@given(st.permutations(SENT_NAMES), st.lists(st.integers(0, 10), min_size=5, max_size=5))
 def test_prioritize_answers_in_the_order_sent_come_aligned(
-    hosts: list[str], scores: list[int], how: str
+    hosts: list[str], scores: list[int]
 ) -> None:
-    """An answer naming every host sent, in the order sent, comes aligned with the very
-    names sent (the caller maps them to rows by that identity)."""
     raw = orjson.dumps([{"Host": h, "Score": s} for h, s in zip(hosts, scores, strict=True)])
-    sent = _sent(how)
-    fast = fast_host_scores(raw, sent, 10)
+    fast = fast_host_scores(raw, _sent(), 10)
     assert fast == protocol.host_scores(SITE, orjson.loads(raw), SENT, 10)
     assert isinstance(fast, AlignedScores) == (tuple(hosts) == SENT_NAMES)
-    if isinstance(fast, AlignedScores):
-        assert fast.names is sent

@@ -3,13 +3,13 @@
 A body rendered from bytes must be orjson's encoding of the dict form, byte for byte. An
 answer the fast path takes must come out as the general reader makes it; any other must
 be declined (None) and, through an Extender, fail with the general reader's very error.
-The names sent are the table's, in node order, and must follow the table: a node
+The names sent are picked from a per-table cache that must follow the table: a node
 deleted and another taking its row, a node moving to another zone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
@@ -27,6 +27,8 @@ from asched.extenders.extender import Extender, run_filters
 from asched.extenders.fast import (
     AlignedScores,
     EncodedPod,
+    NameTable,
+    SentNames,
     fast_filter_result,
     fast_host_scores,
     render_names_args,
@@ -37,8 +39,8 @@ from tests.builders import make_node, make_pod
 SENT = dict.fromkeys(["node1", "node2", "node3"])
 
 
-def sent() -> list[str]:
-    return list(SENT)
+def sent() -> SentNames:
+    return SentNames(list(SENT))
 
 
 PRIORITY_SITE = CallSite("http://canned/prioritize", "prioritize")
@@ -260,16 +262,16 @@ async def test_prioritize_gives_the_general_readers_answer_or_error(raw: bytes) 
 @pytest.mark.parametrize(
     "raw", [p.values[0] for p in GOOD_FILTERS] + [p.values[0] for p in OTHER_FILTERS]
 )
-@pytest.mark.parametrize("kind", [list, tuple])
-async def test_filter_gives_the_general_readers_answer_or_error(
-    raw: bytes, kind: Callable[[list[str]], Sequence[str]]
-) -> None:
-    """The names as a list (what a consultation sends first) or a tuple (what a filter
-    leaves for the next one): the same answer or error."""
+@pytest.mark.parametrize("how", ["names", "picked"])
+async def test_filter_gives_the_general_readers_answer_or_error(raw: bytes, how: str) -> None:
     plain, fast = Plain(raw), Raw(raw)
     names = list(SENT)
     expected = await outcome(extender(plain).filter(POD, names, _unused))
-    assert await outcome(extender(fast).filter(POD, kind(names), _unused)) == expected
+    given = sent()
+    if how == "picked":  # from a table that also holds other names, around them
+        table = NameTable(["other", *names, "unsent"])
+        given = table.pick(np.arange(1, len(names) + 1, dtype=np.intp))
+    assert await outcome(extender(fast).filter(POD, given, _unused)) == expected
     assert fast.bodies == plain.bodies
 
 
@@ -280,7 +282,7 @@ async def test_a_non_json_answer_fails_with_the_clients_words() -> None:
     assert got[3].startswith("the answer is not JSON (")
 
 
-# ------------------------------------------------------------------ names_of
+# ------------------------------------------------------------------ names_of's cache
 def _table(*nodes: tuple[str, str]) -> NodeTable:
     table = NodeTable()
     for name, zone in nodes:
@@ -297,7 +299,7 @@ def _expected(table: NodeTable, candidates: np.ndarray) -> list[str]:
 def named(table: NodeTable, candidates: np.ndarray) -> tuple[list[str], list[int]]:
     """names_of's names and rows, as lists."""
     sent, rows = consult.names_of(table, candidates)
-    return list(sent), rows.tolist()
+    return sent.names, rows.tolist()
 
 
 def test_names_are_not_reused_after_a_node_is_replaced_in_its_row() -> None:
@@ -316,7 +318,7 @@ def test_names_are_not_reused_after_a_node_is_replaced_in_its_row() -> None:
 
 
 def test_names_follow_a_node_that_moves_to_another_zone() -> None:
-    """A zone change reorders the nodes without a new epoch: the names follow."""
+    """A zone change reorders the nodes without a new epoch: the cache must follow."""
     table = _table(("a", "z1"), ("b", "z1"), ("c", "z2"), ("d", "z2"))
     every = np.ones(table.size, dtype=np.bool_)
     before = named(table, every)[0]
@@ -337,8 +339,9 @@ def test_only_the_candidates_are_named() -> None:
 
 @pytest.mark.parametrize("names", [*ODD_NAMES, pytest.param(["n", "x" * 253], id="lengths")])
 def test_names_are_sent_as_orjson_encodes_them(names: list[str]) -> None:
-    """names_of's names, whatever they hold, are the candidates' in node order, their
-    rows beside them, and the request carries orjson's bytes of them."""
+    """names_of picks the candidates' JSON from NUL-padded fragments: joined, they must be
+    orjson's bytes of the names, whatever the names hold (a NUL in a name is escaped by
+    JSON, so the padding never eats one), with each name's hash beside it."""
     table = _table(*((name, "z1") for name in names))
     for every_other in (False, True):
         candidates = np.ones(table.size, dtype=np.bool_)
@@ -346,10 +349,12 @@ def test_names_are_sent_as_orjson_encodes_them(names: list[str]) -> None:
             candidates[::2] = False
         sent, rows = consult.names_of(table, candidates)
         expected = _expected(table, candidates)
-        assert sent == expected
+        assert sent.json == orjson.dumps(expected)
+        assert sent.names == expected
         assert rows.tolist() == [table.row_of(name) for name in expected]
-        body = render_names_args(EncodedPod(POD), sent)
-        assert body == orjson.dumps(protocol.extender_args(POD, expected, None))
+        located = sent.locate(expected)
+        assert located is not None
+        assert list(located) == list(range(len(expected)))  # each name where it was sent
 
 
 # ------------------------------------------------------------------ positions through a chain
@@ -420,40 +425,103 @@ async def test_positions_follow_the_chain_of_filters(
     assert got == positions
 
 
-def test_a_failed_name_not_sent_cannot_pass_for_a_dropped_one() -> None:
-    """As many names answered and failed as sent, but the failed one ("other") was not
-    sent: it must not pass for node2, dropped without a word. The answer is read as the
-    general reader reads it (other dropped, node2 gone without a status), by name."""
+@pytest.mark.parametrize("how", ["names", "picked"])
+def test_the_names_sent_are_located(how: str) -> None:
+    """SentNames.locate: each name's index among the names sent (a, c, d sent: c is
+    second), None when one was not sent (b) or is unknown (zz); made from the names, or
+    picked from a NameTable that also holds b and x (names_of's way), the same answers.
+    Only the picked ones are placed by name."""
+    names = ["a", "c", "d"]
+    sent = SentNames(names)
+    if how == "picked":
+        sent = NameTable(["b", "a", "x", "c", "d"]).pick(np.array([1, 3, 4], dtype=np.intp))
+    located = sent.locate(["d", "a"])
+    assert located is not None
+    assert list(located) == [2, 0]
+    assert sent.locate(["b"]) is None
+    assert sent.locate(["x", "c"]) is None
+    assert sent.locate(["a", "zz"]) is None
+    assert (list(sent), len(sent), sent[1]) == (names, 3, "c")  # decoded when read
+    assert sent.json == orjson.dumps(names)
+    assert (sent.source is not None) == (how == "picked")  # placed by name
+
+
+def test_a_subset_of_picked_names_is_still_placed_by_name() -> None:
+    """The feasible names a filter leaves (SentNames.subset, what prioritize is sent)
+    keep their places in the NameTable: c and e of a, c, d, e picked from a..e."""
+    table = NameTable(["a", "b", "c", "d", "e"])
+    sent = table.pick(np.array([0, 2, 3, 4], dtype=np.intp))
+    kept = sent.subset(np.array([1, 3], dtype=np.intp), orjson.dumps(["c", "e"]))
+    assert list(kept) == ["c", "e"]
+    assert kept.source is not None
+    located = kept.locate(["e"])
+    assert located is not None
+    assert list(located) == [1]
+    assert kept.locate(["d"]) is None  # picked at first, not kept
+
+
+class Misplacing(SentNames):
+    """Places every name at index 0, as two names of one hash could be placed."""
+
+    def locate(self, names: list[str]) -> np.ndarray:
+        return np.zeros(len(names), dtype=np.intp)
+
+
+def test_a_name_placed_wrongly_cannot_mislead_the_reader() -> None:
+    """Two names of one hash may be placed wrongly by their hashes: the reader's final
+    check (the names put back encode to the bytes sent) catches it, and the answer is
+    read by name, the same answer, its positions not given."""
+    names = ["node1", "node2", "node3"]
+    answer = orjson.dumps({"NodeNames": ["node1", "node3"], "FailedNodes": {"node2": "no"}})
+    honest = fast_filter_result(answer, SentNames(names))
+    assert honest is not None
+    assert honest.positions is not None
+    assert honest.positions.tolist() == [0, 2]
+    read = fast_filter_result(answer, Misplacing(names))
+    assert read == honest
+    assert read is not None
+    assert read.positions is None
+
+
+class Colliding(SentNames):
+    """Places every name at index 1 (node2's), as a name sharing node2's hash would be."""
+
+    def locate(self, names: list[str]) -> np.ndarray:
+        return np.ones(len(names), dtype=np.intp)
+
+
+def picked_as_sent(names: list[str]) -> SentNames:
+    """``names`` picked, all of them, from a NameTable of them, as names_of picks."""
+    return NameTable(names).pick(np.arange(len(names), dtype=np.intp))
+
+
+def test_a_failed_name_placed_on_another_cannot_pass_for_it() -> None:
+    """Names placed by hash: the answer's names, with the failed ones put back at the
+    places their hashes gave, must encode to the names sent. A failed name that was not
+    sent ("other"), placed where node2 was, must not pass for node2: the answer is read
+    as the general reader reads it (other dropped, node2 dropped without a word), not as
+    "other failed at node2's place"."""
     names = ["node1", "node2", "node3"]
     answer = {"NodeNames": ["node1", "node3"], "FailedNodes": {"other": "no"}}
     general = protocol.parse_filter_result(
         FILTER_SITE, answer, dict.fromkeys(names), node_cache_capable=True
     )
     assert general == FilterAnswer(("node1", "node3"), {}, {})
-    read = fast_filter_result(orjson.dumps(answer), names)
+    read = fast_filter_result(orjson.dumps(answer), Colliding(names))
     assert read == general
     assert read is not None
     assert read.positions is None  # read by name
 
 
-def test_an_answer_in_the_order_sent_is_read_by_position() -> None:
-    """An answer in the order sent, one name failed: its feasible names come with their
-    positions among the names sent, a list or a tuple."""
+def test_an_answer_in_the_order_sent_is_taken_as_its_bytes() -> None:
+    """Names picked from a NameTable, an answer in the order sent: its feasible names
+    are the names sent at its positions, not decoded until read."""
     names = ["node1", "node2", "node3"]
     answer = orjson.dumps({"NodeNames": ["node1", "node3"], "FailedNodes": {"node2": "no"}})
-    for given in (names, tuple(names)):
-        read = fast_filter_result(answer, given)
-        assert read is not None
-        assert read.feasible == ("node1", "node3")
-        assert read.positions is not None
-        assert read.positions.tolist() == [0, 2]
-        assert read == FilterAnswer(("node1", "node3"), {"node2": "no"}, {})
-
-
-def test_an_answer_in_the_order_sent_keeping_all_is_read_by_position() -> None:
-    names = ("node1", "node2", "node3")
-    read = fast_filter_result(orjson.dumps({"NodeNames": list(names)}), names)
+    read = fast_filter_result(answer, picked_as_sent(names))
     assert read is not None
+    assert isinstance(read.feasible, SentNames)
+    assert read.feasible.json == b'["node1","node3"]'
     assert read.positions is not None
-    assert read.positions.tolist() == [0, 1, 2]
-    assert read == FilterAnswer(names, {}, {})
+    assert read.positions.tolist() == [0, 2]
+    assert read == FilterAnswer(("node1", "node3"), {"node2": "no"}, {})
