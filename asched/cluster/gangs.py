@@ -210,6 +210,18 @@ class GangIndex:
     def __len__(self) -> int:
         return len(self.gangs)
 
+    def copy(self) -> GangIndex:
+        """An index equal to this one that can be written without changing it (the
+        records are shared: they are frozen)."""
+        other = GangIndex()
+        other.gangs = dict(self.gangs)
+        other.invalid = dict(self.invalid)
+        other.members = {key: dict(pods) for key, pods in self.members.items()}
+        other.finished = {key: dict(pods) for key, pods in self.finished.items()}
+        other._gang_of = dict(self._gang_of)
+        other._workload_gangs = {key: list(keys) for key, keys in self._workload_gangs.items()}
+        return other
+
     def set_pod_group(self, raw: Mapping[str, Any]) -> list[str]:
         """Add or replace a PodGroup; return its gang key if what scheduling reads of it
         changed (a status-only update changes nothing), else an empty list."""

@@ -61,12 +61,13 @@ def gang_runtime(
     """The gang host for ``profile`` (None when it does not enable Coscheduling).
 
     ``gangs``: the snapshot's index (None: no gang declared); ``pod``, the pod explained,
-    is recorded in it as a pending member of its gang (it is in no object of the snapshot:
-    the objects are read without it).
+    is recorded as a pending member of its gang (it is in no object of the snapshot: the
+    objects are read without it) in a copy, so that the snapshot explains the next pod
+    as it was.
     """
     if COSCHEDULING not in profile.resolved.all_names():
         return None
-    index = gangs if gangs is not None else GangIndex()
+    index = gangs.copy() if gangs is not None else GangIndex()
     if pod.gang:
         index.set_member(pod.key, pod.gang, pod)
     # explain is one-shot: no member waits, and the clock only ages backoffs it never sets

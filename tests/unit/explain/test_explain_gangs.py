@@ -335,6 +335,20 @@ def test_the_json_carries_the_gang_only_when_there_is_one() -> None:
     assert "gang" not in lone
 
 
+def test_a_snapshot_explains_each_pod_as_it_was() -> None:
+    # the pod explained joins its gang for that answer only: explaining x then y from one
+    # snapshot counts m1, m2 and the pod explained each time (3 members), not x and y both
+    snapshot = build_snapshot(
+        [make_node("n1", cpu="8"), pod_group("big", 4), member("m1"), member("m2")]
+    )
+    first = evaluate(snapshot, pod_info(member("x")), GANG_PROFILE)
+    second = evaluate(snapshot, pod_info(member("y")), GANG_PROFILE)
+    assert first.gang is not None
+    assert second.gang is not None
+    assert (first.gang.members, second.gang.members) == (3, 3)
+    assert set(snapshot.gangs.members["default/big"]) == {"default/m1", "default/m2"}
+
+
 def test_snapshot_indexes_gangs_and_every_member() -> None:
     other = bound_pod("n1")
     snapshot = build_snapshot(
