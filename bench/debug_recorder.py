@@ -30,9 +30,10 @@ from asched.engine.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.cycle import Scheduler
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.observe import Observers
+from asched.scheduler.parts import ProfileRuntime
 from tests.builders import make_node, make_pod
 from tests.configs import load_config
 

@@ -84,8 +84,9 @@ from asched.framework.status import Status
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.cycle import Scheduler
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.parts import ProfileRuntime
 from asched.scheduler.raw import RawObjects
 from asched.tools.bench import templates
 from asched.tools.bench.core import build_table

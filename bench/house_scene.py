@@ -16,8 +16,9 @@ from asched.engine.algorithm import Algorithm
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.cycle import Scheduler
 from asched.scheduler.ledger import Ledger
+from asched.scheduler.parts import ProfileRuntime
 from tests.builders import make_node, make_pod
 from tests.configs import load_config
 

@@ -59,7 +59,7 @@ from asched.framework.status import Status
 from asched.queue.queued import QueuedPod
 
 if TYPE_CHECKING:
-    from asched.scheduler.cycle import ProfileRuntime
+    from asched.scheduler.parts import ProfileRuntime
 
 #: Decisions of one attempt, the first included, before a pod whose extender-accepted
 #: nodes keep changing under it is reported with the current reasons and retried later.

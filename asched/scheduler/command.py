@@ -23,8 +23,10 @@ from asched.extenders.client import ExtenderClient
 from asched.extenders.extender import build_extenders
 from asched.framework.registry import configuration
 from asched.gcpause import tune_gc
-from asched.scheduler.app import App, Options, unless_set
+from asched.scheduler.app import App
 from asched.scheduler.leader import LeaderElector
+from asched.scheduler.options import Options
+from asched.scheduler.readiness import unless_set
 from asched.serving import health
 from asched.serving.health import HealthState, leader_watchdog
 

@@ -31,94 +31,36 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
-from asched import metrics
-from asched.cluster.names import PodKey
-from asched.cluster.records import PodInfo
 from asched.engine.algorithm import Algorithm, Decision
 from asched.extenders import consult, extender
 from asched.extenders.consult import Consultation, Pending, Preemption
 from asched.extenders.extender import Extender
-from asched.extenders.preemption import NO_CANDIDATE, preempting
-from asched.framework import contain, diagnosis
-from asched.framework.builtin.coscheduling import NAME as COSCHEDULING
-from asched.framework.builtin.default_preemption import PREFIX as PREEMPTION_PREFIX
+from asched.framework import contain
 from asched.framework.events import ClusterEvent
-from asched.framework.interface import PostFilterResult, PreFilterOutcome
-from asched.framework.preemption import CandidateSelector
-from asched.framework.runtime import Framework
 from asched.framework.status import Code, Status
 from asched.framework.waiting import WaitingPod, WaitingPods
-from asched.gangs.host import GangRuntime, NeedOf
-from asched.metrics import AttemptResult
 from asched.queue.queued import QueuedPod
 from asched.queue.scheduling_queue import IN_FLIGHT, SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.evictions import Evictions
+from asched.scheduler.failures import FailureHandler, gang_refusal, rollback_message
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.observe import Observers
+from asched.scheduler.parts import (
+    Assumed,
+    CycleStats,
+    Failed,
+    GangAdmission,
+    Outcome,
+    ProfileRuntime,
+    RolledBack,
+)
 from asched.scheduler.raw import RawObjects
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class ProfileRuntime:
-    """One profile's framework and its decision algorithm (cache, start index, rng).
-
-    ``gang_need``: how a gang member's resources are counted for the whole-gang check,
-    when the profile enables Coscheduling (None: it does not; gangs are not checked)."""
-
-    framework: Framework
-    algorithm: Algorithm
-    gang_need: NeedOf | None = None
-
-
-@dataclass(slots=True)
-class CycleStats:
-    """Counters the benchmarks and tests read (metrics have their own registry)."""
-
-    attempts: int = 0
-    scheduled: int = 0
-    unschedulable: int = 0
-    errors: int = 0
-    bound: int = 0
-    rolled_back: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Assumed:
-    """The pod is assumed, reserved and permitted (or waiting): its bind job."""
-
-    job: BindJob
-
-
-@dataclass(frozen=True, slots=True)
-class Failed:
-    """No node: the decision that says why (its status: Unschedulable, or an Error).
-
-    ``extender_filtered``: an extender removed nodes; upstream then counts
-    :data:`~asched.extenders.extender.EXTENDER_NAME` among the rejectors, so that any
-    cluster event requeues the pod."""
-
-    decision: Decision
-    extender_filtered: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class RolledBack:
-    """Reserve or Permit refused the assumed pod; the rollback has requeued it."""
-
-    status: Status
-
-
-#: What one decision comes to: the pod to bind, the extenders to ask first, the failure
-#: to handle, a rollback already done, or None (the pod went away: nothing to count).
-Outcome = Assumed | Consultation | Failed | RolledBack | None
 
 
 class Scheduler:
@@ -133,11 +75,10 @@ class Scheduler:
         binder_factory: Callable[[Scheduler], Binder],
         observer: Observers | None = None,
         clock: Callable[[], float] = time.monotonic,
-        evictions_factory: Callable[[Scheduler], Evictions] | None = None,
         extenders: Sequence[Extender] = (),
         raw: RawObjects | None = None,
         waiting: WaitingPods | None = None,
-        gangs: GangRuntime | None = None,
+        gangs: GangAdmission | None = None,
     ) -> None:
         self.profiles = profiles
         #: gang scheduling's bookkeeping (None: no profile enables Coscheduling)
@@ -149,7 +90,6 @@ class Scheduler:
         self.extenders = tuple(extenders)
         self._binders = tuple(e for e in self.extenders if e.is_binder)
         self._preempters = tuple(e for e in self.extenders if e.supports_preemption)
-        self._extender_names = frozenset(e.name for e in self.extenders)
         #: the JSON extenders are sent (filled by the ingest)
         self.raw = raw if raw is not None else RawObjects(nodes=False)
         self.queue = queue
@@ -158,7 +98,15 @@ class Scheduler:
         self.waiting = waiting if waiting is not None else WaitingPods()
         self.stats = CycleStats()
         self.binder = binder_factory(self)
-        self.evictions = evictions_factory(self) if evictions_factory is not None else None
+        #: what becomes of an attempt that found no node (and of a failed eviction)
+        self.failures = FailureHandler(
+            queue=queue,
+            ledger=ledger,
+            observer=self.observer,
+            stats=self.stats,
+            raw=self.raw,
+            extenders=self.extenders,
+        )
 
     def schedule_one(self, qp: QueuedPod) -> BindJob | Pending | None:
         """One synchronous cycle for a popped pod: the job to hand to a binding task, the
@@ -215,13 +163,13 @@ class Scheduler:
         if outcome is None or isinstance(outcome, Consultation):
             return outcome  # nothing to count: the pod went, or the attempt goes on
         if isinstance(outcome, Assumed):
-            self._attempt("scheduled", profile, start)
+            self._attempt(None, profile, start)
             return outcome.job
         if isinstance(outcome, RolledBack):
-            self._attempt(_result(outcome.status), profile, start)
+            self._attempt(outcome.status, profile, start)
             return None
-        self._attempt(_result(outcome.decision.status), profile, start)
-        return self._failed(
+        self._attempt(outcome.decision.status, profile, start)
+        return self.failures.handle(
             qp, profile, outcome.decision, extender_filtered=outcome.extender_filtered
         )
 
@@ -239,11 +187,9 @@ class Scheduler:
         pod = qp.pod
         algorithm = profile.algorithm
         if pod.gang and profile.gang_need is not None and self.gangs is not None:
-            admit = partial(self.gangs.admit, pod, algorithm, profile.gang_need)
-            refused = contain.guarded(pod, "decide", admit)
+            refused = gang_refusal(self.gangs, pod, profile)
             if refused is not None:
-                outcome = PreFilterOutcome(refused)
-                return Failed(Decision(pod, refused, pre_filter=outcome, _algorithm=algorithm))
+                return refused
         pod_json = self.raw.pod(pod) if self.extenders else None
         consulting = pod_json is not None and consult.interested(self.extenders, pod_json)
         decided = contain.guarded(
@@ -327,7 +273,7 @@ class Scheduler:
         (synchronous, see :mod:`asched.extenders.consult`). Never raises."""
         if isinstance(pending, Preemption):
             return self._last_resort(
-                pending.qp, "extenders", partial(self._conclude_preemption, pending)
+                pending.qp, "extenders", partial(self.failures.conclude_preemption, pending)
             )
         consultation = pending
         return self._last_resort(
@@ -405,7 +351,15 @@ class Scheduler:
                 rounds=consultation.rounds + 1,
                 nominated=not consultation.nominated_only,
             )
-        # the failure is explained over every row, as an unrestricted conclusion would
+        return self._extenders_refused(consultation, algorithm)
+
+    def _extenders_refused(self, consultation: Consultation, algorithm: Algorithm) -> Failed:
+        """No node is left of what the extenders accepted: the failure, explained over
+        every row, as an unrestricted conclusion would, with the extenders' reasons."""
+        pod = consultation.qp.pod
+        outcome = consultation.outcome
+        assert outcome is not None
+        table = self.ledger.table
         explained = contain.guarded(
             pod, "decide", partial(algorithm.candidates, pod, nominated=False, sample=False)
         )
@@ -420,178 +374,8 @@ class Scheduler:
         decision.candidates = None
         return Failed(decision, extender_filtered=outcome.filtered)
 
-    def _attempt(self, result: AttemptResult, profile: ProfileRuntime, start: float) -> None:
-        self.observer.attempted(result, profile.framework.name, self.clock() - start)
-
-    def _failed(
-        self,
-        qp: QueuedPod,
-        profile: ProfileRuntime,
-        decision: Decision,
-        *,
-        extender_filtered: bool = False,
-    ) -> Preemption | None:
-        """No node: record who rejected it, requeue, and tell the pod why (cold path);
-        or, when preempting extenders must be asked first, the :class:`Preemption` to
-        hand to their task (the pod stays in flight until it concludes).
-
-        ``extender_filtered``: an extender removed nodes; upstream then counts
-        :data:`~asched.extenders.extender.EXTENDER_NAME` among the rejectors, so that any
-        cluster event requeues the pod."""
-        diagnosed = contain.guarded(
-            qp.pod, "diagnose", partial(self._diagnose, qp, profile, decision)
-        )
-        if isinstance(diagnosed, Preemption):
-            if extender_filtered:
-                diagnosed.rejectors = self._with_extender(diagnosed.rejectors)
-            return diagnosed
-        if isinstance(diagnosed, Status):
-            status, nominated, rejectors = diagnosed, None, frozenset[str]()
-            self.observer.failed(qp, None, decision, status.message)
-        else:
-            status, nominated, rejectors = diagnosed
-        if extender_filtered:
-            rejectors = self._with_extender(rejectors)
-        self._requeue_failed(qp, status, nominated, rejectors)
-        return None
-
-    def _with_extender(self, rejectors: frozenset[str]) -> frozenset[str]:
-        return (rejectors - self._extender_names) | {extender.EXTENDER_NAME}
-
-    def _requeue_failed(
-        self, qp: QueuedPod, status: Status, nominated: str | None, rejectors: frozenset[str]
-    ) -> None:
-        if status.code == Code.ERROR:
-            self.stats.errors += 1
-        else:
-            self.stats.unschedulable += 1
-        message = status.message
-        if self.queue.requeue(qp, status, rejectors):
-            self.observer.unschedulable(qp.pod, message, nominated, error=status.code == Code.ERROR)
-        self.observer.outcome(qp.key, "requeued")
-        logger.debug("pod %s unschedulable: %s", qp.pod.key, message)
-
-    def _diagnose(
-        self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision
-    ) -> tuple[Status, str | None, frozenset[str]] | Preemption:
-        """The failed attempt's status (with upstream's message), PostFilter's nomination
-        and the plugins that rejected the pod somewhere; or the preemption to finish once
-        the preempting extenders have answered."""
-        if decision.status.code == Code.ERROR:
-            status = Status.error(decision.status.message)
-            self.observer.failed(qp, profile.algorithm, decision, status.message)
-            return status, None, frozenset()
-        rejectors = frozenset(s.plugin for s in decision.failures().values() if s.plugin)
-        if decision.pre_filter is not None and not decision.pre_filter.status.ok:
-            rejectors = frozenset({decision.pre_filter.status.plugin})
-        nominated: str | None = None
-        post_filter = ""
-        result: PostFilterResult | None = None
-        if profile.framework.post_filter:
-            found = self._post_filter(qp, profile, decision)
-            if isinstance(found, Preemption):
-                found.rejectors = rejectors
-                return found
-            result = found
-            nominated = result.nominated_node
-            post_filter = "" if result.status.ok else result.status.message
-        status = self._failure(decision, rejectors, post_filter)
-        self.observer.failed(qp, profile.algorithm, decision, status.message, result)
-        return status, nominated, rejectors
-
-    @staticmethod
-    def _failure(decision: Decision, rejectors: frozenset[str], post_filter: str) -> Status:
-        message = decision.message(post_filter=post_filter)
-        return Status(decision.status.code, (message,), next(iter(sorted(rejectors)), ""))
-
-    def _post_filter(
-        self, qp: QueuedPod, profile: ProfileRuntime, decision: Decision
-    ) -> PostFilterResult | Preemption:
-        """Run PostFilter (preemption) and act on a nomination (cold path). With preempting
-        extenders interested in the pod, stop at the candidates: the :class:`Preemption`
-        to finish after their answer."""
-        table = self.ledger.table
-        if self.evictions is not None and self.evictions.running(qp.pod.key):
-            # its victims are still being evicted: no second preemption meanwhile (upstream
-            # gates such a pod until its preemption finishes)
-            waiting = "waiting for the preemption for this pod to be finished"
-            return PostFilterResult(Status.unschedulable(waiting, plugin="DefaultPreemption"))
-        framework = profile.framework
-        selector = _candidate_selector(framework.post_filter) if self._preempters else None
-        if selector is not None:
-            pod_json = self.raw.pod(qp.pod)
-            if preempting(self._preempters, pod_json):
-                metrics.count_preemption_attempt()
-                found = selector.find_candidates(
-                    decision.state, qp.pod, table, decision.statuses(), framework
-                )
-                if not isinstance(found, PostFilterResult):
-                    return Preemption(qp, profile, pod_json, decision, selector, found)
-                return self._nominate(qp, profile, found)
-        result = framework.run_post_filter(decision.state, qp.pod, table, decision.statuses())
-        return self._nominate(qp, profile, result)
-
-    def _nominate(
-        self, qp: QueuedPod, profile: ProfileRuntime, result: PostFilterResult
-    ) -> PostFilterResult:
-        """Act on PostFilter's nomination: record it, end the nominations it supersedes,
-        start evicting its victims."""
-        table = self.ledger.table
-        node = result.nominated_node
-        if node is None:
-            return result
-        table.nominations.set(qp.pod, node)
-        for key in result.cleared:
-            table.nominations.supersede(key)
-            self.observer.nomination_superseded(PodKey(key))  # (a plugin's str)
-        if node:
-            metrics.observe_preemption_victims(len(result.victims))
-            logger.info(
-                "pod %s: preempting %d pod(s) on %s",
-                qp.pod.key,
-                len(result.victims),
-                node,
-                extra={"pod": qp.pod.key, "node": node, "profile": profile.framework.name},
-            )
-            if self.evictions is not None:
-                self.evictions.start(
-                    qp.pod, node, result.victims, result.cleared, profile.framework.name
-                )
-        return result
-
-    def _conclude_preemption(self, preemption: Preemption) -> None:
-        """The preempting extenders answered: keep the candidates they left whose victims
-        are all still where they were, select one and nominate (synchronous)."""
-        qp, decision = preemption.qp, preemption.decision
-        if self.queue.deleted_in_flight(qp.key):
-            self.queue.done(qp.key)
-            return
-        table = self.ledger.table
-        if preemption.error is not None:
-            message = f"{PREEMPTION_PREFIX}{preemption.error}"
-            result = PostFilterResult(Status.error(message, plugin=extender.EXTENDER_NAME))
-        else:
-            candidates = consult.still_valid(table, preemption.answer)
-            if candidates:
-                chosen = preemption.selector.select_candidate(qp.pod, table, candidates)
-                result = self._nominate(qp, preemption.profile, chosen)
-            else:
-                message = f"{PREEMPTION_PREFIX}{NO_CANDIDATE}"
-                result = PostFilterResult(Status.unschedulable(message, plugin=""))
-        post_filter = "" if result.status.ok else result.status.message
-        status = self._failure(decision, preemption.rejectors, post_filter)
-        self.observer.failed(qp, preemption.profile.algorithm, decision, status.message, result)
-        self._requeue_failed(qp, status, result.nominated_node, preemption.rejectors)
-
-    def preemption_failed(self, preemptor: PodInfo, node: str) -> None:
-        """Evictions for ``preemptor`` on ``node`` failed: drop that nomination (not a newer
-        one) so the pod tries afresh."""
-        table = self.ledger.table
-        if table.nominations.node_of(preemptor.key) != node:
-            return
-        table.nominations.clear(preemptor.key)
-        self.observer.unschedulable(preemptor, "preemption: evicting victims failed", "")
-        self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)
+    def _attempt(self, failure: Status | None, profile: ProfileRuntime, start: float) -> None:
+        self.observer.attempted(failure, profile.framework.name, self.clock() - start)
 
     def bound(self, job: BindJob) -> None:
         """The API accepted the binding. The ledger keeps it until the watch confirms."""
@@ -616,29 +400,10 @@ class Scheduler:
         if gone:
             self.queue.done(job.pod.key)  # the watch tells where it went (or that it is gone)
         else:
-            message = (
-                diagnosis.fit_error_message(1, status.reasons)
-                if status.code.rejected
-                else status.message
-            )
-            if job.pod.gang and status.plugin == COSCHEDULING and self.gangs is not None:
-                message = self.gangs.describe(job.pod.gang, message)
+            message = rollback_message(job.pod, status, self.gangs)
             requeued = self.queue.requeue(job.qp, Status(status.code, (message,), status.plugin))
             if requeued:
                 self.observer.unschedulable(job.pod, message, error=status.code == Code.ERROR)
         self.observer.outcome(job.pod.key, f"rolled back from {job.node}: {status.message}")
         self.queue.move(ClusterEvent.ASSIGNED_POD_DELETE)  # what it held may help others
         logger.debug("rolled back %s from %s: %s", job.pod.key, job.node, status.message)
-
-
-def _candidate_selector(post_filter: Sequence[object]) -> CandidateSelector | None:
-    """The profile's PostFilter plugin when it is the only one and preempts in two halves
-    (DefaultPreemption); preempting extenders are consulted through it."""
-    if len(post_filter) == 1 and isinstance(post_filter[0], CandidateSelector):
-        return post_filter[0]
-    return None
-
-
-def _result(status: Status) -> AttemptResult:
-    """How a failed attempt counts: an error, or unschedulable."""
-    return "error" if status.code == Code.ERROR else "unschedulable"

@@ -28,6 +28,7 @@ from asched.cluster.records import PodInfo
 from asched.engine.algorithm import Algorithm, Decision
 from asched.extenders.consult import Consulted
 from asched.framework.interface import PostFilterResult
+from asched.framework.status import Code, Status
 from asched.metrics import AttemptResult
 from asched.queue.queued import QueuedPod
 from asched.scheduler.binder import BindJob
@@ -90,9 +91,11 @@ class Observers:
     #: ``(job, now)``: the end-to-end metrics (and rates) of a bound pod
     on_bound: Callable[[BindJob, float], None] | None = None
 
-    def attempted(self, result: AttemptResult, profile: str, seconds: float) -> None:
+    def attempted(self, failure: Status | None, profile: str, seconds: float) -> None:
+        """An attempt ended: scheduled (``failure`` None), or failed with that status (an
+        error, or unschedulable)."""
         if self.on_attempt is not None:
-            self.on_attempt(result, profile, seconds)
+            self.on_attempt(_result(failure), profile, seconds)
 
     def chosen(
         self,
@@ -149,3 +152,10 @@ class Observers:
             self.recorder.forget_reason(job.pod.key)
         if self.on_bound is not None:
             self.on_bound(job, now)
+
+
+def _result(failure: Status | None) -> AttemptResult:
+    """How an attempt counts: scheduled, an error, or unschedulable."""
+    if failure is None:
+        return "scheduled"
+    return "error" if failure.code == Code.ERROR else "unschedulable"

@@ -29,15 +29,16 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from asched import metrics
 from asched.api.client import KubeClient
 from asched.api.objects import EventJSON, ObjectReferenceJSON
 from asched.cluster.names import NodeName, PodKey
 from asched.cluster.records import PodInfo
+from asched.errors import DecodeError
 from asched.scheduler.status_patch import REASON, SCHEDULER_ERROR, Said, after_write, status_patch
 
 logger = logging.getLogger(__name__)
@@ -127,6 +128,21 @@ class Reporter:
         self.events_updated = 0
         self.conditions_patched = 0
         self.conditions_unchanged = 0  # reports whose condition and nomination were current
+
+    def undecodable(self, obj: Mapping[str, Any], error: DecodeError) -> None:
+        """A pending pod of ours that does not decode: say why on the pod itself (as far
+        as its metadata names it; a pod without a name cannot be addressed)."""
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, Mapping) else {}
+        name, namespace, uid = (meta.get(k) for k in ("name", "namespace", "uid"))
+        if not isinstance(name, str) or not name:
+            return
+        pod = PodInfo(
+            namespace=namespace if isinstance(namespace, str) and namespace else "default",
+            name=name,
+            uid=uid if isinstance(uid, str) else "",
+        )
+        self.unschedulable(pod, f"pod cannot be scheduled: {error}")
 
     def unschedulable(
         self, pod: PodInfo, message: str, nominated: str | None = None, *, error: bool = False

@@ -71,6 +71,12 @@ class ApiVolumeHost:
     def pod_exists(self, pod: PodInfo) -> bool:
         return True if self._pod_exists is None else self._pod_exists(pod)
 
+    def ask_pod_exists(self, pod_exists: Callable[[PodInfo], bool]) -> None:
+        """Answer :meth:`pod_exists` with ``pod_exists`` from now on: the scheduling
+        queue's view, given once the queue exists (it is built after the plugins that
+        hold this host)."""
+        self._pod_exists = pod_exists
+
     def pod_gone(self, key: str) -> None:
         """The watch saw pod ``key`` deleted."""
         for listener in list(self.pod_listeners):

@@ -17,7 +17,8 @@ import aiohttp
 from scheduler_harness import config_for, until
 
 from asched.api.client import KubeClient
-from asched.scheduler.app import App, Options
+from asched.scheduler.app import App
+from asched.scheduler.options import Options
 from asched.serving.health import HealthState
 from tests.configs import load_config
 

@@ -16,8 +16,9 @@ from typing import Any
 from asched.api.client import KubeClient
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.table import NodeTable
-from asched.scheduler.app import App, Options
+from asched.scheduler.app import App
 from asched.scheduler.leader import LeaderElector
+from asched.scheduler.options import Options
 from asched.serving.health import HealthState
 from tests.configs import load_config
 

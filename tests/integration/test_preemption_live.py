@@ -150,7 +150,7 @@ async def test_preemption_spares_budgeted_pods_deletes_gracefully_and_binds_afte
         pods = await _by_name(cluster)
         for spared in ("g1", "g2"):  # the budgeted pods survived the whole episode
             assert not pods[spared]["metadata"].get("deletionTimestamp")
-        stats = running.scheduler.evictions.stats
+        stats = running.evictions.stats
         assert (stats.evicted, stats.failed, stats.rejected_waiting) == (2, 0, 0)
 
 
@@ -200,6 +200,6 @@ async def test_a_higher_priority_preemptor_clears_the_lower_nomination(
         assert not pods["mid"]["spec"].get("nodeName")
         assert not pods["mid"]["status"].get("nominatedNodeName")  # nothing lower left nominated
         # mid evicted l1, l2; high evicted them again (already terminating) and cleared mid
-        stats = running.scheduler.evictions.stats
+        stats = running.evictions.stats
         assert (stats.evicted, stats.failed, stats.nominations_cleared) == (4, 0, 1)
         assert running.table.nominations.node_of(f"{cluster.namespace}/mid") == ""

@@ -25,9 +25,10 @@ from asched.explain.engine import evaluate_table
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.cycle import Scheduler
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.observe import Observers
+from asched.scheduler.parts import ProfileRuntime
 from tests.configs import load_config
 from tests.unit.scheduler.test_cycle_guards import FakeClock, RecordingReporter
 

@@ -36,9 +36,10 @@ from asched.framework.registry import in_tree
 from asched.framework.runtime import Framework
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, BindJob
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.cycle import Scheduler
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.observe import Observers
+from asched.scheduler.parts import ProfileRuntime
 from asched.scheduler.raw import RawObjects
 from asched.tools.bench.extender_server import RunningExtender
 from tests.builders import make_node, make_pod

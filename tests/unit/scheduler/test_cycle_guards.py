@@ -28,9 +28,10 @@ from asched.framework.runtime import Framework
 from asched.framework.status import Status
 from asched.queue.scheduling_queue import SchedulingQueue
 from asched.scheduler.binder import Binder, Slot
-from asched.scheduler.cycle import ProfileRuntime, Scheduler
+from asched.scheduler.cycle import Scheduler
 from asched.scheduler.ledger import Ledger
 from asched.scheduler.observe import Observers
+from asched.scheduler.parts import ProfileRuntime
 from tests.configs import load_config
 
 PROFILE = "asched"

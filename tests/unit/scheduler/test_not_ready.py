@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from asched.api.client import KubeClient
-from asched.scheduler.app import App, Options, unless_set
+from asched.scheduler.app import App
 from asched.scheduler.leader import LeaderElector
+from asched.scheduler.options import Options
+from asched.scheduler.readiness import unless_set
 from tests.configs import default_config
 
 KUBECONFIG = """apiVersion: v1
@@ -44,8 +46,8 @@ async def test_reason_is_logged_every_30_seconds(
 ) -> None:
     nodes = next(r for r in app.reflectors if r.kind == "nodes")
     nodes.last_error = "list nodes: 401 Unauthorized: GET /api/v1/nodes: Unauthorized"
-    caplog.set_level(logging.WARNING, logger="asched.scheduler.app")
-    reminder = asyncio.create_task(app._log_not_ready(None))
+    caplog.set_level(logging.WARNING, logger="asched.scheduler.readiness")
+    reminder = asyncio.create_task(app.readiness.remind(None))
     await asyncio.sleep(95)
     reminder.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -73,8 +75,8 @@ async def test_a_standby_says_whom_it_waits_for_at_info(
     app.ready.set()
     elector = LeaderElector(app.client, app.config.leader_election, identity="me")
     elector.last_failure = "held by the-other-replica"
-    caplog.set_level(logging.INFO, logger="asched.scheduler.app")
-    reminder = asyncio.create_task(app._log_not_ready(elector))
+    caplog.set_level(logging.INFO, logger="asched.scheduler.readiness")
+    reminder = asyncio.create_task(app.readiness.remind(elector))
     await asyncio.sleep(31)
     reminder.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -137,7 +139,7 @@ async def test_unless_set_propagates_the_work_error(looptime: float) -> None:
 async def test_a_stop_before_any_informer_synced_says_why(
     app: App, looptime: float, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="asched.scheduler.app")
+    caplog.set_level(logging.WARNING, logger="asched.scheduler.readiness")
     asyncio.get_running_loop().call_later(5.0, app.stop)
     await app._run()
 
