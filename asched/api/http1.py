@@ -47,6 +47,8 @@ import ssl
 import zlib
 from typing import Final, cast
 
+from asched.api.http_head import HeadError, closes, content_length, header_fields
+
 _CHUNK_END: Final = b"\r\n"
 _HEAD_END: Final = b"\r\n\r\n"
 #: the longest head or chunk-size line accepted (bytes)
@@ -172,29 +174,14 @@ class _Head:
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
             raise HTTPProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
         self.status = int(parts[1])
-        self.length: int | None = None
-        self.transfer = b""
-        self.encoding = b""
-        connection = b""
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon:
-                raise HTTPProtocolError(f"a header line without a colon: {line[:80]!r}")
-            name = name.strip().lower()
-            value = value.strip()
-            if name == b"content-length":
-                if not value.isdigit() or (self.length is not None and self.length != int(value)):
-                    raise HTTPProtocolError(f"bad Content-Length: {value[:40]!r}")
-                self.length = int(value)
-            elif name == b"transfer-encoding":
-                self.transfer = value.lower()
-            elif name == b"content-encoding":
-                self.encoding = value.lower()
-            elif name == b"connection":
-                connection = value.lower()
-        http10 = parts[0] == b"HTTP/1.0"
-        tokens = {token.strip() for token in connection.split(b",")}
-        self.close = b"close" in tokens or (http10 and b"keep-alive" not in tokens)
+        try:
+            fields = header_fields(lines[1:])
+        except HeadError as exc:
+            raise HTTPProtocolError(str(exc)) from None
+        self.length = content_length(fields)
+        self.transfer = fields.get(b"transfer-encoding", b"").lower()
+        self.encoding = fields.get(b"content-encoding", b"").lower()
+        self.close = closes(parts[0], fields)
 
 
 async def _chunked(connection: _Connection) -> bytes:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Coroutine
 from http import HTTPStatus
 from typing import Any, Final, cast
 
+from asched.api.http_head import closes, content_length, header_fields
+
 #: status, Content-Type, body
 Reply = tuple[int, str, bytes]
 Handler = Callable[[str, str, bytes], Reply | Coroutine[Any, Any, Reply]]
@@ -64,28 +66,12 @@ class _Request:
             raise ValueError(f"not an HTTP/1.x request line: {lines[0][:80]!r}")
         self.method = parts[0].decode("latin-1")
         self.path = parts[1].split(b"?", 1)[0].decode("latin-1")
-        self.length = 0
-        self.continue_ = False
-        connection = b""
-        http10 = parts[2] == b"HTTP/1.0"
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if not colon:
-                raise ValueError(f"a header line without a colon: {line[:80]!r}")
-            name = name.strip().lower()
-            value = value.strip()
-            if name == b"content-length":
-                if not value.isdigit():
-                    raise ValueError(f"bad Content-Length: {value[:40]!r}")
-                self.length = int(value)
-            elif name == b"transfer-encoding":
-                raise LookupError("chunked request bodies are not supported")
-            elif name == b"connection":
-                connection = value.lower()
-            elif name == b"expect":
-                self.continue_ = value.lower() == b"100-continue"
-        tokens = {token.strip() for token in connection.split(b",")}
-        self.close = b"close" in tokens or (http10 and b"keep-alive" not in tokens)
+        fields = header_fields(lines[1:])  # HeadError is a ValueError: a 400
+        if b"transfer-encoding" in fields:
+            raise LookupError("chunked request bodies are not supported")
+        self.length = content_length(fields) or 0
+        self.continue_ = fields.get(b"expect", b"").lower() == b"100-continue"
+        self.close = closes(parts[2], fields)
 
 
 class _Connection(asyncio.Protocol):

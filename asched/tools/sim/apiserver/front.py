@@ -33,6 +33,7 @@ from typing import Final, cast
 
 from aiohttp import web
 
+from asched.api.http_head import HeadError, content_length, header_fields
 from asched.tools.sim.apiserver.handlers import MAX_BODY_BYTES, Api, PlainAnswer
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ _HEAD_END: Final = b"\r\n\r\n"
 #: the longest request head read here (bytes); a longer one goes to aiohttp, which refuses it.
 HEAD_LIMIT: Final = 16 * 1024
 #: headers that make a request aiohttp's (body framing, interim answers, protocol switches).
-_DELEGATED_HEADERS: Final = frozenset({"transfer-encoding", "expect", "upgrade"})
+_DELEGATED_HEADERS: Final = frozenset({b"transfer-encoding", b"expect", b"upgrade"})
 #: methods answered here (the rest are aiohttp's without asking the handler).
 _HOT_METHODS: Final = frozenset({"POST", "PATCH"})
 #: how long an idle connection is kept (seconds): aiohttp's default ``keepalive_timeout``,
@@ -188,11 +189,11 @@ class LeanConnection(asyncio.Protocol):
             return 0, None, False
         if head_end - start > HEAD_LIMIT:
             return _AIOHTTP
-        lines = buffer[start:head_end].decode("latin-1").split("\r\n")
-        request_line = lines[0].split(" ")
-        if len(request_line) != 3 or request_line[2] != "HTTP/1.1":
+        lines = buffer[start:head_end].split(b"\r\n")
+        request_line = lines[0].split(b" ")
+        if len(request_line) != 3 or request_line[2] != b"HTTP/1.1":
             return _AIOHTTP
-        method, path, _ = request_line
+        method, path = request_line[0].decode("latin-1"), request_line[1].decode("latin-1")
         if (
             method not in _HOT_METHODS
             or path[:1] != "/"
@@ -202,24 +203,16 @@ class LeanConnection(asyncio.Protocol):
             or "#" in path
         ):
             return _AIOHTTP
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(":")
-            if not colon or not name or name != name.strip() or " " in name:
-                return _AIOHTTP
-            key = name.lower()
-            if key not in headers:
-                headers[key] = value.strip(" \t")
-            elif key == "content-length":  # repeated: aiohttp judges it
-                return _AIOHTTP
-        if "host" not in headers or not headers.keys().isdisjoint(_DELEGATED_HEADERS):
+        try:
+            fields = header_fields(lines[1:])
+        except HeadError:  # aiohttp refuses it, with its own words
             return _AIOHTTP
-        length_text = headers.get("content-length", "0")
-        if not length_text.isdigit() or not length_text.isascii():
+        if b"host" not in fields or not fields.keys().isdisjoint(_DELEGATED_HEADERS):
             return _AIOHTTP
-        length = int(length_text)
+        length = content_length(fields) or 0
         if length > MAX_BODY_BYTES:
             return _AIOHTTP
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in fields.items()}
         body_start = head_end + len(_HEAD_END)
         end = body_start + length
         if len(buffer) < end:
