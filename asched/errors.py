@@ -5,7 +5,9 @@ exceptions. Exceptions are for bad input, bugs and infrastructure failures::
 
     AschedError
     ├── InputError                  bad input at a boundary; names the source, object and field
-    │   ├── ConfigError             a KubeSchedulerConfiguration with one or more field errors
+    │   ├── DocumentError           a document's problems, all at once (the tooling's workload
+    │   │   │                       and scheduler_perf files subclass it too)
+    │   │   └── ConfigError         a KubeSchedulerConfiguration with one or more field errors
     │   ├── DecodeError             a Kubernetes object that cannot be decoded (bad quantity, ...)
     │   └── PluginLoadError         a plugin that cannot be loaded (declaration, API version)
     ├── PluginContractError         a plugin returned an array of the wrong shape, dtype or range
@@ -32,6 +34,7 @@ that is not an :class:`ApiError` (a bug, bad input) is not retried.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -63,15 +66,29 @@ class InputError(AschedError):
     """Bad input at a boundary (a file, an API object, a flag)."""
 
 
-class ConfigError(InputError):
+class DocumentError(InputError):
+    """A document with one or more problems, all reported at once, one line each:
+    ``<source>: invalid <what>:`` then the problems, indented. Subclasses name the kind
+    of document (:attr:`WHAT`)."""
+
+    #: what the document is, in the first line
+    WHAT: str = "document"
+
+    def __init__(self, problems: Sequence[FieldError | str], source: str = "") -> None:
+        self.source = source
+        where = f"{source}: " if source else ""
+        lines = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"{where}invalid {self.WHAT}:\n{lines}")
+
+
+class ConfigError(DocumentError):
     """A configuration document with one or more field errors, all reported at once."""
+
+    WHAT = "KubeSchedulerConfiguration"
 
     def __init__(self, errors: list[FieldError], source: str = "") -> None:
         self.errors = list(errors)
-        self.source = source
-        where = f"{source}: " if source else ""
-        lines = "\n".join(f"  {err}" for err in self.errors)
-        super().__init__(f"{where}invalid KubeSchedulerConfiguration:\n{lines}")
+        super().__init__(self.errors, source)
 
 
 class DecodeError(InputError):

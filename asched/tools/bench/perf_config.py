@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from asched import textfile
 from asched.config.schema import describe
-from asched.errors import InputError
+from asched.errors import DocumentError, InputError
 
 TEST_CASE_FIELDS: Final = (
     "name",
@@ -141,15 +141,14 @@ _DURATION_PART: Final = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)")
 _UNITS: Final = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
-class PerfConfigError(InputError):
+class PerfConfigError(DocumentError):
     """A scheduler_perf config with problems, each naming the test case, op and field."""
+
+    WHAT = "scheduler_perf config"
 
     def __init__(self, problems: Sequence[str], source: str = "") -> None:
         self.problems = list(problems)
-        self.source = source
-        where = f"{source}: " if source else ""
-        lines = "\n".join(f"  {p}" for p in self.problems)
-        super().__init__(f"{where}invalid scheduler_perf config:\n{lines}")
+        super().__init__(self.problems, source)
 
 
 @dataclass(frozen=True, slots=True)

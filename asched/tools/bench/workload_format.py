@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from asched.config.schema import Problems, Section, describe, is_qualified_name
-from asched.errors import FieldError, InputError
+from asched.errors import DocumentError, FieldError
 from asched.tools.bench import _volume_fields, _workload_fields as fields, objects
 from asched.tools.bench.workload import (
     Churn,
@@ -113,15 +113,14 @@ DEFAULT_NAMESPACES: Final = {
 }
 
 
-class WorkloadError(InputError):
+class WorkloadError(DocumentError):
     """A workload document with one or more field errors, all reported at once."""
+
+    WHAT = "workload"
 
     def __init__(self, errors: list[FieldError], source: str = "") -> None:
         self.errors = list(errors)
-        self.source = source
-        where = f"{source}: " if source else ""
-        lines = "\n".join(f"  {err}" for err in self.errors)
-        super().__init__(f"{where}invalid workload:\n{lines}")
+        super().__init__(self.errors, source)
 
 
 def read_node_group(problems: Problems, raw: Any, path: str, *, counted: bool = True) -> NodeGroup:
