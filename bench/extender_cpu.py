@@ -71,12 +71,11 @@ from asched.extenders.consult import Consultation
 from asched.extenders.extender import (
     EXTENDER_NAME,
     Extender,
-    ExtenderScores,
-    FilterOutcome,
     any_filter,
     any_prioritizer,
     build_extenders,
 )
+from asched.extenders.filter_score import ExtenderScores, FilterOutcome
 from asched.framework.events import ANY
 from asched.framework.registry import installed
 from asched.framework.runtime import Framework

@@ -21,7 +21,9 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from asched.cluster.decode import decode_node_affinity, decode_pod, object_context
+from asched.cluster.decode import decode_pod
+from asched.cluster.decode_context import object_context
+from asched.cluster.node_affinity_decode import decode_node_affinity
 from asched.cluster.records import NodeAffinity, PodInfo
 from asched.cluster.snapshot import Snapshot, build_snapshot
 from asched.cluster.table import NodeTable

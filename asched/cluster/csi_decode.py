@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from asched.cluster.decode import object_context
+from asched.cluster.decode_context import object_context
 from asched.cluster.volumes import MIGRATED_PLUGINS_ANNOTATION, CSINode
 
 

@@ -1,228 +1,37 @@
-"""Decode raw Kubernetes JSON (dicts as the API serves them) into records.
+"""Decode raw Kubernetes JSON (dicts as the API serves them) into Pod and Node records.
 
 This is the validation boundary of the cluster model: every quantity, selector and
 enum is checked here, and a problem raises :class:`~asched.errors.DecodeError` naming
 the object (``Pod default/web-1``), the field path and the value. Code past this point
 trusts the records.
 
-Two pieces of API-server defaulting are reproduced, because snapshots and simulated
-objects may not have been through a real server: a container's request defaults to its
-limit for each resource with a limit and no request, and a Node's allocatable defaults
-to its capacity when unset. Host-network pods get ``hostPort = containerPort``.
+The checks of single fields are in :mod:`~asched.cluster.decode_context`; the parts of a
+pod with rules of their own are decoded by :mod:`~asched.cluster.container_decode`
+(requests, images, host ports), :mod:`~asched.cluster.taint_decode` (tolerations, and a
+node's taints), :mod:`~asched.cluster.node_affinity_decode`,
+:mod:`~asched.cluster.affinity` (inter-pod terms) and :mod:`~asched.cluster.pod_volumes`.
+This module reads the objects' own fields, in the order that fixes which error a pod
+with several problems reports.
+
+A Node's allocatable defaults to its capacity when unset, as the API server defaults it
+(snapshots and simulated objects may not have been through a real server).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from asched.api.objects import NodeJSON, PodJSON
-from asched.cluster import bounds, quantity
-from asched.cluster.affinity import decode_pod_affinity
+from asched.cluster import bounds
+from asched.cluster.affinity import PodAffinity, decode_pod_affinity
+from asched.cluster.container_decode import decode_containers, effective_requests
+from asched.cluster.decode_context import DecodeContext, Raw
 from asched.cluster.gangs import gang_key_of
-from asched.cluster.labelsyntax import valid_label_key, valid_label_value
+from asched.cluster.node_affinity_decode import decode_node_affinity
 from asched.cluster.pod_volumes import decode_pod_volumes
-from asched.cluster.records import (
-    TAINT_EFFECTS,
-    HostPort,
-    ImageState,
-    NodeAffinity,
-    NodeInfo,
-    NodeSelectorTerm,
-    OwnerReference,
-    PodInfo,
-    PreferredTerm,
-    Requirement,
-    Taint,
-    Toleration,
-    parse_int64,
-)
-from asched.cluster.requests import ContainerRequests, nonzero_requests, pod_requests
-from asched.errors import DecodeError
-
-NODE_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
-#: JSON of any shape (the decoders' parameters name the shape they expect, and accept any
-#: mapping: every field is checked here, whatever its declared type)
-Raw = Mapping[str, Any]
-
-
-#: owner uid -> the one-reference tuple last decoded with it: the pods of a workload share
-#: their owner, so the next ones compare four fields instead of building a record (past
-#: the limit the cache starts over)
-_OWNERS: dict[str, tuple[OwnerReference]] = {}
-_OWNERS_LIMIT: Final = 4096
-
-
-def _described(value: Any) -> str:
-    """A wrong value for a message: a scalar as written, a container by its kind (an
-    annotation may hold kilobytes)."""
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list | tuple):
-        return "a list"
-    return repr(value)
-
-
-class _Ctx:
-    """The object being decoded, for error messages."""
-
-    def __init__(self, kind: str, raw: Any) -> None:
-        meta = raw.get("metadata") if isinstance(raw, Mapping) else None
-        meta = meta if isinstance(meta, Mapping) else {}
-        name = meta.get("name") or meta.get("generateName") or "<unnamed>"
-        namespace = meta.get("namespace")
-        self.obj = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
-        #: the first amount beyond asched's range, as a message naming its field
-        self.out_of_range = ""
-
-    def fail(self, path: str, message: str) -> DecodeError:
-        return DecodeError(self.obj, path, message)
-
-    # The checks below test the exact JSON types first: objects parsed from JSON are
-    # dicts, lists and strs, and the ABC's isinstance costs several times more.
-    def mapping(self, value: Any, path: str) -> Raw:
-        if type(value) is dict:
-            return value
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be an object, got {type(value).__name__}")
-        return value
-
-    def items(self, value: Any, path: str) -> list[Any]:
-        if type(value) is list:
-            return value
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, f"must be a list, got {type(value).__name__}")
-        return value
-
-    def string(self, value: Any, path: str, default: str = "") -> str:
-        if type(value) is str:
-            return value
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            raise self.fail(path, f"must be a string, got {value!r}")
-        return value
-
-    def integer(self, value: Any, path: str, default: int = 0) -> int:
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(path, f"must be an integer, got {value!r}")
-        return value
-
-    def labels(self, value: Any, path: str) -> dict[str, str]:
-        labels = self.mapping(value, path)
-        for key, val in labels.items():
-            if not isinstance(val, str):
-                raise self.fail(f"{path}.{key}", f"label values must be strings, got {val!r}")
-        return dict(labels)
-
-    def annotations(self, value: Any, path: str) -> dict[str, str]:
-        """A map of string to string, as :meth:`labels`, an entry's path written
-        ``metadata.annotations[KEY]`` (keys hold dots and slashes)."""
-        annotations = self.mapping(value, path)
-        for key, val in annotations.items():
-            if type(key) is not str:
-                raise self.fail(path, f"annotation keys must be strings, got {key!r}")
-            if type(val) is not str:
-                raise self.fail(
-                    f"{path}[{key}]", f"annotation values must be strings, got {_described(val)}"
-                )
-        return dict(annotations)
-
-    def owner_references(self, value: Any) -> tuple[OwnerReference, ...]:
-        """``metadata.ownerReferences``: each an object whose ``apiVersion``, ``kind``,
-        ``name`` and ``uid`` are strings and ``controller`` a boolean (absent: "" and
-        False). The usual entry (a dict of such values) takes the fast path."""
-        if value is None:
-            return ()
-        if type(value) is list and len(value) == 1 and type(value[0]) is dict:
-            # the usual pod: one owner its siblings share, decoded already
-            get = value[0].get
-            uid = get("uid")
-            known = _OWNERS.get(uid) if type(uid) is str else None
-            if known is not None:
-                ref = known[0]
-                controller = get("controller")
-                if (
-                    get("name") == ref.name
-                    and get("kind") == ref.kind
-                    and get("apiVersion") == ref.api_version
-                    and (
-                        controller is True
-                        if ref.controller
-                        else (controller is None or controller is False)
-                    )
-                ):
-                    return known
-        out = []
-        for index, item in enumerate(self.items(value, "metadata.ownerReferences")):
-            if type(item) is dict:
-                get = item.get
-                version, kind, name, uid = get("apiVersion"), get("kind"), get("name"), get("uid")
-                controller = get("controller")
-                if (
-                    type(version) is str
-                    and type(kind) is str
-                    and type(name) is str
-                    and type(uid) is str
-                    and (controller is None or type(controller) is bool)
-                ):
-                    out.append(OwnerReference(version, kind, name, uid, controller is True))
-                    continue
-            out.append(self._owner_reference(item, f"metadata.ownerReferences[{index}]"))
-        refs = tuple(out)
-        if len(refs) == 1:
-            if len(_OWNERS) >= _OWNERS_LIMIT:
-                _OWNERS.clear()
-            _OWNERS[refs[0].uid] = refs
-        return refs
-
-    def _owner_reference(self, value: Any, path: str) -> OwnerReference:
-        item = self.mapping(value, path)
-        strings = [
-            self.string(item.get(key), f"{path}.{key}") for key in ("apiVersion", "kind", "name")
-        ]
-        uid = self.string(item.get("uid"), f"{path}.uid")
-        controller = item.get("controller")
-        if controller is not None and not isinstance(controller, bool):
-            raise self.fail(f"{path}.controller", f"must be a boolean, got {controller!r}")
-        return OwnerReference(strings[0], strings[1], strings[2], uid, controller is True)
-
-    def int32(self, value: Any, path: str, default: int = 0) -> int:
-        number = self.integer(value, path, default)
-        if not -(2**31) <= number < 2**31:
-            raise self.fail(path, f"must be a 32-bit integer, got {number}")
-        return number
-
-    def quantities(self, value: Any, path: str) -> dict[str, int]:
-        """Quantities in canonical units, as the API server parses them (capped at
-        int64). Amounts beyond :data:`~asched.cluster.bounds.MAX_AMOUNT` are clamped to
-        it and recorded in :attr:`out_of_range` (the first one, naming its field)."""
-        out: dict[str, int] = {}
-        for name, text in self.mapping(value, path).items():
-            if type(text) is not str:
-                if isinstance(text, int | float) and not isinstance(text, bool):
-                    text = str(text)
-                if not isinstance(text, str):
-                    raise self.fail(f"{path}.{name}", f"must be a quantity string, got {text!r}")
-            try:
-                amount = quantity.canonical(name, text)
-            except quantity.QuantityError as exc:
-                raise self.fail(f"{path}.{name}", str(exc)) from None
-            if amount < 0:
-                raise self.fail(
-                    f"{path}.{name}", f"must be greater than or equal to 0, got {text!r}"
-                )
-            if amount > bounds.MAX_AMOUNT and not self.out_of_range:
-                self.out_of_range = bounds.too_large(f"{path}.{name}", text, amount, name)
-            out[name] = bounds.clamp(amount)
-        return out
+from asched.cluster.records import ImageState, NodeInfo, PodInfo
+from asched.cluster.taint_decode import decode_taints, decode_tolerations
 
 
 def decode_node(raw: NodeJSON | Raw, *, keep_annotations: bool = False) -> NodeInfo:
@@ -231,24 +40,14 @@ def decode_node(raw: NodeJSON | Raw, *, keep_annotations: bool = False) -> NodeI
     ``keep_annotations``: decode ``metadata.annotations`` (checked: a map of string to
     string) into ``NodeInfo.annotations``; otherwise they are not read at all (no plugin
     reads them, see ``PluginSpec.reads_annotations``)."""
-    ctx = _Ctx("Node", raw)
+    ctx = DecodeContext("Node", raw)
     meta = ctx.mapping(raw.get("metadata"), "metadata")
     name = ctx.string(meta.get("name"), "metadata.name")
     if not name:
         raise ctx.fail("metadata.name", "Required value: name is required")
     spec = ctx.mapping(raw.get("spec"), "spec")
     status = ctx.mapping(raw.get("status"), "status")
-    taints = []
-    for index, item in enumerate(ctx.items(spec.get("taints"), "spec.taints")):
-        path = f"spec.taints[{index}]"
-        item = ctx.mapping(item, path)
-        effect = ctx.string(item.get("effect"), f"{path}.effect")
-        if effect not in TAINT_EFFECTS:
-            raise ctx.fail(f"{path}.effect", f"Unsupported value: {effect!r}")
-        key = ctx.string(item.get("key"), f"{path}.key")
-        if not key:
-            raise ctx.fail(f"{path}.key", "Required value")
-        taints.append(Taint(key, ctx.string(item.get("value"), f"{path}.value"), effect))
+    taints = decode_taints(ctx, spec)
     if status.get("allocatable") is not None:
         allocatable = ctx.quantities(status.get("allocatable"), "status.allocatable")
     else:
@@ -277,133 +76,10 @@ def decode_node(raw: NodeJSON | Raw, *, keep_annotations: bool = False) -> NodeI
     )
 
 
-def _requirements(ctx: _Ctx, raw: Any, path: str, *, fields: bool) -> tuple[Requirement, ...]:
-    out = []
-    for index, item in enumerate(ctx.items(raw, path)):
-        here = f"{path}[{index}]"
-        item = ctx.mapping(item, here)
-        key = ctx.string(item.get("key"), f"{here}.key")
-        op = ctx.string(item.get("operator"), f"{here}.operator")
-        values = tuple(
-            ctx.string(v, f"{here}.values[{i}]")
-            for i, v in enumerate(ctx.items(item.get("values"), f"{here}.values"))
-        )
-        if not key:
-            raise ctx.fail(f"{here}.key", "Required value")
-        if fields:
-            if key != "metadata.name":
-                raise ctx.fail(
-                    f"{here}.key", f"Invalid value: {key!r}: not a valid field selector key"
-                )
-            if op not in ("In", "NotIn") or len(values) != 1:
-                raise ctx.fail(
-                    here, "matchFields on metadata.name must use In or NotIn with exactly one value"
-                )
-        elif op not in NODE_OPERATORS:
-            raise ctx.fail(
-                f"{here}.operator",
-                f"Unsupported value: {op!r}: supported values: {', '.join(NODE_OPERATORS)}",
-            )
-        elif op in ("In", "NotIn") and not values:
-            raise ctx.fail(
-                f"{here}.values",
-                "Required value: must be specified when `operator` is 'In' or 'NotIn'",
-            )
-        elif op in ("Exists", "DoesNotExist") and values:
-            raise ctx.fail(
-                f"{here}.values",
-                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            )
-        elif op in ("Gt", "Lt") and (len(values) != 1 or parse_int64(values[0]) is None):
-            raise ctx.fail(
-                f"{here}.values",
-                "must be specified single value when `operator` is 'Lt' or 'Gt' and be an integer",
-            )
-        out.append(Requirement(key, op, values))
-    return tuple(out)
-
-
-def decode_node_selector_term(ctx: _Ctx, raw: Any, path: str) -> NodeSelectorTerm:
-    """Decode one ``nodeSelectorTerm`` (expressions and fields).
-
-    The API server accepts label values its selector parser later rejects; upstream's
-    scheduler then treats the whole term as matching nothing. Such a term decodes with
-    ``invalid=True`` and both implementations honour it.
-    """
-    raw = ctx.mapping(raw, path)
-    expressions = _requirements(
-        ctx, raw.get("matchExpressions"), f"{path}.matchExpressions", fields=False
-    )
-    fields = _requirements(ctx, raw.get("matchFields"), f"{path}.matchFields", fields=True)
-    invalid = any(
-        not valid_label_key(r.key)
-        or (r.operator in ("In", "NotIn") and not all(valid_label_value(v) for v in r.values))
-        for r in expressions
-    )
-    return NodeSelectorTerm(expressions, fields, invalid)
-
-
-def decode_node_affinity(ctx: _Ctx, raw: Any, path: str) -> NodeAffinity | None:
-    """Decode a ``NodeAffinity`` (also used for NodeAffinityArgs.addedAffinity)."""
-    if raw is None:
-        return None
-    raw = ctx.mapping(raw, path)
-    required = None
-    req_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
-    if raw.get("requiredDuringSchedulingIgnoredDuringExecution") is not None:
-        selector = ctx.mapping(raw["requiredDuringSchedulingIgnoredDuringExecution"], req_path)
-        terms = ctx.items(selector.get("nodeSelectorTerms"), f"{req_path}.nodeSelectorTerms")
-        required = tuple(
-            decode_node_selector_term(ctx, term, f"{req_path}.nodeSelectorTerms[{i}]")
-            for i, term in enumerate(terms)
-        )
-    preferred = []
-    pref_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
-    for index, item in enumerate(
-        ctx.items(raw.get("preferredDuringSchedulingIgnoredDuringExecution"), pref_path)
-    ):
-        here = f"{pref_path}[{index}]"
-        item = ctx.mapping(item, here)
-        weight = ctx.integer(item.get("weight"), f"{here}.weight")
-        if not 0 <= weight <= 100:
-            raise ctx.fail(f"{here}.weight", f"Invalid value: {weight}: must be in the range 1-100")
-        term = decode_node_selector_term(ctx, item.get("preference"), f"{here}.preference")
-        preferred.append(PreferredTerm(weight, term))
-    return NodeAffinity(required, tuple(preferred))
-
-
-def _container_requests(ctx: _Ctx, raw: Raw, path: str) -> dict[str, int]:
-    resources = ctx.mapping(raw.get("resources"), f"{path}.resources")
-    requests = ctx.quantities(resources.get("requests"), f"{path}.resources.requests")
-    limits = ctx.quantities(resources.get("limits"), f"{path}.resources.limits")
-    for name, amount in limits.items():
-        requests.setdefault(name, amount)  # API defaulting: request = limit when unset
-    return requests
-
-
-def _host_ports(ctx: _Ctx, raw: Raw, path: str, *, host_network: bool) -> list[HostPort]:
-    out = []
-    for index, port in enumerate(ctx.items(raw.get("ports"), f"{path}.ports")):
-        here = f"{path}.ports[{index}]"
-        port = ctx.mapping(port, here)
-        container_port = ctx.integer(port.get("containerPort"), f"{here}.containerPort")
-        host_port = ctx.integer(port.get("hostPort"), f"{here}.hostPort")
-        if host_network and host_port == 0:
-            host_port = container_port
-        if not 0 <= host_port <= 65535:
-            raise ctx.fail(
-                f"{here}.hostPort",
-                f"Invalid value: {host_port}: must be between 1 and 65535, inclusive",
-            )
-        if host_port > 0:
-            ip = ctx.string(port.get("hostIP"), f"{here}.hostIP") or "0.0.0.0"
-            protocol = ctx.string(port.get("protocol"), f"{here}.protocol") or "TCP"
-            out.append(HostPort(ip, protocol, host_port))
-    return out
-
-
-def _pod_parts(ctx: _Ctx, raw: object) -> tuple[Raw, str, Raw, Raw]:
-    """A Pod's metadata, name, spec and status, checked in this order."""
+def _pod_parts(raw: object) -> tuple[DecodeContext, Raw, str, Raw, Raw]:
+    """A Pod's decoding context, and its metadata, name, spec and status, checked in this
+    order."""
+    ctx = DecodeContext("Pod", raw)
     if not isinstance(raw, Mapping):
         raise ctx.fail("", "a Pod must be an object")
     meta = ctx.mapping(raw.get("metadata"), "metadata")
@@ -411,6 +87,7 @@ def _pod_parts(ctx: _Ctx, raw: object) -> tuple[Raw, str, Raw, Raw]:
     if not name:
         raise ctx.fail("metadata.name", "Required value: name or generateName is required")
     return (
+        ctx,
         meta,
         name,
         ctx.mapping(raw.get("spec"), "spec"),
@@ -418,79 +95,23 @@ def _pod_parts(ctx: _Ctx, raw: object) -> tuple[Raw, str, Raw, Raw]:
     )
 
 
-def decode_pod(raw: PodJSON | Raw, *, keep_annotations: bool = False) -> PodInfo:
-    """Decode a Pod into a :class:`PodInfo`, computing its effective requests.
-
-    ``keep_annotations``: decode ``metadata.annotations`` (checked: a map of string to
-    string) into ``PodInfo.annotations``; otherwise they are not read at all (they may
-    be large, and only plugins that declare ``reads_annotations`` see them). The owner
-    references are always decoded."""
-    ctx = _Ctx("Pod", raw)
-    meta, name, spec, status = _pod_parts(ctx, raw)
-    host_network = bool(spec.get("hostNetwork", False))
-
-    containers: list[ContainerRequests] = []
-    inits: list[ContainerRequests] = []
-    images: list[str] = []
-    ports: list[HostPort] = []
-    init_raw = ctx.items(spec.get("initContainers"), "spec.initContainers")
-    for index, item in enumerate(init_raw):
-        path = f"spec.initContainers[{index}]"
-        item = ctx.mapping(item, path)
-        restartable = ctx.string(item.get("restartPolicy"), f"{path}.restartPolicy") == "Always"
-        inits.append(ContainerRequests(_container_requests(ctx, item, path), restartable))
-        images.append(ctx.string(item.get("image"), f"{path}.image"))
-        if restartable:
-            ports.extend(_host_ports(ctx, item, path, host_network=host_network))
-    for index, item in enumerate(ctx.items(spec.get("containers"), "spec.containers")):
-        path = f"spec.containers[{index}]"
-        item = ctx.mapping(item, path)
-        containers.append(ContainerRequests(_container_requests(ctx, item, path)))
-        images.append(ctx.string(item.get("image"), f"{path}.image"))
-        ports.extend(_host_ports(ctx, item, path, host_network=host_network))
-    overhead = ctx.quantities(spec.get("overhead"), "spec.overhead")
-    requests = pod_requests(containers, inits, overhead)
-    for resource, amount in requests.items():
-        if amount > bounds.MAX_AMOUNT:
-            ctx.out_of_range = ctx.out_of_range or bounds.total_too_large(resource, amount)
-            requests[resource] = bounds.MAX_AMOUNT
-    nonzero_cpu, nonzero_memory = (
-        bounds.clamp(amount) for amount in nonzero_requests(containers, inits, overhead)
-    )
-
-    tolerations = []
-    for index, item in enumerate(ctx.items(spec.get("tolerations"), "spec.tolerations")):
-        path = f"spec.tolerations[{index}]"
-        item = ctx.mapping(item, path)
-        operator = ctx.string(item.get("operator"), f"{path}.operator") or "Equal"
-        if operator not in ("Equal", "Exists"):
-            raise ctx.fail(
-                f"{path}.operator",
-                f'Unsupported value: {operator!r}: supported values: "Equal", "Exists"',
-            )
-        effect = ctx.string(item.get("effect"), f"{path}.effect")
-        if effect and effect not in TAINT_EFFECTS:
-            raise ctx.fail(f"{path}.effect", f"Unsupported value: {effect!r}")
-        tolerations.append(
-            Toleration(
-                ctx.string(item.get("key"), f"{path}.key"),
-                operator,
-                ctx.string(item.get("value"), f"{path}.value"),
-                effect,
-            )
-        )
-
-    affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
-    pvcs = _claim_names(ctx, spec, name)
-    namespace = ctx.string(meta.get("namespace"), "metadata.namespace") or "default"
+def _pod_affinity(
+    ctx: DecodeContext, affinity: Raw, namespace: str
+) -> tuple[Raw | None, Raw | None, PodAffinity | None]:
+    """``spec.affinity.podAffinity`` and ``podAntiAffinity`` as written (None when absent
+    or empty), and their terms decoded (a term's namespaces default to ``namespace``)."""
     inter_pod = ctx.mapping(affinity.get("podAffinity"), "spec.affinity.podAffinity") or None
     anti = ctx.mapping(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity") or None
     pod_affinity, error = decode_pod_affinity(inter_pod, anti, namespace)
     if error is not None:
         raise ctx.fail(f"spec.affinity.{error[0]}", error[1])
-    priority = ctx.int32(spec.get("priority"), "spec.priority")
-    raw_spread = spec.get("topologySpreadConstraints")
-    spread = (
+    return inter_pod, anti, pod_affinity
+
+
+def _spread_constraints(ctx: DecodeContext, raw_spread: Any) -> tuple[Raw, ...]:
+    """``spec.topologySpreadConstraints``: each an object, kept as written (their fields
+    are decoded where they are used, :mod:`asched.cluster.spread`)."""
+    return (
         ()
         if raw_spread is None
         else tuple(
@@ -498,8 +119,11 @@ def decode_pod(raw: PodJSON | Raw, *, keep_annotations: bool = False) -> PodInfo
             for i, c in enumerate(ctx.items(raw_spread, "spec.topologySpreadConstraints"))
         )
     )
-    raw_gates = spec.get("schedulingGates")
-    gates = (
+
+
+def _scheduling_gates(ctx: DecodeContext, raw_gates: Any) -> tuple[str, ...]:
+    """The names of ``spec.schedulingGates``."""
+    return (
         ()
         if raw_gates is None
         else tuple(
@@ -510,6 +134,26 @@ def decode_pod(raw: PodJSON | Raw, *, keep_annotations: bool = False) -> PodInfo
             for i, g in enumerate(ctx.items(raw_gates, "spec.schedulingGates"))
         )
     )
+
+
+def decode_pod(raw: PodJSON | Raw, *, keep_annotations: bool = False) -> PodInfo:
+    """Decode a Pod into a :class:`PodInfo`, computing its effective requests.
+
+    ``keep_annotations``: decode ``metadata.annotations`` (checked: a map of string to
+    string) into ``PodInfo.annotations``; otherwise they are not read at all (they may
+    be large, and only plugins that declare ``reads_annotations`` see them). The owner
+    references are always decoded."""
+    ctx, meta, name, spec, status = _pod_parts(raw)
+    containers, inits, images, ports = decode_containers(ctx, spec)
+    requests, nonzero_cpu, nonzero_memory = effective_requests(ctx, spec, containers, inits)
+    tolerations = decode_tolerations(ctx, spec)
+    affinity = ctx.mapping(spec.get("affinity"), "spec.affinity")
+    pvcs = _claim_names(ctx, spec, name)
+    namespace = ctx.string(meta.get("namespace"), "metadata.namespace") or "default"
+    inter_pod, anti, pod_affinity = _pod_affinity(ctx, affinity, namespace)
+    priority = ctx.int32(spec.get("priority"), "spec.priority")
+    spread = _spread_constraints(ctx, spec.get("topologySpreadConstraints"))
+    gates = _scheduling_gates(ctx, spec.get("schedulingGates"))
     return PodInfo(
         namespace=namespace,
         name=name,
@@ -554,7 +198,7 @@ def decode_pod(raw: PodJSON | Raw, *, keep_annotations: bool = False) -> PodInfo
     )
 
 
-def _claim_names(ctx: _Ctx, spec: Raw, name: str) -> tuple[str, ...]:
+def _claim_names(ctx: DecodeContext, spec: Raw, name: str) -> tuple[str, ...]:
     """The claims of the pod's ``persistentVolumeClaim`` and generic ephemeral volumes
     (an ephemeral volume's claim is ``<pod>-<volume>``)."""
     pvcs = []
@@ -587,8 +231,7 @@ def decode_pod_like(
     the shared part cannot fail (it decoded for ``shape``). ``keep_annotations`` as
     for :func:`decode_pod` (annotations are metadata: read per pod, never shared).
     """
-    ctx = _Ctx("Pod", raw)
-    meta, name, spec, status = _pod_parts(ctx, raw)
+    ctx, meta, name, spec, status = _pod_parts(raw)
     pvcs = _claim_names(ctx, spec, name)
     deleting = meta.get("deletionTimestamp") is not None
     return PodInfo(
@@ -653,8 +296,3 @@ def _scheduled_condition(status: Mapping[str, Any]) -> tuple[str, str, str] | No
             state, reason, message = (t if isinstance(t, str) else "" for t in text)
             return state, reason, message
     return None
-
-
-def object_context(kind: str, raw: Any) -> _Ctx:
-    """A decoding context for another decoder (e.g. config args reusing node affinity)."""
-    return _Ctx(kind, raw)

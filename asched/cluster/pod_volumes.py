@@ -29,7 +29,7 @@ DEFAULT_RBD_POOL: Final = "rbd"
 
 
 class Context(Protocol):
-    """What the pod decoder's context offers (:class:`asched.cluster.decode._Ctx`)."""
+    """What the pod decoder's context offers (:class:`asched.cluster.decode_context.DecodeContext`)."""
 
     def fail(self, path: str, message: str) -> DecodeError: ...
 

@@ -13,6 +13,7 @@ Layout (``cap`` = capacity, doubled when full; rows of deleted nodes go to a fre
 * ``nonzero_cpu``, ``nonzero_memory``: ``int64[cap]``, the scoring requests (100m / 200Mi
   when unset)
 * ``zone``: ``int32[cap]`` zone id; ``seq``: ``int64[cap]`` insertion order within its zone
+  (the zones themselves and the node order they give in :mod:`node_tree`)
 * labels, taints, host ports and images in :mod:`labels`, :mod:`taints`, :mod:`ports`,
   :mod:`images`; the counted pods themselves as rows of :mod:`pods` (for inter-pod
   questions); the objects that select pods in :mod:`workloads` (for default spread
@@ -30,7 +31,8 @@ Invariants:
   recompute only the rows touched since.
 * A second log holds the rows whose *node* changed (added, updated, removed; pods
   counted on a row do not count): :meth:`NodeTable.annotation_values` keeps one column
-  per annotation key asked for and refreshes only the rows this log names since.
+  per annotation key asked for and refreshes only the rows this log names since (both in
+  :mod:`annotation_columns`).
 """
 
 from __future__ import annotations
@@ -42,12 +44,14 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from asched.cluster.annotation_columns import AnnotationColumns
 from asched.cluster.attachments import Attachments
 from asched.cluster.budgets import DisruptionBudget
 from asched.cluster.columns import Rows, grown, new_column
 from asched.cluster.images import ImageIndex
 from asched.cluster.labels import LabelColumns
 from asched.cluster.names import NodeName
+from asched.cluster.node_tree import NodeTree, zone_key
 from asched.cluster.nominations import Nominations
 from asched.cluster.pods import PodColumns
 from asched.cluster.ports import PortColumns
@@ -57,24 +61,8 @@ from asched.cluster.taints import TaintColumns
 from asched.cluster.volumes import VolumeCatalog
 from asched.cluster.workloads import SelectorSources
 
-REGION_LABEL: Final = "topology.kubernetes.io/region"
-ZONE_LABEL: Final = "topology.kubernetes.io/zone"
-LEGACY_REGION_LABEL: Final = "failure-domain.beta.kubernetes.io/region"
-LEGACY_ZONE_LABEL: Final = "failure-domain.beta.kubernetes.io/zone"
 _INITIAL_CAPACITY: Final = 64
 _LOG_LIMIT_FACTOR: Final = 4
-#: At most this many annotation keys keep a column (:meth:`NodeTable.annotation_values`);
-#: past it the columns start over (only a plugin asking for ever new keys gets there).
-_ANNOTATION_KEYS: Final = 64
-
-
-def zone_key(labels: Mapping[str, str]) -> str:
-    """The node-tree zone of a node: region and zone labels (legacy ones as fallback)."""
-    region = labels.get(REGION_LABEL) or labels.get(LEGACY_REGION_LABEL, "")
-    zone = labels.get(ZONE_LABEL) or labels.get(LEGACY_ZONE_LABEL, "")
-    if not region and not zone:
-        return ""
-    return f"{region}:\x00:{zone}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +129,8 @@ class NodeTable:
         self._volumes.listeners.append(self._storage_changed)
         self.row_pods: list[dict[str, PlacedPod]] = [{} for _ in range(cap)]
         self.orphans: dict[str, dict[str, PodInfo]] = {}
-        self.zone_ids: dict[str, int] = {}
-        self._zone_first: dict[int, int] = {}
-        self._zone_count: dict[int, int] = {}
-        self._seq = 0
+        #: the zones, for :meth:`order`
+        self._tree = NodeTree()
         self._order: npt.NDArray[np.intp] | None = None
         self.epoch = 0
         self.generation = 0
@@ -153,11 +139,8 @@ class NodeTable:
         self.shared_generation = 0
         self.changes: list[int] = []
         self.changes_base = 0
-        #: rows whose node was added, updated or removed, from position ``_node_base``
-        self._node_changes: list[int] = []
-        self._node_base = 0
-        #: annotation key -> (node-change position it is current at, its column)
-        self._annotations: dict[str, tuple[int, npt.NDArray[np.object_]]] = {}
+        #: the rows whose node changed, and the annotation columns refreshed from them
+        self._annotation_columns = AnnotationColumns()
         for name in BASE_RESOURCES:
             self.ensure_axis(name)
 
@@ -259,11 +242,7 @@ class NodeTable:
             self.changes_base += drop
 
     def _node_changed(self, row: int) -> None:
-        self._node_changes.append(row)
-        if len(self._node_changes) > _LOG_LIMIT_FACTOR * max(self.size, 64):
-            drop = len(self._node_changes) // 2
-            del self._node_changes[:drop]
-            self._node_base += drop
+        self._annotation_columns.node_changed(row, _LOG_LIMIT_FACTOR * max(self.size, 64))
 
     def changed_rows_since(self, mark: int) -> list[int] | None:
         """Rows touched since change position ``mark``, or None if the log no longer reaches."""
@@ -317,33 +296,16 @@ class NodeTable:
         self.unschedulable[row] = node.unschedulable
         if old is None or old.labels != node.labels:
             self.labels.set_row(row, node.labels)
-            self._set_zone(row, zone_key(node.labels), moved=old is not None)
+            if self._tree.set_zone(
+                self.zone, self.seq, row, zone_key(node.labels), moved=old is not None
+            ):
+                self._order = None
         if old is None or old.taints != node.taints:
             self.taints.set_row(row, node.taints)
         if old is None or old.images != node.images:
             self.images.set_row(row, node.images)
             self._structural()  # image spread is global to ImageLocality
         self.nodes[row] = node
-
-    def _set_zone(self, row: int, key: str, *, moved: bool) -> None:
-        zone = self.zone_ids.setdefault(key, len(self.zone_ids))
-        current = int(self.zone[row])
-        if moved and current == zone:
-            return
-        if current >= 0:
-            self._leave_zone(current)
-        self.zone[row] = zone
-        self._seq += 1
-        self.seq[row] = self._seq
-        if self._zone_count.get(zone, 0) == 0:
-            self._zone_first[zone] = self._seq
-        self._zone_count[zone] = self._zone_count.get(zone, 0) + 1
-        self._order = None
-
-    def _leave_zone(self, zone: int) -> None:
-        self._zone_count[zone] -= 1
-        if self._zone_count[zone] == 0:
-            del self._zone_first[zone]
 
     def remove_node(self, name: str) -> None:
         """Delete a node's row; its pods wait as orphans in case the node comes back."""
@@ -353,7 +315,7 @@ class NodeTable:
         for key, placed in list(self.row_pods[row].items()):
             self.remove_pod(key)
             self.orphans.setdefault(name, {})[key] = placed.info
-        self._leave_zone(int(self.zone[row]))
+        self._tree.leave_zone(int(self.zone[row]))
         self.alive[row] = False
         self.unschedulable[row] = False
         self.zone[row] = -1
@@ -379,18 +341,7 @@ class NodeTable:
         pkg/scheduler/backend/cache/node_tree.go, nodeTree.list)."""
         if self._order is None:
             live = np.flatnonzero(self.alive[: self.size])
-            zones = self.zone[live]
-            seqs = self.seq[live]
-            by_zone_seq = np.lexsort((seqs, zones))
-            sorted_zones = zones[by_zone_seq]
-            starts = np.flatnonzero(np.r_[True, sorted_zones[1:] != sorted_zones[:-1]])
-            counts = np.diff(np.r_[starts, len(sorted_zones)])
-            rank = np.arange(len(sorted_zones)) - np.repeat(starts, counts)
-            zone_rank = np.array(
-                [self._zone_first.get(int(z), 0) for z in sorted_zones], dtype=np.int64
-            )
-            interleaved = np.lexsort((zone_rank, rank))
-            self._order = live[by_zone_seq][interleaved].astype(np.intp)
+            self._order = self._tree.order(live, self.zone[live], self.seq[live])
         return self._order
 
     def add_pod(self, pod: PodInfo, node_name: str) -> bool:
@@ -489,28 +440,9 @@ class NodeTable:
 
         One column per key, kept: a call refreshes only the rows whose node changed since
         the last call for that key (pods counted on a node change nothing here), so
-        asking for it in every cycle costs the node changes, not the nodes."""
-        mark = self._node_base + len(self._node_changes)
-        cached = self._annotations.get(key)
-        if cached is not None and cached[0] >= self._node_base:
-            since, values = cached
-            if len(values) < self.size:
-                values = grown(values, self.capacity, None)
-            for row in dict.fromkeys(self._node_changes[since - self._node_base :]):
-                node = self.nodes[row]
-                values[row] = None if node is None else node.annotations.get(key)
-        else:
-            if len(self._annotations) >= _ANNOTATION_KEYS:
-                self._annotations.clear()
-            values = np.full(self.capacity, None, dtype=np.object_)
-            values[: self.size] = [
-                None if node is None else node.annotations.get(key)
-                for node in self.nodes[: self.size]
-            ]
-        self._annotations[key] = (mark, values)
-        view = values[: self.size]
-        view.flags.writeable = False
-        return view
+        asking for it in every cycle costs the node changes, not the nodes
+        (:mod:`asched.cluster.annotation_columns`)."""
+        return self._annotation_columns.values(key, self.nodes, self.size, self.capacity)
 
     def row_of(self, name: str) -> int | None:
         return self.index.get(name)

@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from asched.cluster import bounds, quantity
-from asched.cluster.decode import decode_node_selector_term, object_context
+from asched.cluster.decode_context import object_context
 from asched.cluster.labelselector import LabelSelector, decode_label_selector
+from asched.cluster.node_affinity_decode import decode_node_selector_term
 from asched.cluster.records import NodeAffinity, NodeSelectorTerm
 from asched.cluster.volumes import (
     ACCESS_MODES,

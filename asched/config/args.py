@@ -37,7 +37,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from asched.cluster import decode
+from asched.cluster.decode_context import object_context
+from asched.cluster.node_affinity_decode import decode_node_affinity
 from asched.config.args_resources import (
     BALANCED_FIELDS,
     FIT_FIELDS,
@@ -106,8 +107,8 @@ def _read_node_affinity(section: Section) -> NodeAffinityArgs:
     path = section.at("addedAffinity")
     _check_fields(section.problems, raw, path, _NODE_AFFINITY)
     try:
-        ctx = decode.object_context("NodeAffinityArgs", {})
-        return NodeAffinityArgs(decode.decode_node_affinity(ctx, raw, path))
+        ctx = object_context("NodeAffinityArgs", {})
+        return NodeAffinityArgs(decode_node_affinity(ctx, raw, path))
     except DecodeError as exc:
         section.problems.add(exc.path, exc.message)
         return NodeAffinityArgs()

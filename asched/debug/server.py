@@ -109,27 +109,36 @@ def _int(request: web.Request, name: str) -> int | None:
     return int(text)
 
 
+def _page(name: str) -> Handler:
+    """The handler of page ``name``, its HTML rendered once, here."""
+    text = pages.render(name)
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return web.Response(text=text, content_type="text/html")
+
+    return handler
+
+
+async def _static(request: web.Request) -> web.StreamResponse:
+    """The pages' script and style sheet; 404 for any other name."""
+    name = request.match_info["name"]
+    if name == "debug.js":
+        return web.Response(text=pages.JS, content_type="text/javascript")
+    if name == "debug.css":
+        return web.Response(text=pages.CSS, content_type="text/css")
+    raise web.HTTPNotFound()
+
+
+async def _to_index(request: web.Request) -> web.StreamResponse:
+    """``/debug`` redirects to the index, ``/debug/``."""
+    raise web.HTTPFound("/debug/")
+
+
 def build_app(sources: views.Sources, *, middlewares: Sequence[Middleware] = ()) -> web.Application:
     """The aiohttp application of the debug pages over ``sources``.
 
     ``middlewares`` (authentication, authorization) run after the read-only check."""
     app = web.Application(middlewares=[read_only, *middlewares])
-
-    def page(name: str) -> Handler:
-        text = pages.render(name)
-
-        async def handler(request: web.Request) -> web.StreamResponse:
-            return web.Response(text=text, content_type="text/html")
-
-        return handler
-
-    async def static(request: web.Request) -> web.StreamResponse:
-        name = request.match_info["name"]
-        if name == "debug.js":
-            return web.Response(text=pages.JS, content_type="text/javascript")
-        if name == "debug.css":
-            return web.Response(text=pages.CSS, content_type="text/css")
-        raise web.HTTPNotFound()
 
     async def queue(request: web.Request) -> web.StreamResponse:
         limit = _int(request, "limit")
@@ -162,13 +171,10 @@ def build_app(sources: views.Sources, *, middlewares: Sequence[Middleware] = ())
         seconds = _int(request, "seconds")
         return web.json_response(views.now_view(sources, seconds=seconds or 300))
 
-    async def to_index(request: web.Request) -> web.StreamResponse:
-        raise web.HTTPFound("/debug/")
-
     for name, (path, _) in pages.PAGES.items():
-        app.router.add_get(path, page(name))
-    app.router.add_get("/debug", to_index)
-    app.router.add_get("/debug/static/{name}", static)
+        app.router.add_get(path, _page(name))
+    app.router.add_get("/debug", _to_index)
+    app.router.add_get("/debug/static/{name}", _static)
     app.router.add_get("/debug/api/queue", queue)
     app.router.add_get("/debug/api/decisions", decisions)
     app.router.add_get("/debug/api/decision", decision)

@@ -18,20 +18,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from asched.cluster.columns import Rows, size_of
 from asched.cluster.names import NodeName
-from asched.cluster.nominations import PODS_HELD
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.engine import row_recompute, selection
+from asched.engine import class_fill, selection
 from asched.engine.class_run import Normalized, Run
 from asched.engine.equivalence import ClassCache, ClassEntry
-from asched.framework import diagnosis, pod_reads
+from asched.engine.feasible import feasible_rows, with_cycle_filters
+from asched.framework import diagnosis
 from asched.framework.cycle_state import SCORED_ROWS, CycleState, copy_state
 from asched.framework.interface import PreFilterOutcome
 from asched.framework.pre_state import PreState
-from asched.framework.resource_fit import ResourceNeed
-from asched.framework.runtime import Framework, check_range, weighted
+from asched.framework.runtime import Framework
+from asched.framework.score_runs import weighted
 from asched.framework.status import Code, Status
 
 #: Recompute a cached class fully when more than this fraction of rows changed.
@@ -128,14 +127,6 @@ class Decision:
         return diagnosis.fit_error_message(n_all, reasons, post_filter_message=post_filter)
 
 
-def _selection(changed: list[int]) -> Rows:
-    """The changed rows as a slice when contiguous (views, no gathers), else an index array."""
-    low, high = min(changed), max(changed)
-    if high - low + 1 == len(changed) or len(set(changed)) == high - low + 1:
-        return slice(low, high + 1)
-    return np.unique(np.asarray(changed, dtype=np.intp))
-
-
 class Algorithm:
     """Decisions for one profile over one table. Keeps the rotating start index and caches."""
 
@@ -217,6 +208,23 @@ class Algorithm:
         if table.n_nodes == 0:
             status = Status.unresolvable(diagnosis.NO_NODES)
             return Decision(pod, status, state=CycleState(), _algorithm=self)
+        prepared = self._pre_filter_and_score(
+            pod, keep_pre_state=keep_pre_state, pre_state=pre_state
+        )
+        if isinstance(prepared, Decision):  # PreFilter rejected the pod, or PreScore erred
+            return prepared
+        state, outcome, kept = prepared
+        return self._filter_and_sample(
+            pod, state, outcome, kept, nominated=nominated, sample=sample, within=within
+        )
+
+    def _pre_filter_and_score(
+        self, pod: PodInfo, *, keep_pre_state: bool, pre_state: PreState | None
+    ) -> tuple[CycleState, PreFilterOutcome, PreState | None] | Decision:
+        """PreFilter and PreScore for :meth:`candidates` (or the kept ``pre_state`` when it
+        still holds): the cycle state, PreFilter's outcome and the copy to keep, or the
+        failed decision when PreFilter rejects the pod or PreScore errs."""
+        table = self.table
         kept: PreState | None = None
         if pre_state is not None and pre_state.holds(table):
             state, outcome = pre_state.state, pre_state.outcome  # used once, by this call
@@ -237,33 +245,37 @@ class Algorithm:
                 return Decision(pod, pre_score, state=state, pre_filter=outcome, _algorithm=self)
             if keep_pre_state and self.framework.pre_state_reusable(state, pod):
                 kept = PreState(copy_state(state), outcome, table.epoch, table.shared_generation)
+        return state, outcome, kept
+
+    def _filter_and_sample(
+        self,
+        pod: PodInfo,
+        state: CycleState,
+        outcome: PreFilterOutcome,
+        kept: PreState | None,
+        *,
+        nominated: bool,
+        sample: bool,
+        within: npt.NDArray[np.bool_] | None,
+    ) -> Decision:
+        """The rest of :meth:`candidates` once PreFilter and PreScore passed: the class
+        entry, the rows left by the Filters and the nominated pods, sampled with
+        ``sample``, and the undecided decision over them (Unschedulable when none is
+        left)."""
+        table = self.table
         entry = self._class_entry(state, pod)
-        if within is None:
-            feasible = self._with_cycle_filters(state, pod, entry.feasible)
-            plain = feasible is entry.feasible
-        else:
-            feasible = self._with_cycle_filters(
-                state, pod, entry.feasible & within, only_feasible=True
-            )
-            plain = False
-        allowed = self.framework.allowed_mask(table, outcome)
-        if allowed is not None:
-            feasible = feasible & allowed
-            plain = False
         nominated_failures: dict[int, Status] = {}
-        nominated_only = False
-        if len(table.nominations):
-            feasible = self._with_nominated(state, pod, feasible, nominated_failures)
-            row = table.row_of(table.nominations.node_of(pod.key) or pod.nominated_node_name)
-            if nominated and row is not None and feasible[row]:
-                # upstream tries the nominated node first and takes it when it fits
-                only = np.zeros_like(feasible)
-                only[row] = True
-                feasible = only
-                nominated_only = True
-            plain = plain and feasible is entry.feasible
-        if feasible is entry.feasible:  # the cache's own array, refreshed in place later:
-            feasible = feasible.copy()  # the decision (kept across awaits) gets its own
+        feasible, plain, nominated_only = feasible_rows(
+            self.framework,
+            table,
+            state,
+            pod,
+            outcome,
+            entry,
+            within,
+            nominated_failures,
+            nominated=nominated,
+        )
         if sample:
             found = self.sampler.sample(table, feasible, self._wanted())
             mask, count, examined = found.mask, found.count, found.examined
@@ -395,150 +407,10 @@ class Algorithm:
     def best_total(self, state: CycleState, pod: PodInfo) -> tuple[int, npt.NDArray[np.int64]]:
         """The best total over *all* feasible rows (for regret), and the totals array."""
         entry = self._class_entry(state, pod)
-        feasible = self._with_cycle_filters(state, pod, entry.feasible)
+        feasible = with_cycle_filters(self.framework, self.table, state, pod, entry.feasible)
         totals = self.totals(state, pod, entry, feasible)
         masked = np.where(feasible, totals, -1)
         return int(masked.max()) if masked.size else -1, totals
-
-    def _with_nominated(
-        self,
-        state: CycleState,
-        pod: PodInfo,
-        feasible: npt.NDArray[np.bool_],
-        rejected: dict[int, Status],
-    ) -> npt.NDArray[np.bool_]:
-        """``feasible``, minus the rows that fail once the pods nominated there with at
-        least ``pod``'s priority are counted (the first pass of upstream's
-        RunFilterPluginsWithNominatedPods, pkg/scheduler/framework/runtime/framework.go;
-        the second pass, without them, is ``feasible`` itself).
-
-        The nominated pods are added to the table for the check and removed after it,
-        which restores every row exactly. Cross-row plugins see the nominated pods of
-        all checked rows at once (upstream adds only the checked node's): a documented
-        simplification. When no cross-row filter reads the pods for this pod
-        (:func:`~asched.framework.pod_reads.pods_matter`), only what the nominated pods
-        hold can change an answer: :meth:`_with_reserved`, without touching the table.
-        """
-        table = self.table
-        if not self._pods_matter(state, pod):
-            return self._with_reserved(state, pod, feasible, rejected)
-        blocking = table.nominations.blocking(pod)
-        if not blocking:
-            return feasible
-        rows: list[int] = []
-        added: list[str] = []
-        try:
-            for node, pods in blocking.items():
-                row = table.row_of(node)
-                if row is None or not feasible[row]:
-                    continue
-                fresh = [p for p in pods if p.key not in table.pods]
-                if not fresh:
-                    continue
-                rows.append(row)
-                for other in fresh:
-                    table.add_pod(other, node)
-                    added.append(other.key)
-            if not rows:
-                return feasible
-            state = CycleState()
-            outcome = self.framework.run_pre_filter(state, pod, table)
-            selected = np.asarray(rows, dtype=np.intp)
-            passing = np.zeros(len(rows), dtype=np.bool_)
-            if outcome.status.ok:
-                passing = self.framework.filter_mask(
-                    state, pod, table, selected, self.framework.active_filters(state)
-                )
-                for row in selected[~passing].tolist():
-                    rejected[row] = self.framework.first_failure(state, pod, table, row)
-            else:
-                rejected.update(dict.fromkeys(rows, outcome.status))
-        finally:
-            for key in added:
-                table.remove_pod(key)
-        out = feasible.copy()
-        out[selected] &= passing
-        return out
-
-    def _pods_matter(self, state: CycleState, pod: PodInfo) -> bool:
-        """Whether a filter other than the resource fit may answer otherwise with the
-        nominated pods counted: NodePorts for a pod with host ports, or a cross-row filter
-        that reads the pods for this pod."""
-        cross = self.framework.cycle_filters(state)
-        return bool(pod.host_ports) or (
-            bool(cross) and pod_reads.pods_matter(cross, state, pod, self.table)
-        )
-
-    def _with_reserved(
-        self,
-        state: CycleState,
-        pod: PodInfo,
-        feasible: npt.NDArray[np.bool_],
-        rejected: dict[int, Status],
-    ) -> npt.NDArray[np.bool_]:
-        """The vectorised form of :meth:`_with_nominated` when only the resource-fit filter
-        (:class:`~asched.framework.interface.ResourceFit`) depends on the pods of a row:
-        what the nominated pods hold (kept summed per node) is taken from the free columns
-        of their rows and the fit is checked again there."""
-        table = self.table
-        fit = self.framework.active_resource_fit(state)
-        if fit is None:
-            return feasible
-        held = table.nominations.held(pod)
-        rows_held = [
-            (row, amounts)
-            for node, amounts in held.items()
-            if (row := table.index.get(node)) is not None and feasible[row]
-        ]
-        if not rows_held:
-            return feasible
-        rows = np.fromiter((row for row, _ in rows_held), dtype=np.intp, count=len(rows_held))
-        need = ResourceNeed.of(table, fit.resource_checks(pod, table))
-        n = len(rows_held)
-
-        free = {}
-        for axis in need.axes:
-            key = PODS_HELD if axis == need.pods_axis else table.axes[axis]
-            taken = np.fromiter((a.get(key, 0) for _, a in rows_held), np.int64, n)
-            free[axis] = table.free[axis][rows] - taken
-        codes = need.pattern(free, n)
-        failing = np.flatnonzero(codes)
-        statuses = need.statuses(codes[failing], fit.name)
-        for index, status in zip(failing.tolist(), statuses, strict=True):
-            rejected[int(rows[index])] = status
-        out = feasible.copy()
-        out[rows] &= codes == 0
-        return out
-
-    def _with_cycle_filters(
-        self,
-        state: CycleState,
-        pod: PodInfo,
-        feasible: npt.NDArray[np.bool_],
-        *,
-        only_feasible: bool = False,
-    ) -> npt.NDArray[np.bool_]:
-        """``feasible`` (the cached row-local answer) AND the cross-row filters of this
-        cycle, asked about every row, or (``only_feasible``) about the rows of ``feasible``
-        alone: every plugin answers per row from what its PreFilter computed over the
-        whole table."""
-        plugins = self.framework.cycle_filters(state)
-        if not plugins:
-            return feasible
-        table = self.table
-        rows: Rows = table.rows
-        if only_feasible:
-            rows = np.flatnonzero(feasible)
-            if not rows.size:
-                return feasible
-        started = time.perf_counter()
-        passing = self.framework.filter_mask(state, pod, table, rows, plugins, start=feasible[rows])
-        self._observe("Filter", Status.success(), started)
-        if not only_feasible:
-            return passing
-        out = np.zeros_like(feasible)
-        out[rows] = passing
-        return out
 
     def _wanted(self) -> int:
         n_all = self.table.n_nodes
@@ -556,72 +428,15 @@ class Algorithm:
             if changed is not None and len(changed) <= _INCREMENTAL_LIMIT * table.size:
                 if changed:
                     self.cache.hits += 1
-                    self._refresh(state, pod, entry, changed)
+                    class_fill.refresh(self.framework, table, state, pod, entry, changed)
                 entry.mark = table.change_mark
                 return entry
         self.cache.misses += 1
         entry = ClassEntry(table.epoch, table.change_mark, np.zeros(0, dtype=np.bool_))
-        self._compute(state, pod, entry, None)  # sets every array
+        class_fill.compute(self.framework, table, state, pod, entry, None)  # sets every array
         if key is not None:  # an unbatchable pod's rows are its own
             self.cache.put(key, entry)
         return entry
-
-    def _refresh(
-        self, state: CycleState, pod: PodInfo, entry: ClassEntry, changed: list[int]
-    ) -> None:
-        """Recompute ``entry`` on the ``changed`` rows: in Python when they are few and
-        every row-local plugin has a scalar form (:mod:`asched.engine.row_recompute`),
-        else vectorised."""
-        rows = set(changed)
-        if len(rows) <= row_recompute.SCALAR_ROWS:
-            forms = row_recompute.forms(self.framework, state, pod, self.table)
-            if forms is not None:
-                filters, scores = forms
-                started = time.perf_counter()
-                feasible = row_recompute.refilter(self.table, entry, sorted(rows), filters)
-                self._observe("Filter", Status.success(), started)
-                started = time.perf_counter()
-                row_recompute.rescore(entry, feasible, scores)
-                self._observe("Score", Status.success(), started)
-                return
-        self._compute(state, pod, entry, _selection(changed))
-
-    def _compute(
-        self, state: CycleState, pod: PodInfo, entry: ClassEntry, rows: Rows | None
-    ) -> None:
-        """Fill ``entry`` for ``rows`` (None: every row, replacing its arrays) from the
-        row-local plugins."""
-        fw, table = self.framework, self.table
-        selected = table.rows if rows is None else rows
-        started = time.perf_counter()
-        # a fresh array over the selection (filter_mask never returns a view)
-        feasible = fw.filter_mask(state, pod, table, selected, fw.local_filters(state))
-        if rows is None:
-            entry.feasible = feasible
-        else:
-            entry.feasible[rows] = feasible
-        self._observe("Filter", Status.success(), started)
-        started = time.perf_counter()
-        fixed: npt.NDArray[np.int64] | None = None
-        for plugin, weight in fw.local_scores(state):
-            raw = fw.run_score(plugin, state, pod, table, selected)
-            if rows is None:
-                entry.raw[plugin.name] = raw
-            else:
-                entry.raw[plugin.name][rows] = raw
-            if not plugin.normalizes:  # its raw score is final: checked once per fill
-                check_range(plugin, raw, feasible)
-                if fixed is None:
-                    fixed = raw * weight  # a copy even for weight 1: raw is kept above
-                else:
-                    fixed += weighted(raw, weight)
-        if fixed is None:
-            fixed = np.zeros(size_of(selected), dtype=np.int64)
-        if rows is None:
-            entry.fixed_total = fixed
-        else:
-            entry.fixed_total[rows] = fixed
-        self._observe("Score", Status.success(), started)
 
     def _observe(self, point: str, status: Status, started: float) -> None:
         self.framework.timed(point, status, started)

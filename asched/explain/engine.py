@@ -49,7 +49,8 @@ from asched.explain import gangs as explain_gangs, unfit as unfit_of
 from asched.framework import diagnosis
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.registry import Registry
-from asched.framework.runtime import Framework, weighted
+from asched.framework.runtime import Framework
+from asched.framework.score_runs import weighted
 from asched.framework.status import Code, Status
 
 
@@ -210,26 +211,8 @@ def filter_nodes(
     if runtime is not None:
         gang = explain_gangs.verdict(runtime, pod, refused, outcome.status)
     if not outcome.status.ok:
-        status = outcome.status
-        verdict = _verdict(status)
-        if refused is not None:  # the cycle refuses the gang before any PreFilter runs
-            status = refused
-        if status.code == Code.ERROR:
-            message, preemption = status.message, None
-        else:
-            unfit = unfit_of.of_pre_filter(framework, live, status, pod, table)
-            preemption = unfit_of.preemption(table, pod, framework, unfit.statuses)
-            message = unfit.message(preemption)
-        return Evaluation(
-            pod.key,
-            profile.scheduler_name,
-            dict.fromkeys(names, verdict),
-            weights,
-            None,
-            (),
-            message,
-            preemption,
-            gang=gang,
+        return _ended_by_pre_filter(
+            framework, table, pod, profile, live, names, weights, outcome.status, refused, gang
         )
     pre_score = framework.run_pre_score(state, pod, table)
     failures = framework.first_failures(state, pod, table, outcome)
@@ -251,6 +234,43 @@ def filter_nodes(
         rows,
         gang,
         refused,
+    )
+
+
+def _ended_by_pre_filter(
+    framework: Framework,
+    table: NodeTable,
+    pod: PodInfo,
+    profile: Profile,
+    live: list[int],
+    names: list[str],
+    weights: dict[str, int],
+    status: Status,
+    refused: Status | None,
+    gang: GangVerdict | None,
+) -> Evaluation:
+    """The evaluation a PreFilter rejection or Error (``status``) ends: every live node
+    carries it, nothing is selected; the message (and preemption, when it is no Error) is
+    the gang's refusal's when ``refused``, else the rejection's."""
+    verdict = _verdict(status)
+    if refused is not None:  # the cycle refuses the gang before any PreFilter runs
+        status = refused
+    if status.code == Code.ERROR:
+        message, preemption = status.message, None
+    else:
+        unfit = unfit_of.of_pre_filter(framework, live, status, pod, table)
+        preemption = unfit_of.preemption(table, pod, framework, unfit.statuses)
+        message = unfit.message(preemption)
+    return Evaluation(
+        pod.key,
+        profile.scheduler_name,
+        dict.fromkeys(names, verdict),
+        weights,
+        None,
+        (),
+        message,
+        preemption,
+        gang=gang,
     )
 
 

@@ -52,13 +52,11 @@ from asched.explain.engine import Column, Filtered, Rejections
 from asched.extenders.extender import (
     EXTENDER_NAME,
     Extender,
-    ExtenderScores,
     ExtenderTransport,
     NodeObjects,
     build_extenders,
-    run_filters,
-    run_prioritizers,
 )
+from asched.extenders.filter_score import ExtenderScores, run_filters, run_prioritizers
 from asched.extenders.preemption import NO_CANDIDATE, narrow_candidates, preempting
 from asched.extenders.protocol import RawObject
 from asched.framework.builtin.default_preemption import PREFIX as PREEMPTION_PREFIX

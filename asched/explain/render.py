@@ -59,45 +59,11 @@ def render(
         f"{len(feasible)} of {len(evaluation.nodes)} nodes feasible"
     )
     if feasible:
-        plugins = [p for p in evaluation.weights if wide or any(p in v.scores for _, v in feasible)]
-        table = Table(box=box.SIMPLE_HEAVY, title="Feasible nodes (normalized score per plugin)")
-        table.add_column("node")
-        for plugin in plugins:
-            table.add_column(f"{plugin}\nx{evaluation.weights[plugin]}", justify="right")
-        table.add_column("total", justify="right", style="bold")
-        ranked = sorted(feasible, key=lambda item: (-item[1].total, item[0]))
-        shown = ranked if limit <= 0 else ranked[:limit]
-        for name, verdict in shown:
-            marker = " [green]<- selected[/green]" if name == evaluation.selected else ""
-            top = " *" if name in evaluation.top and name != evaluation.selected else ""
-            cells = [str(verdict.scores[p]) if p in verdict.scores else "-" for p in plugins]
-            table.add_row(f"{name}{top}{marker}", *cells, str(verdict.total))
-        if len(ranked) > len(shown):
-            table.caption = (
-                f"{len(ranked) - len(shown)} more feasible nodes not shown (--limit 0 shows all)"
-            )
-        console.print(table)
+        _render_feasible(evaluation, feasible, console, limit=limit, wide=wide)
     if infeasible and wide:
         _render_each_infeasible(infeasible, console)
     elif infeasible:
-        table = Table(box=box.SIMPLE_HEAVY, title="Infeasible nodes")
-        table.add_column("nodes", justify="right")
-        table.add_column("plugin")
-        table.add_column("code")
-        table.add_column("reasons")
-        table.add_column("examples")
-        groups: Counter[tuple[str, str, str]] = Counter()
-        examples: dict[tuple[str, str, str], list[str]] = {}
-        for name, verdict in infeasible:
-            code = verdict.code.upstream_name if verdict.code is not None else ""
-            key = (verdict.plugin or "", code, "; ".join(verdict.reasons))
-            groups[key] += 1
-            examples.setdefault(key, []).append(name)
-        for key, count in groups.most_common(limit if limit > 0 else None):
-            names = examples[key]
-            sample = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-            table.add_row(str(count), *key, sample)
-        console.print(table)
+        _render_infeasible_groups(infeasible, console, limit=limit)
     if evaluation.extenders:
         _render_extenders(evaluation, console)
     if evaluation.preemption is not None:
@@ -130,6 +96,61 @@ def gang_line(gang: GangVerdict) -> str:
 def _render_gang(gang: GangVerdict, console: Console) -> None:
     colour = "green" if gang.admitted else "red"
     console.print(f"[{colour}]gang:[/{colour}] {escape(gang_line(gang))}", highlight=False)
+
+
+def _render_feasible(
+    evaluation: Evaluation,
+    feasible: list[tuple[str, NodeVerdict]],
+    console: Console,
+    *,
+    limit: int,
+    wide: bool,
+) -> None:
+    """The feasible nodes, best total first, one column per score plugin (every weighted
+    plugin when ``wide``); at most ``limit`` rows (0: all)."""
+    plugins = [p for p in evaluation.weights if wide or any(p in v.scores for _, v in feasible)]
+    table = Table(box=box.SIMPLE_HEAVY, title="Feasible nodes (normalized score per plugin)")
+    table.add_column("node")
+    for plugin in plugins:
+        table.add_column(f"{plugin}\nx{evaluation.weights[plugin]}", justify="right")
+    table.add_column("total", justify="right", style="bold")
+    ranked = sorted(feasible, key=lambda item: (-item[1].total, item[0]))
+    shown = ranked if limit <= 0 else ranked[:limit]
+    for name, verdict in shown:
+        marker = " [green]<- selected[/green]" if name == evaluation.selected else ""
+        top = " *" if name in evaluation.top and name != evaluation.selected else ""
+        cells = [str(verdict.scores[p]) if p in verdict.scores else "-" for p in plugins]
+        table.add_row(f"{name}{top}{marker}", *cells, str(verdict.total))
+    if len(ranked) > len(shown):
+        table.caption = (
+            f"{len(ranked) - len(shown)} more feasible nodes not shown (--limit 0 shows all)"
+        )
+    console.print(table)
+
+
+def _render_infeasible_groups(
+    infeasible: list[tuple[str, NodeVerdict]], console: Console, *, limit: int
+) -> None:
+    """The infeasible nodes grouped by plugin, code and reasons, most common first, with a
+    few example names; at most ``limit`` groups (0: all)."""
+    table = Table(box=box.SIMPLE_HEAVY, title="Infeasible nodes")
+    table.add_column("nodes", justify="right")
+    table.add_column("plugin")
+    table.add_column("code")
+    table.add_column("reasons")
+    table.add_column("examples")
+    groups: Counter[tuple[str, str, str]] = Counter()
+    examples: dict[tuple[str, str, str], list[str]] = {}
+    for name, verdict in infeasible:
+        code = verdict.code.upstream_name if verdict.code is not None else ""
+        key = (verdict.plugin or "", code, "; ".join(verdict.reasons))
+        groups[key] += 1
+        examples.setdefault(key, []).append(name)
+    for key, count in groups.most_common(limit if limit > 0 else None):
+        names = examples[key]
+        sample = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        table.add_row(str(count), *key, sample)
+    console.print(table)
 
 
 def _render_each_infeasible(infeasible: list[tuple[str, NodeVerdict]], console: Console) -> None:

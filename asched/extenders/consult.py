@@ -42,17 +42,17 @@ import numpy.typing as npt
 from asched.cluster.table import NodeTable
 from asched.engine.algorithm import Decision
 from asched.errors import ExtenderError
-from asched.extenders.extender import (
-    Extender,
+from asched.extenders.extender import Extender, NodeObjects
+from asched.extenders.fast import AlignedScores, EncodedPod
+from asched.extenders.filter_score import (
     ExtenderScores,
     FilterOutcome,
-    NodeObjects,
     run_filters,
     run_prioritizers,
 )
-from asched.extenders.fast import AlignedScores, EncodedPod, NameTable, SentNames
 from asched.extenders.preemption import narrow_candidates
 from asched.extenders.protocol import RawObject
+from asched.extenders.sent_names import NameTable, SentNames
 from asched.framework.pre_state import PreState
 from asched.framework.preemption import Candidate, CandidateSelector
 from asched.framework.status import Status

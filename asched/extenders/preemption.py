@@ -14,7 +14,8 @@ from typing import Any, Final
 
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.extenders.extender import Extender, run_preemption
+from asched.extenders.extender import Extender
+from asched.extenders.preempt_bind import run_preemption
 from asched.extenders.protocol import NodeVictims, RawObject
 from asched.framework.preemption import Candidate, importance_order
 
@@ -53,7 +54,7 @@ async def narrow_candidates(
     Raises
     ------
     ExtenderError
-        From a non-ignorable extender (see :func:`~asched.extenders.extender.run_preemption`).
+        From a non-ignorable extender (see :func:`~asched.extenders.preempt_bind.run_preemption`).
     """
     victims = {
         table.name_of(c.row): NodeVictims(

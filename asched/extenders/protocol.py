@@ -137,7 +137,7 @@ class CallSite:
 @dataclass(frozen=True, slots=True)
 class FilterAnswer:
     """A checked filter answer: names only, every one of them sent (``feasible``: a
-    tuple, or the :class:`~asched.extenders.fast.SentNames` subset of the names
+    tuple, or the :class:`~asched.extenders.sent_names.SentNames` subset of the names
     sent when the fast path took the answer as their bytes).
 
     ``positions`` (intp, ``(len(feasible),)``), when the reader knows them: the index of
@@ -438,7 +438,7 @@ def parse_preemption_result(
     ``pods_on_node(name)`` gives the pods on a node keyed by UID, or None when there is
     no such node (upstream looks both up in its snapshot and fails the call otherwise).
     A node answered with ``null`` victims gets an empty entry; the caller decides (see
-    :func:`asched.extenders.extender.run_preemption`).
+    :func:`asched.extenders.preempt_bind.run_preemption`).
     """
     fields = _fields(site, answer, "the answer", ("NodeNameToMetaVictims",))
     table = fields.get("NodeNameToMetaVictims")

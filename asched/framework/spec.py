@@ -191,34 +191,11 @@ def declare(
     PluginLoadError
         When the declaration is inconsistent (see the module docstring).
     """
-    resolved = name if name is not None else getattr(plugin_type, "name", None)
-    if not isinstance(resolved, str) or not resolved:
-        raise PluginLoadError(
-            f"{plugin_type.__qualname__}: a plugin needs a non-empty string name "
-            "(a class attribute `name`, or declare(..., name=...))"
-        )
+    resolved = _plugin_name(plugin_type, name)
     check_api_version(resolved, api_version)
     _check_companions(resolved, plugin_type)
-    implemented = reflected_points(plugin_type)
-    offered = implemented if points is None else frozenset(points)
-    unknown = sorted(offered - set(POINTS))
-    if unknown:
-        raise PluginLoadError(f"plugin {resolved!r}: unknown extension points {unknown}")
-    lacking = sorted(offered - implemented)
-    if lacking:
-        raise PluginLoadError(
-            f"plugin {resolved!r} declares {', '.join(lacking)} but does not implement it"
-        )
-    if not offered:
-        methods = ", ".join(sorted(METHOD_POINTS))
-        raise PluginLoadError(
-            f"plugin {resolved!r} implements no extension point (define one of: {methods})"
-        )
-    if not isinstance(reads_annotations, bool):
-        raise PluginLoadError(
-            f"plugin {resolved!r}: reads_annotations must be True or False, "
-            f"got {reads_annotations!r}"
-        )
+    offered = _offered_points(resolved, plugin_type, points)
+    _check_reads_annotations(resolved, reads_annotations)
     if factory is None:
         factory = _default_factory(plugin_type, takes_args=args is not None)
     return PluginSpec(
@@ -230,6 +207,45 @@ def declare(
         api_version,
         reads_annotations=reads_annotations,
     )
+
+
+def _plugin_name(plugin_type: type, name: str | None) -> str:
+    """``name``, else the class's ``name`` attribute; it must be a non-empty string."""
+    resolved = name if name is not None else getattr(plugin_type, "name", None)
+    if not isinstance(resolved, str) or not resolved:
+        raise PluginLoadError(
+            f"{plugin_type.__qualname__}: a plugin needs a non-empty string name "
+            "(a class attribute `name`, or declare(..., name=...))"
+        )
+    return resolved
+
+
+def _offered_points(name: str, plugin_type: type, points: Collection[str] | None) -> frozenset[str]:
+    """The points the plugin offers: ``points`` when given, else all its class implements;
+    each known and implemented, and at least one."""
+    implemented = reflected_points(plugin_type)
+    offered = implemented if points is None else frozenset(points)
+    unknown = sorted(offered - set(POINTS))
+    if unknown:
+        raise PluginLoadError(f"plugin {name!r}: unknown extension points {unknown}")
+    lacking = sorted(offered - implemented)
+    if lacking:
+        raise PluginLoadError(
+            f"plugin {name!r} declares {', '.join(lacking)} but does not implement it"
+        )
+    if not offered:
+        methods = ", ".join(sorted(METHOD_POINTS))
+        raise PluginLoadError(
+            f"plugin {name!r} implements no extension point (define one of: {methods})"
+        )
+    return offered
+
+
+def _check_reads_annotations(name: str, reads_annotations: object) -> None:
+    if not isinstance(reads_annotations, bool):
+        raise PluginLoadError(
+            f"plugin {name!r}: reads_annotations must be True or False, got {reads_annotations!r}"
+        )
 
 
 def _default_factory(plugin_type: type, *, takes_args: bool) -> Factory:

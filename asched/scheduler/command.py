@@ -161,18 +161,8 @@ async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
     extenders = build_extenders(config.extenders, ExtenderClient)  # TLS material read now
     tls = _serving_tls(args)  # the serving certificate too: a bad file is exit 2, at once
     debug_tls = _debug_tls(args, tls)  # a bad or exposed debug address: exit 2, at once
-    source = resolve_kubeconfig(args.kubeconfig, config.client_connection.kubeconfig or None)
-    where = "the in-cluster service account" if source.path is None else str(source.path)
-    logger.info("kubeconfig: %s (from %s)", where, source.origin)
-    client = await unless_set(
-        stop.event,
-        KubeClient.connect(
-            None if source.path is None else str(source.path),
-            max_connections=max(16, args.max_inflight_binds + 16),
-        ),
-    )
+    client = await _connect(args, config.client_connection.kubeconfig or None, stop)
     if client is None:
-        logger.warning("stopped before ready: while loading %s", where)
         return 0
     try:
         # one authorizer (and its caches) for /metrics and the debug pages
@@ -218,6 +208,27 @@ async def _serve(args: argparse.Namespace, stop: _StopRequest) -> int:
         return 0
     finally:
         await client.close()
+
+
+async def _connect(
+    args: argparse.Namespace, configured: str | None, stop: _StopRequest
+) -> KubeClient | None:
+    """The API client, from the kubeconfig ``--kubeconfig`` or ``configured`` (the
+    configuration's clientConnection.kubeconfig) resolves to; None when a stop signal
+    came first (said in the log)."""
+    source = resolve_kubeconfig(args.kubeconfig, configured)
+    where = "the in-cluster service account" if source.path is None else str(source.path)
+    logger.info("kubeconfig: %s (from %s)", where, source.origin)
+    client = await unless_set(
+        stop.event,
+        KubeClient.connect(
+            None if source.path is None else str(source.path),
+            max_connections=max(16, args.max_inflight_binds + 16),
+        ),
+    )
+    if client is None:
+        logger.warning("stopped before ready: while loading %s", where)
+    return client
 
 
 def _serving_tls(args: argparse.Namespace) -> serving.ServerTLS | None:

@@ -36,7 +36,7 @@ from functools import partial
 import numpy as np
 
 from asched.engine.algorithm import Algorithm, Decision
-from asched.extenders import consult, extender
+from asched.extenders import consult, extender, preempt_bind
 from asched.extenders.consult import Consultation, Pending, Preemption
 from asched.extenders.extender import Extender
 from asched.framework import contain
@@ -235,7 +235,7 @@ class Scheduler:
         job = BindJob(qp, pod, node, framework, decision.state, started=start)
         if self._binders:
             job.extender_bind = partial(
-                extender.run_bind, self._binders, pod, self.raw.pod(pod), node
+                preempt_bind.run_bind, self._binders, pod, self.raw.pod(pod), node
             )
         status = framework.run_reserve(job.state, pod, node)
         waits: dict[str, float] = {}

@@ -27,7 +27,8 @@ from asched.api.objects import ChangeType, KubeObject, NodeJSON, PodJSON
 from asched.api.watch import Relisted, WatchEvent
 from asched.cluster import storage
 from asched.cluster.budgets import decode_budget
-from asched.cluster.decode import decode_node, object_context
+from asched.cluster.decode import decode_node
+from asched.cluster.decode_context import object_context
 from asched.cluster.gangs import GangIndex, Source
 from asched.cluster.names import PodKey
 from asched.cluster.pod_shapes import PodShapes

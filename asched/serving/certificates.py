@@ -81,28 +81,18 @@ def _pem(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 
 
-def issue(common_name: str, hosts: Iterable[str], *, ca_name: str | None = None) -> Issued:
-    """A fresh CA and a serving certificate for ``hosts`` signed by it.
-
-    Parameters
-    ----------
-    common_name : str
-        The serving certificate's subject CN.
-    hosts : iterable of str
-        Host names and IP addresses the certificate is valid for (see :func:`alt_names`).
-    ca_name : str, optional
-        The CA's CN; by default ``<common_name>-ca@<unix time>`` (client-go's naming).
-    """
-    now = datetime.datetime.now(datetime.UTC)
-    not_before = now - datetime.timedelta(minutes=BACKDATE_MINUTES)
-    not_after = now + datetime.timedelta(days=VALID_DAYS)
-    ca_subject = _name(ca_name or f"{common_name}-ca@{int(now.timestamp())}")
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_cert = (
+def _ca_certificate(
+    subject: x509.Name,
+    key: ec.EllipticCurvePrivateKey,
+    not_before: datetime.datetime,
+    not_after: datetime.datetime,
+) -> x509.Certificate:
+    """A self-signed CA certificate for ``key``: it may sign certificates and CRLs."""
+    return (
         x509.CertificateBuilder()
-        .subject_name(ca_subject)
-        .issuer_name(ca_subject)
-        .public_key(ca_key.public_key())
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(not_before)
         .not_valid_after(not_after)
@@ -121,12 +111,23 @@ def issue(common_name: str, hosts: Iterable[str], *, ca_name: str | None = None)
             ),
             critical=True,
         )
-        .sign(ca_key, hashes.SHA256())
+        .sign(key, hashes.SHA256())
     )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
+
+
+def _serving_certificate(
+    subject: x509.Name,
+    key: ec.EllipticCurvePrivateKey,
+    hosts: Iterable[str],
+    ca_subject: x509.Name,
+    ca_key: ec.EllipticCurvePrivateKey,
+    not_before: datetime.datetime,
+    not_after: datetime.datetime,
+) -> x509.Certificate:
+    """A server-auth certificate for ``key`` and ``hosts``, signed by the CA's key."""
+    return (
         x509.CertificateBuilder()
-        .subject_name(_name(common_name))
+        .subject_name(subject)
         .issuer_name(ca_subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
@@ -136,6 +137,30 @@ def issue(common_name: str, hosts: Iterable[str], *, ca_name: str | None = None)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(ca_key, hashes.SHA256())
+    )
+
+
+def issue(common_name: str, hosts: Iterable[str], *, ca_name: str | None = None) -> Issued:
+    """A fresh CA and a serving certificate for ``hosts`` signed by it.
+
+    Parameters
+    ----------
+    common_name : str
+        The serving certificate's subject CN.
+    hosts : iterable of str
+        Host names and IP addresses the certificate is valid for (see :func:`alt_names`).
+    ca_name : str, optional
+        The CA's CN; by default ``<common_name>-ca@<unix time>`` (client-go's naming).
+    """
+    now = datetime.datetime.now(datetime.UTC)
+    not_before = now - datetime.timedelta(minutes=BACKDATE_MINUTES)
+    not_after = now + datetime.timedelta(days=VALID_DAYS)
+    ca_subject = _name(ca_name or f"{common_name}-ca@{int(now.timestamp())}")
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_cert = _ca_certificate(ca_subject, ca_key, not_before, not_after)
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = _serving_certificate(
+        _name(common_name), key, hosts, ca_subject, ca_key, not_before, not_after
     )
     key_pem = key.private_bytes(
         serialization.Encoding.PEM,

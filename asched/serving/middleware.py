@@ -176,6 +176,15 @@ def delegated_auth(
         deny_ttl_seconds=cache_ttl if deny_ttl is None else deny_ttl,
         clock=clock,
     )
+    return _auth_middleware(allowed_path, tokens, access)
+
+
+def _auth_middleware(
+    allowed_path: Callable[[str], bool], tokens: TokenReviewer, access: AccessReviewer
+) -> Middleware:
+    """The middleware of :func:`delegated_auth`: the always-allowed paths straight to the
+    handler; every other request authenticated through ``tokens`` then authorized
+    through ``access`` before it reaches the handler."""
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:

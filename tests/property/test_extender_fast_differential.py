@@ -20,14 +20,9 @@ from hypothesis import assume, example, given, settings, strategies as st
 
 from asched.errors import ExtenderError
 from asched.extenders import protocol
-from asched.extenders.fast import (
-    AlignedScores,
-    NameTable,
-    SentNames,
-    fast_filter_result,
-    fast_host_scores,
-)
+from asched.extenders.fast import AlignedScores, fast_filter_result, fast_host_scores
 from asched.extenders.protocol import FilterAnswer
+from asched.extenders.sent_names import NameTable, SentNames
 from tests.property.test_extender_answers_differential import (
     ANSWERS,
     FILTER_ANSWERS,

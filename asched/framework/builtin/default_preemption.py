@@ -46,8 +46,8 @@ from asched.framework.preemption import (
     exact_rows,
     pick_one,
     search_exact,
-    search_resources,
 )
+from asched.framework.preemption_resources import search_resources
 from asched.framework.preemption_trial import FreshTrial, IncrementalTrial, trial_for
 from asched.framework.resource_fit import ResourceNeed
 from asched.framework.spec import API_VERSION, declare

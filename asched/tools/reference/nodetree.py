@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from asched.cluster.node_tree import zone_key
 from asched.cluster.records import NodeInfo
-from asched.cluster.table import zone_key
 
 
 def node_tree_order(nodes: Sequence[NodeInfo]) -> list[NodeInfo]:

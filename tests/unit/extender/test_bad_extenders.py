@@ -22,7 +22,9 @@ import pytest
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
 from asched.extenders.client import ExtenderClient
-from asched.extenders.extender import Extender, run_bind, run_filters, run_prioritizers
+from asched.extenders.extender import Extender
+from asched.extenders.filter_score import run_filters, run_prioritizers
+from asched.extenders.preempt_bind import run_bind
 from asched.framework.status import Code
 from asched.tools.bench.extender_server import ExtenderRules
 from tests.unit.extender._support import nodes, pod, spec, started

@@ -23,17 +23,17 @@ from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
 from asched.extenders import consult, protocol
 from asched.extenders.client import _plain as client_plain
-from asched.extenders.extender import Extender, run_filters
+from asched.extenders.extender import Extender
 from asched.extenders.fast import (
     AlignedScores,
     EncodedPod,
-    NameTable,
-    SentNames,
     fast_filter_result,
     fast_host_scores,
     render_names_args,
 )
+from asched.extenders.filter_score import run_filters
 from asched.extenders.protocol import CallSite, FilterAnswer
+from asched.extenders.sent_names import NameTable, SentNames
 from tests.builders import make_node, make_pod
 
 SENT = dict.fromkeys(["node1", "node2", "node3"])

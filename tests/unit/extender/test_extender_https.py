@@ -22,7 +22,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from asched.config.types import ExtenderConfig, ExtenderTLSConfig
 from asched.errors import ExtenderError, InputError
 from asched.extenders.client import ExtenderClient
-from asched.extenders.extender import run_filters
+from asched.extenders.filter_score import run_filters
 from asched.tools.bench.extender_server import serve_extender
 from asched.tools.sim.apiserver import tls as sim_tls
 from tests.configs import load_config

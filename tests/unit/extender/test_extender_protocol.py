@@ -15,7 +15,8 @@ import pytest
 from asched.config.types import ExtenderConfig
 from asched.errors import ExtenderError
 from asched.extenders import protocol
-from asched.extenders.extender import Extender, run_filters
+from asched.extenders.extender import Extender
+from asched.extenders.filter_score import run_filters
 from asched.extenders.protocol import CallSite, FilterAnswer
 from asched.framework.status import Code
 from tests.unit.extender._support import nodes, pod

@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from asched.extenders.extender import Extender, run_filters, run_prioritizers
+from asched.extenders.extender import Extender
+from asched.extenders.filter_score import run_filters, run_prioritizers
 from asched.framework.status import Code
 from asched.tools.bench.extender_server import ExtenderRules
 from tests.builders import make_node

@@ -8,7 +8,7 @@ Error, and so as an Error status naming the extender.
 from __future__ import annotations
 
 from asched.cluster.decode import decode_pod
-from asched.extenders.extender import run_bind
+from asched.extenders.preempt_bind import run_bind
 from asched.framework.status import Code
 from asched.tools.backends.kubeconfig import read_kubeconfig
 from asched.tools.bench.extender_server import ApiTarget, ExtenderRules

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from asched.errors import ExtenderError
-from asched.extenders.extender import run_filters
+from asched.extenders.filter_score import run_filters
 from asched.framework.status import Code, Status
 from asched.tools.bench.extender_server import ExtenderRules
 from tests.unit.extender._support import nodes, pod, spec, started

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from asched.errors import ExtenderError
-from asched.extenders.extender import run_preemption
+from asched.extenders.preempt_bind import run_preemption
 from asched.extenders.protocol import NodeVictims
 from asched.tools.bench.extender_server import ExtenderRules
 from tests.builders import make_pod

@@ -21,7 +21,7 @@ from asched.engine.selection import select_host
 from asched.errors import PluginContractError
 from asched.framework.builtin.taint_toleration import TaintToleration
 from asched.framework.normalize import default_normalize
-from asched.framework.runtime import check_range
+from asched.framework.score_runs import check_range
 
 SETTINGS = settings(max_examples=300, deadline=None, derandomize=True)
 

@@ -26,8 +26,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from asched.cluster.table import NodeTable
-from asched.engine import row_recompute
-from asched.engine.algorithm import Algorithm
+from asched.engine import class_fill, row_recompute
 from asched.engine.equivalence import ClassEntry
 from asched.explain.engine import table_of
 from asched.framework import resource_scoring as scoring
@@ -111,10 +110,9 @@ def test_an_entry_refreshed_in_python_equals_one_computed_in_full(cycle, data) -
     forms = row_recompute.forms(framework, state, pod, table)
     if forms is None:
         return
-    algorithm = Algorithm(framework, table, percentage=100)
     full = ClassEntry(table.epoch, table.change_mark, np.zeros(table.size, dtype=np.bool_))
     full.fixed_total = np.zeros(table.size, dtype=np.int64)
-    algorithm._compute(state, pod, full, None)
+    class_fill.compute(framework, table, state, pod, full, None)
     rows = data.draw(
         st.lists(
             st.integers(0, table.size - 1),

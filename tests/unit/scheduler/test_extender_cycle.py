@@ -22,7 +22,7 @@ from asched import metrics
 from asched.cluster.decode import decode_node, decode_pod
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
-from asched.extenders import consult, extender
+from asched.extenders import consult, filter_score
 from asched.extenders.consult import Consultation, Preemption
 from asched.extenders.fast import AlignedScores
 from asched.framework.events import ClusterEvent
@@ -421,7 +421,7 @@ async def test_extender_scores_land_on_the_rows_of_the_nodes_they_name() -> None
         r.add("p")
         consultation = r.scheduler.schedule_one(r.pop())
         assert isinstance(consultation, Consultation)
-        consultation.scores = extender.ExtenderScores(
+        consultation.scores = filter_score.ExtenderScores(
             (("a", {"n2": 30, "n3": 100}), ("b", {"n2": 5, "n4": 70}))
         )
         rows = {name: r.table.row_of(name) for name in NODES}
@@ -462,7 +462,7 @@ async def test_answers_in_the_order_sent_reach_the_rows_by_position() -> None:
             rows["n4"],
         ]
         by_position = consult.score_rows(r.table, consultation)
-        consultation.scores = extender.ExtenderScores((("e", dict(aligned)),))
+        consultation.scores = filter_score.ExtenderScores((("e", dict(aligned)),))
         by_name = consult.score_rows(r.table, consultation)
         assert by_position is not None
         assert by_name is not None

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from asched.cluster.decode import decode_node, decode_pod
+from asched.cluster.node_tree import zone_key
 from asched.cluster.records import HostPort
-from asched.cluster.table import NodeTable, zone_key
+from asched.cluster.table import NodeTable
 from asched.tools.bench import templates
 
 

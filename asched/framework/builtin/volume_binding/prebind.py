@@ -195,6 +195,29 @@ def check_bindings(
     return True
 
 
+async def _write_bindings(
+    host: VolumeHost,
+    node: str,
+    bindings: list[tuple[PersistentVolume, PersistentVolumeClaim]],
+    provisions: list[PersistentVolumeClaim],
+) -> tuple[list[tuple[str, str, str]], list[tuple[str, str]]]:
+    """PUT each PV bound to its claim, then each claim to provision annotated with
+    ``node``, in order; raises :class:`VolumeWriteError` at the first refusal.
+
+    Returns what :func:`check_bindings` waits on: (PV name, claim key, the PV's written
+    resourceVersion) per binding, and (claim key, its written resourceVersion) per
+    provisioned claim."""
+    written_pvs: list[tuple[str, str, str]] = []
+    written_claims: list[tuple[str, str]] = []
+    for pv, claim in bindings:
+        stored = await host.replace("persistentvolumes", pv_with_claim(pv, claim))
+        written_pvs.append((pv.name, claim.key, _version(stored)))
+    for claim in provisions:
+        stored = await host.replace("persistentvolumeclaims", claim_on_node(claim, node))
+        written_claims.append((claim.key, _version(stored)))
+    return written_pvs, written_claims
+
+
 async def bind_pod_volumes(
     host: VolumeHost,
     pod: PodInfo,
@@ -205,15 +228,8 @@ async def bind_pod_volumes(
 ) -> Status:
     """Write the bindings and wait for them (see the module docstring); ``bind_timeout`` in
     seconds of loop time."""
-    written_pvs: list[tuple[str, str, str]] = []
-    written_claims: list[tuple[str, str]] = []
     try:
-        for pv, claim in bindings:
-            stored = await host.replace("persistentvolumes", pv_with_claim(pv, claim))
-            written_pvs.append((pv.name, claim.key, _version(stored)))
-        for claim in provisions:
-            stored = await host.replace("persistentvolumeclaims", claim_on_node(claim, node))
-            written_claims.append((claim.key, _version(stored)))
+        written_pvs, written_claims = await _write_bindings(host, node, bindings, provisions)
     except VolumeWriteError as exc:
         return Status.error(str(exc), NAME)
     heard = asyncio.Event()

@@ -6,7 +6,10 @@ Upstream: pkg/scheduler/framework/plugins/podtopologyspread. The vectorised twin
 column work: a constraint's matching pods are a mask over the pod columns (its namespace,
 not being deleted, its selector; a match-everything selector counts nothing), their number
 per node one ``bincount`` of their node rows, and the number per domain one weighted
-``bincount`` of those nodes' label ids. Loops run over constraints only.
+``bincount`` of those nodes' label ids. Loops run over constraints only. The counting is
+in :mod:`~asched.framework.builtin.pod_topology_spread.counting`, Score's arithmetic in
+:mod:`~asched.framework.builtin.pod_topology_spread.scoring`; this module holds the plugin
+and PreFilter's state.
 
 Not row-local: a pod placed anywhere in a domain changes every node of the domain, so
 the runtime computes this plugin afresh each cycle. PreFilter keeps the counts per domain
@@ -30,7 +33,6 @@ reference's order, so raw scores equal the reference's bit for bit.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -38,12 +40,9 @@ import numpy as np
 import numpy.typing as npt
 
 from asched.cluster.columns import Rows, size_of
-from asched.cluster.labelselector import LabelSelector
-from asched.cluster.records import NO_EXECUTE, NO_SCHEDULE, PodInfo
+from asched.cluster.records import PodInfo
 from asched.cluster.spread import (
     DO_NOT_SCHEDULE,
-    HONOR,
-    HOSTNAME,
     REASON_MISSING_LABEL,
     REASON_SKEW,
     SCHEDULE_ANYWAY,
@@ -57,7 +56,8 @@ from asched.cluster.table import NodeTable
 from asched.config.args import IN_TREE_ARGS
 from asched.config.types import PodTopologySpreadArgs
 from asched.errors import DecodeError
-from asched.framework import selectors
+from asched.framework.builtin.pod_topology_spread.counting import Cluster, KeyDomains, key_domains
+from asched.framework.builtin.pod_topology_spread.scoring import ScoreSetup, raw_scores
 from asched.framework.cycle_state import SCORED_ROWS, CycleState
 from asched.framework.events import ClusterEvent
 from asched.framework.interface import (
@@ -77,115 +77,7 @@ NAME: Final = "PodTopologySpread"
 _FILTER_KEY: Final = f"{NAME}/prefilter"
 _SCORE_KEY: Final = f"{NAME}/prescore"
 _IGNORED_KEY: Final = f"{NAME}/ignored"
-_HARD_EFFECTS: Final = frozenset({NO_SCHEDULE, NO_EXECUTE})
 _PASS, _SKEW, _MISSING = 0, 1, 2
-Int64Array = npt.NDArray[np.int64]
-IdArray = npt.NDArray[np.int32]
-
-
-class _Cluster:
-    """One cycle's view of the table for one pod: label ids, pod counts, inclusion masks.
-
-    Every array is over node rows ``[0, table.size)``; per-selector counts and the two
-    policy masks are computed once and reused by every constraint.
-    """
-
-    def __init__(self, table: NodeTable, pod: PodInfo) -> None:
-        self.table = table
-        self.pod = pod
-        self.size = table.size
-        self.live: BoolMask = table.alive[: self.size]
-        self._counts: dict[LabelSelector, Int64Array] = {}
-        self._affinity: BoolMask | None = None
-        self._tolerated: BoolMask | None = None
-
-    def ids(self, key: str) -> tuple[IdArray, int]:
-        """The key's label id per row (-1: no such label) and how many values it has."""
-        label = self.table.labels.keys.get(key)
-        if label is None:
-            return np.full(self.size, -1, dtype=np.int32), 0
-        return label.column[: self.size], len(label.values)
-
-    def domains(self, key: str) -> tuple[IdArray, int]:
-        """Domain ids for Score: the label id, or the id of ``""`` for rows without the key.
-
-        The reference files a node without the key under the value ``""`` (so does
-        upstream under the system defaults), sharing the domain of a label set to ``""``.
-        """
-        label = self.table.labels.keys.get(key)
-        if label is None:
-            return np.zeros(self.size, dtype=np.int32), 1
-        empty = label.ids.get("", len(label.values))
-        column = label.column[: self.size]
-        domain: IdArray = np.where(column >= 0, column, np.int32(empty)).astype(np.int32)
-        return domain, max(len(label.values), empty + 1)
-
-    def has_all(self, constraints: tuple[SpreadConstraint, ...]) -> BoolMask:
-        """Live rows carrying every constraint's key."""
-        present: BoolMask = self.live.copy()
-        for key in {c.topology_key for c in constraints}:
-            present &= self.ids(key)[0] >= 0
-        return present
-
-    def per_node(self, selector: LabelSelector) -> Int64Array:
-        """Pods of the pod's namespace, not being deleted, matching ``selector``, per row."""
-        found = self._counts.get(selector)
-        if found is not None:
-            return found
-        if selector.empty or selector.nothing:
-            counts: Int64Array = np.zeros(self.size, dtype=np.int64)
-        else:
-            pods = self.table.pod_columns
-            mask = pods.in_namespaces((self.pod.namespace,))
-            mask &= ~pods.deleting[: pods.size]
-            for req in selector.requirements:
-                mask &= pods.labels.requirement(req.key, req.operator, tuple(req.values), pods.rows)
-            rows = pods.node_row[: pods.size][mask]
-            counts = np.bincount(rows, minlength=self.size).astype(np.int64)
-        self._counts[selector] = counts
-        return counts
-
-    def included(self, constraint: SpreadConstraint) -> BoolMask:
-        """Live rows passing the constraint's node inclusion policies."""
-        mask: BoolMask = self.live
-        if constraint.node_affinity_policy == HONOR:
-            if self._affinity is None:
-                rows = self.table.rows
-                self._affinity = selectors.selector_mask(
-                    self.table, self.pod.node_selector, rows
-                ) & selectors.affinity_mask(self.table, self.pod.node_affinity, rows)
-            mask = mask & self._affinity
-        if constraint.node_taints_policy == HONOR:
-            if self._tolerated is None:
-                taints = self.table.taints
-                untolerated = taints.untolerated(self.pod.tolerations, _HARD_EFFECTS)
-                self._tolerated = ~taints.any_of(untolerated, self.table.rows)
-            mask = mask & self._tolerated
-        return mask
-
-
-def _weighted_bincount(ids: IdArray, weights: Int64Array, n_ids: int) -> Int64Array:
-    """Sum of ``weights`` per id (exact: counts stay far below 2**53)."""
-    summed = np.bincount(ids, weights=weights, minlength=n_ids)
-    return summed.astype(np.int64)
-
-
-@dataclass(frozen=True, slots=True)
-class KeyDomains:
-    """Per value id of one key: matching pods, and whether a counted node has the value."""
-
-    key: str
-    values: list[str]
-    counts: Int64Array
-    counted: BoolMask
-
-    @property
-    def n_domains(self) -> int:
-        return int(np.count_nonzero(self.counted))
-
-    @property
-    def minimum(self) -> int:
-        return int(self.counts[self.counted].min()) if self.n_domains else 0
 
 
 @dataclass(slots=True)
@@ -244,7 +136,7 @@ class _FilterState:
 
     def count(self, pod: PodInfo, table: NodeTable, other: PodInfo, row: int, sign: int) -> None:
         """``other`` added on ``row`` (``sign`` +1) or removed from it (-1): the scalar
-        twin of :meth:`_Cluster.per_node` for the constraint counting the row per key."""
+        twin of :meth:`Cluster.per_node` for the constraint counting the row per key."""
         if other.namespace != pod.namespace or other.deleting:
             return
         for key, found in self.domains.items():
@@ -263,34 +155,6 @@ class _FilterState:
             label = table.labels.keys[key]  # a counted row has every key
             found.counts[int(label.column[row])] += sign
             self.code = None
-
-
-def _key_domains(
-    cluster: _Cluster,
-    key: str,
-    constraints: tuple[SpreadConstraint, ...],
-    included: tuple[BoolMask, ...],
-) -> KeyDomains:
-    """Counted domains of ``key``; a later constraint on the key overwrites a node's count.
-
-    ``included[i]``: the rows constraint ``i`` counts (``bool[cluster.size]``)."""
-    per_node = np.zeros(cluster.size, dtype=np.int64)
-    counted = np.zeros(cluster.size, dtype=np.bool_)
-    for c, rows in zip(constraints, included, strict=True):
-        if c.topology_key != key:
-            continue
-        per_node = np.where(rows, cluster.per_node(c.selector), per_node)
-        counted |= rows
-    ids, n_values = cluster.ids(key)
-    label = cluster.table.labels.keys.get(key)
-    values = [] if label is None else label.values
-    in_domain = ids[counted]
-    return KeyDomains(
-        key,
-        values,
-        _weighted_bincount(in_domain, per_node[counted], n_values),
-        np.bincount(in_domain, minlength=n_values) > 0,
-    )
 
 
 def pair_counts(state: CycleState) -> dict[tuple[str, str], int]:
@@ -315,73 +179,6 @@ def domain_summary(state: CycleState) -> dict[str, tuple[int, int]]:
     if found is None:
         return {}
     return {d.key: (d.n_domains, d.minimum) for d in found.domains.values() if d.n_domains}
-
-
-@dataclass(frozen=True, slots=True)
-class _ScoreSetup:
-    constraints: tuple[SpreadConstraint, ...]
-    require_all: bool
-
-
-def _go_round(values: npt.NDArray[np.float64]) -> Int64Array:
-    """Go's ``math.Round`` (half away from zero), elementwise, as the reference computes it."""
-    whole = np.trunc(values)
-    bump = np.abs(values - whole) >= 0.5
-    step = np.where(values > 0, 1.0, -1.0)
-    rounded: Int64Array = (whole + np.where(bump, step, 0.0)).astype(np.int64)
-    return rounded
-
-
-def _raw_scores(
-    setup: _ScoreSetup, cluster: _Cluster, scored: BoolMask
-) -> tuple[Int64Array, BoolMask]:
-    """Raw scores over all rows and the ignored rows, for the rows taking part ``scored``."""
-    constraints = setup.constraints
-    has_all = cluster.has_all(constraints)
-    if setup.require_all:
-        ignored: BoolMask = scored & ~has_all
-        eligible = has_all
-    else:
-        ignored = np.zeros(cluster.size, dtype=np.bool_)
-        eligible = cluster.live
-    kept = scored & ~ignored
-    # Domains seen on the kept rows, per key; the first constraint on a key takes its size.
-    seen: dict[str, BoolMask] = {}
-    weights: list[float] = []
-    for c in constraints:
-        if c.topology_key == HOSTNAME:
-            weights.append(math.log(int(np.count_nonzero(kept)) + 2))
-        elif c.topology_key in seen:
-            weights.append(math.log(0 + 2))
-        else:
-            domain, n_domains = cluster.domains(c.topology_key)
-            seen[c.topology_key] = np.bincount(domain[kept], minlength=n_domains) > 0
-            weights.append(math.log(int(np.count_nonzero(seen[c.topology_key])) + 2))
-    # Matching pods per seen domain, over every eligible node, summed over constraints.
-    totals: dict[str, Int64Array] = {}
-    for c in constraints:
-        if c.topology_key == HOSTNAME:
-            continue
-        domain, n_domains = cluster.domains(c.topology_key)
-        included = eligible & cluster.included(c)
-        counts = _weighted_bincount(
-            domain[included], cluster.per_node(c.selector)[included], n_domains
-        )
-        previous = totals.get(c.topology_key)
-        totals[c.topology_key] = counts if previous is None else previous + counts
-    total = np.zeros(cluster.size, dtype=np.float64)
-    for c, weight in zip(constraints, weights, strict=True):
-        ids, _ = cluster.ids(c.topology_key)
-        if c.topology_key == HOSTNAME:
-            count = cluster.per_node(c.selector)
-        else:
-            domain, _ = cluster.domains(c.topology_key)
-            count = np.where(seen[c.topology_key], totals[c.topology_key], 0)[domain]
-        term = count * weight + float(c.max_skew - 1)
-        np.add(total, term, out=total, where=ids >= 0)
-    raw = _go_round(total)
-    raw[ignored] = 0
-    return raw, ignored
 
 
 class PodTopologySpread(FollowsPods):
@@ -422,11 +219,11 @@ class PodTopologySpread(FollowsPods):
             return PreFilterResult(Status.error(hard_constraints_error(pod, exc), plugin=NAME))
         if not constraints:
             return PRE_FILTER_SKIP
-        cluster = _Cluster(table, pod)
+        cluster = Cluster(table, pod)
         has_all = cluster.has_all(constraints)
         included = tuple(has_all & cluster.included(c) for c in constraints)
         domains = {
-            key: _key_domains(cluster, key, constraints, included)
+            key: key_domains(cluster, key, constraints, included)
             for key in dict.fromkeys(c.topology_key for c in constraints)
         }
         found = _FilterState(constraints, domains, included, None)
@@ -467,22 +264,22 @@ class PodTopologySpread(FollowsPods):
             return Status.error(soft_constraints_error(exc), plugin=NAME)
         if not constraints:
             return Status.skip()
-        state.write(_SCORE_KEY, _ScoreSetup(constraints, requires_all_keys(pod, self._args)))
+        state.write(_SCORE_KEY, ScoreSetup(constraints, requires_all_keys(pod, self._args)))
         return Status.success()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Rows) -> ScoreArray:
         """Raw scores; the rows taking part are :data:`SCORED_ROWS` (default: every live row)."""
-        setup: _ScoreSetup | None = state.get(_SCORE_KEY)
+        setup: ScoreSetup | None = state.get(_SCORE_KEY)
         if setup is None and self.pre_score(state, pod, table).ok:  # PreScore not enabled
             setup = state.get(_SCORE_KEY)
         size = table.size
         if setup is None:
             state.write(_IGNORED_KEY, np.zeros(size, dtype=np.bool_))
             return np.zeros(size, dtype=np.int64)[rows]
-        cluster = _Cluster(table, pod)
+        cluster = Cluster(table, pod)
         taking_part: BoolMask | None = state.get(SCORED_ROWS)
         scored = cluster.live if taking_part is None else taking_part[:size] & cluster.live
-        raw, ignored = _raw_scores(setup, cluster, scored)
+        raw, ignored = raw_scores(setup, cluster, scored)
         state.write(_IGNORED_KEY, ignored)
         selected: ScoreArray = raw[rows]
         return selected
