@@ -6,7 +6,7 @@
 #
 #   sh bench/volumes.sh OUT [RUNS] [BACKENDS]     e.g. sh bench/volumes.sh bench/results/x 1 "sim"
 # (ASCHED names the command, e.g. ASCHED="python -m asched" from a checkout; WORKLOADS the
-# workloads, space-separated)
+# workloads, space-separated, names or files; TIMEOUT the seconds each measured phase may take)
 set -eu
 out=${1:?usage: sh bench/volumes.sh OUT [RUNS] [BACKENDS]}
 runs=${2:-1}
@@ -18,14 +18,15 @@ for backend in $backends; do
     for scheduler in asched kube-scheduler; do
       r=1
       while [ "$r" -le "$runs" ]; do
-        json="$out/$workload-$backend-$scheduler-r$r.json"
+        name=$(basename "$workload" .yaml)
+        json="$out/$name-$backend-$scheduler-r$r.json"
         percentage=0  # kube-scheduler at its default (adaptive); asched scores every node
         [ "$scheduler" = asched ] && percentage=100
         echo "== $workload $backend $scheduler run $r"
         ${ASCHED:-asched} bench run "$workload" --backend "$backend" --scheduler "$scheduler" \
-          --percentage "$percentage" --ceiling none --no-quality --json "$json" \
-          > "$out/$workload-$backend-$scheduler-r$r.log" 2>&1 || echo "   (failed: see the log)"
-        tail -n 4 "$out/$workload-$backend-$scheduler-r$r.log" | head -n 2
+          --percentage "$percentage" --ceiling none --no-quality --json "$json" ${TIMEOUT:+--timeout "$TIMEOUT"} \
+          > "$out/$name-$backend-$scheduler-r$r.log" 2>&1 || echo "   (failed: see the log)"
+        tail -n 4 "$out/$name-$backend-$scheduler-r$r.log" | head -n 2
         r=$((r + 1))
       done
     done
