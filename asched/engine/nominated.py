@@ -49,6 +49,14 @@ def with_nominated(
         return feasible
     rows: list[int] = []
     added: list[str] = []
+    # TODO(issue 29): a second writer of the table. The nominated pods are added to the
+    # live table for the check and removed in `finally` (exact, and invisible to every
+    # other task: no await in between), but the add and remove move `generation` and the
+    # change log the class caches key on. The cross-row plugins read the table's pod
+    # indexes directly, so an overlay of per-row deltas needs each of them to read
+    # through it; until then this path runs only when a cross-row filter reads the pods
+    # for this pod (`pod_reads.pods_matter`), and the resource-only case is the overlay
+    # `_with_reserved` already is.
     try:
         for node, pods in blocking.items():
             row = table.row_of(node)

@@ -106,6 +106,10 @@ class FreshTrial:
         pass
 
     def remove(self, victim: PodInfo, row: int) -> None:
+        # TODO(issue 29): the exact trial writes the live table (restored by `add`, in
+        # the same synchronous decision), a second writer as the nominated-pods check
+        # is (engine/nominated.py says why it is not an overlay yet); the vectorised
+        # search (preemption_resources) writes nothing.
         self._table.remove_pod(victim.key)
 
     def add(self, victim: PodInfo, row: int) -> None:

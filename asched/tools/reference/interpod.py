@@ -67,7 +67,7 @@ _REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED: Final = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
-# --- terms -----------------------------------------------------------------------------
+# Terms.
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +234,7 @@ def _resolved(terms: PodTerms, namespace_labels: NamespaceLabels) -> PodTerms:
     )
 
 
-# --- PreFilter / Filter ----------------------------------------------------------------
+# PreFilter / Filter.
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +355,7 @@ def filter_nodes(
     return FilterResult(status, {node.name: filter_node(state, pod, node) for node in nodes})
 
 
-# --- PreScore / Score / NormalizeScore ---------------------------------------------------
+# PreScore / Score / NormalizeScore.
 
 #: topology key -> value -> summed weight.
 TopologyScore = dict[str, dict[str, int]]

@@ -68,7 +68,7 @@ _PRIORITY_OFFSET: Final = 2**31  # math.MaxInt32 + 1: makes every priority non-n
 _ABSENT: Final = Status.unresolvable()
 
 
-# --- inputs ----------------------------------------------------------------------------
+# Inputs.
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +158,7 @@ def candidate_count(num_nodes: int, args: DefaultPreemptionArgs) -> int:
     return min(wanted, num_nodes)
 
 
-# --- eligibility and potential nodes -----------------------------------------------------
+# Eligibility and potential nodes.
 
 
 def eligible_to_preempt(
@@ -204,7 +204,7 @@ def nodes_where_preemption_might_help(
     ]
 
 
-# --- victims on one node -----------------------------------------------------------------
+# Victims on one node.
 
 
 def split_by_pdb(
@@ -284,7 +284,7 @@ def select_victims_on_node(
     return VictimSelection(Status.success(), tuple(ordered), num_violations)
 
 
-# --- candidates ----------------------------------------------------------------------------
+# Candidates.
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,7 +371,7 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate | None:
     return remaining[0]
 
 
-# --- PostFilter ----------------------------------------------------------------------------
+# PostFilter.
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,7 +96,7 @@ __all__ = [
 ]
 
 
-# --- constraints -----------------------------------------------------------------------
+# Constraints.
 
 
 def includes(constraint: SpreadConstraint, pod: PodInfo, node: NodeInfo) -> bool:
@@ -134,7 +134,7 @@ def _has_all_keys(node: NodeInfo, constraints: Sequence[SpreadConstraint]) -> bo
     return all(c.topology_key in node.labels for c in constraints)
 
 
-# --- PreFilter / Filter ----------------------------------------------------------------
+# PreFilter / Filter.
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +225,7 @@ def filter_nodes(
     return FilterResult(status, {node.name: filter_node(state, pod, node) for node in nodes})
 
 
-# --- PreScore / Score / NormalizeScore ---------------------------------------------------
+# PreScore / Score / NormalizeScore.
 
 
 @dataclass(frozen=True, slots=True)
