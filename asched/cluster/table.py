@@ -21,9 +21,13 @@ Layout (``cap`` = capacity, doubled when full; rows of deleted nodes go to a fre
 
 Invariants:
 
-* Single writer. Only the ingest path (watch events) and the framework's assume/forget
-  call the mutators; plugins read. Python's asyncio runs one thing at a time, so a
-  scheduling cycle with no ``await`` sees a consistent table and needs no snapshot copy.
+* Single writer. Only the ingest path (watch events) and the scheduler's ledger
+  (assume/forget) call the mutators; plugins read. Python's asyncio runs one thing at a
+  time, so a scheduling cycle with no ``await`` sees a consistent table and needs no
+  snapshot copy. A decision's what-ifs (the nominated pods counted, preemption's victims
+  taken off) go through :meth:`NodeTable.what_if` (:mod:`what_if`): its deltas are taken
+  back exactly when it closes, and while one is open they move neither ``generation``,
+  ``shared_generation`` nor the change log, and the mutators refuse to run.
 * Removing a pod subtracts exactly what adding it added (kept per pod), so assume +
   forget returns a row to its previous values bit for bit.
 * ``changes`` logs every row touched; ``epoch`` bumps on structural changes (rows added
@@ -59,6 +63,7 @@ from asched.cluster.records import HostPort, NodeInfo, PodInfo
 from asched.cluster.resources import BASE_RESOURCES, PODS
 from asched.cluster.taints import TaintColumns
 from asched.cluster.volumes import VolumeCatalog
+from asched.cluster.what_if import WhatIf
 from asched.cluster.workloads import SelectorSources
 
 _INITIAL_CAPACITY: Final = 64
@@ -139,6 +144,8 @@ class NodeTable:
         self.shared_generation = 0
         self.changes: list[int] = []
         self.changes_base = 0
+        #: what-ifs open (:meth:`what_if`); nested ones count each
+        self.what_ifs_open = 0
         #: the rows whose node changed, and the annotation columns refreshed from them
         self._annotation_columns = AnnotationColumns()
         for name in BASE_RESOURCES:
@@ -255,8 +262,18 @@ class NodeTable:
         """The current position in the change log."""
         return self.changes_base + len(self.changes)
 
+    def what_if(self) -> WhatIf:
+        """A what-if over this table (a context manager): pods counted or taken off
+        through it are taken back exactly when it closes (:mod:`asched.cluster.what_if`)."""
+        return WhatIf(self)
+
+    def _writable(self) -> None:
+        if self.what_ifs_open:
+            raise RuntimeError("the node table is changed while a what-if is open")
+
     def upsert_node(self, node: NodeInfo) -> int:
         """Add ``node`` or update its row in place; return its row."""
+        self._writable()
         row = self.index.get(node.name)
         if row is None:
             return self._add_node(node)
@@ -283,7 +300,7 @@ class NodeTable:
         self._node_changed(row)
         self._structural()
         for pod in self.orphans.pop(node.name, {}).values():
-            self.add_pod(pod, node.name)
+            self._count(pod, node.name)
         return row
 
     def _write_node(self, row: int, node: NodeInfo, old: NodeInfo | None) -> None:
@@ -309,11 +326,12 @@ class NodeTable:
 
     def remove_node(self, name: str) -> None:
         """Delete a node's row; its pods wait as orphans in case the node comes back."""
+        self._writable()
         row = self.index.pop(name, None)
         if row is None:
             return
         for key, placed in list(self.row_pods[row].items()):
-            self.remove_pod(key)
+            self._uncount(key)
             self.orphans.setdefault(name, {})[key] = placed.info
         self._tree.leave_zone(int(self.zone[row]))
         self.alive[row] = False
@@ -346,8 +364,18 @@ class NodeTable:
 
     def add_pod(self, pod: PodInfo, node_name: str) -> bool:
         """Count ``pod`` on ``node_name``; False (kept as an orphan) if the node is unknown."""
+        self._writable()
+        return self._count(pod, node_name)
+
+    def remove_pod(self, key: str) -> PodInfo | None:
+        """Subtract a pod exactly as it was added; return it (None if not counted)."""
+        self._writable()
+        return self._uncount(key)
+
+    def _count(self, pod: PodInfo, node_name: str) -> bool:
+        """:meth:`add_pod` without the what-if guard: for this table and its what-ifs."""
         if pod.key in self.pods:
-            self.remove_pod(pod.key)
+            self._uncount(pod.key)
         row = self.index.get(node_name)
         if row is None:
             self.orphans.setdefault(node_name, {})[pod.key] = pod
@@ -358,7 +386,7 @@ class NodeTable:
             pod, row, tuple(deltas), pod.nonzero_cpu, pod.nonzero_memory, pod.host_ports
         )
         self._apply(placed, +1)
-        if not _plain(pod):
+        if not _plain(pod) and not self.what_ifs_open:
             self.shared_changed()
         self.pods[pod.key] = placed
         self.pod_columns.add(pod, row, deltas)
@@ -366,8 +394,8 @@ class NodeTable:
         self.attachments.add(pod, row, self._volumes)
         return True
 
-    def remove_pod(self, key: str) -> PodInfo | None:
-        """Subtract a pod exactly as it was added; return it (None if not counted)."""
+    def _uncount(self, key: str) -> PodInfo | None:
+        """:meth:`remove_pod` without the what-if guard: for this table and its what-ifs."""
         placed = self.pods.pop(key, None)
         if placed is None:
             for orphans in self.orphans.values():
@@ -378,7 +406,7 @@ class NodeTable:
         self.pod_columns.remove(key)
         self.attachments.remove(key)
         self._apply(placed, -1)
-        if not _plain(placed.info):
+        if not _plain(placed.info) and not self.what_ifs_open:
             self.shared_changed()
         return placed.info
 
@@ -391,7 +419,8 @@ class NodeTable:
         self.nonzero_memory[row] += sign * placed.nonzero_memory
         if placed.ports:
             self.ports.add(row, placed.ports, sign)
-        self._touch(row)
+        if not self.what_ifs_open:
+            self._touch(row)
 
     def _column_of(
         self, columns: list[npt.NDArray[np.int64]], resource: str
@@ -458,21 +487,3 @@ class NodeTable:
         if node is None:
             raise KeyError(f"row {row} holds no node")
         return node
-
-    def nbytes(self) -> int:
-        """Bytes held by the numeric columns (label/taint/port columns included)."""
-        arrays: list[npt.NDArray[np.generic]] = [
-            self.alive,
-            self.unschedulable,
-            self.zone,
-            self.seq,
-            self.nonzero_cpu,
-            self.nonzero_memory,
-            *self.allocatable,
-            *self.requested,
-            *self.free,
-            *(key.column for key in self.labels.keys.values()),
-            *self.taints.words,
-            *self.ports.columns.values(),
-        ]
-        return sum(a.nbytes for a in arrays)

@@ -2,8 +2,8 @@
 pods nominated there (with at least the pod's priority) are counted.
 
 It is separate from :mod:`asched.engine.algorithm` because it is a concern of its own,
-run only when some pod is nominated: it either adds the nominated pods to the table for
-a check with the whole filter chain and takes them off again, or, when only the
+run only when some pod is nominated: it either counts the nominated pods in a what-if of
+the table for a check with the whole filter chain, or, when only the
 resource fit can answer otherwise, checks the free columns less what they hold.
 """
 
@@ -35,8 +35,9 @@ def with_nominated(
     RunFilterPluginsWithNominatedPods, pkg/scheduler/framework/runtime/framework.go;
     the second pass, without them, is ``feasible`` itself).
 
-    The nominated pods are added to the table for the check and removed after it,
-    which restores every row exactly. Cross-row plugins see the nominated pods of
+    The nominated pods are counted in a what-if of the table for the check
+    (:meth:`~asched.cluster.table.NodeTable.what_if`), which restores every row exactly
+    and leaves no trace in the table's generations and change log. Cross-row plugins see the nominated pods of
     all checked rows at once (upstream adds only the checked node's): a documented
     simplification. When no cross-row filter reads the pods for this pod
     (:func:`~asched.framework.pod_reads.pods_matter`), only what the nominated pods
@@ -48,16 +49,7 @@ def with_nominated(
     if not blocking:
         return feasible
     rows: list[int] = []
-    added: list[str] = []
-    # TODO(issue 29): a second writer of the table. The nominated pods are added to the
-    # live table for the check and removed in `finally` (exact, and invisible to every
-    # other task: no await in between), but the add and remove move `generation` and the
-    # change log the class caches key on. The cross-row plugins read the table's pod
-    # indexes directly, so an overlay of per-row deltas needs each of them to read
-    # through it; until then this path runs only when a cross-row filter reads the pods
-    # for this pod (`pod_reads.pods_matter`), and the resource-only case is the overlay
-    # `_with_reserved` already is.
-    try:
+    with table.what_if() as scratch:
         for node, pods in blocking.items():
             row = table.row_of(node)
             if row is None or not feasible[row]:
@@ -67,8 +59,7 @@ def with_nominated(
                 continue
             rows.append(row)
             for other in fresh:
-                table.add_pod(other, node)
-                added.append(other.key)
+                scratch.add_pod(other, node)
         if not rows:
             return feasible
         state = CycleState()
@@ -83,9 +74,6 @@ def with_nominated(
                 rejected[row] = framework.first_failure(state, pod, table, row)
         else:
             rejected.update(dict.fromkeys(rows, outcome.status))
-    finally:
-        for key in added:
-            table.remove_pod(key)
     out = feasible.copy()
     out[selected] &= passing
     return out

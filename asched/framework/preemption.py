@@ -78,10 +78,10 @@ def importance_order(pods: Sequence[PodInfo], starts: Sequence[float]) -> list[i
 
 
 class Trial(Protocol):
-    """How the exact search changes the live table and asks whether the pod fits there.
+    """How the exact search changes the table in a what-if and asks whether the pod fits.
 
     For each visited row: :meth:`start`, then any number of :meth:`remove` and :meth:`add`
-    of pods counted on that row (each applied to the table at once) and :meth:`fits`
+    of pods counted on that row (each seen by the filters at once) and :meth:`fits`
     checks, then :meth:`restore` puts the table back as it was.
     """
 
@@ -97,8 +97,8 @@ class Trial(Protocol):
     def fits(self, row: int) -> Status:
         """Does the pod pass every Filter on ``row`` of the table as it is now?"""
 
-    def restore(self, victims: Sequence[PodInfo], row: int) -> None:
-        """Count ``victims`` on ``row`` again: the row's checks are over."""
+    def restore(self, row: int) -> None:
+        """The row's checks are over: every pod removed or added is back as it was."""
 
 
 def search_exact(
@@ -173,11 +173,9 @@ def _victims_on_row(
     if not lower:
         return Status.unresolvable(REASON_NO_VICTIMS)
     starts = {p.key: float(table.pod_columns.start[table.pod_columns.index[p.key]]) for p in lower}
-    gone: list[PodInfo] = []
     try:
         for victim in lower:
             trial.remove(victim, row)
-            gone.append(victim)
         status = trial.fits(row)
         if not status.ok:
             return status
@@ -188,11 +186,9 @@ def _victims_on_row(
         for part, counts in ((violating, True), (other, False)):
             for candidate in part:
                 trial.add(candidate, row)
-                gone.remove(candidate)
                 if trial.fits(row).ok:
                     continue
                 trial.remove(candidate, row)
-                gone.append(candidate)
                 victims.append(candidate)
                 violations += counts
         if not victims:
@@ -200,7 +196,7 @@ def _victims_on_row(
         order = importance_order(victims, [starts[p.key] for p in victims])
         return Candidate(row, tuple(victims[i] for i in order), violations)
     finally:
-        trial.restore(gone, row)
+        trial.restore(row)
 
 
 def pick_one(candidates: Sequence[Candidate], starts: Callable[[PodInfo], float]) -> Candidate:

@@ -1,12 +1,14 @@
-"""Preemption's what-ifs on the live table: the two :class:`~asched.framework.preemption.Trial`
-forms the exact search runs with.
+"""Preemption's what-ifs: the two :class:`~asched.framework.preemption.Trial` forms the
+exact search runs with.
 
 A fit check asks the profile's whole filter chain about one row of the table as it is
 after some of the row's pods were taken off, some put back, and the nominated pods of at
 least the preemptor's priority added for a first pass (upstream:
 pkg/scheduler/framework/runtime/framework.go, RunFilterPluginsWithNominatedPods). Filters
-read the live table, so every change is applied to it; what differs is the PreFilter
-state:
+read the table, so every change is made in a what-if of it
+(:meth:`~asched.cluster.table.NodeTable.what_if`, one per row visited, closed by
+``restore``: the table is as it was and its generations and change log never moved);
+what differs is the PreFilter state:
 
 * :class:`FreshTrial` runs PreFilter afresh, over the whole table, for every check (and
   for each of a check's two passes). Always right; it costs a PreFilter per check.
@@ -27,12 +29,13 @@ state:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
 from asched.cluster.records import PodInfo
 from asched.cluster.table import NodeTable
+from asched.cluster.what_if import WhatIf
 from asched.framework.cycle_state import CycleState, copy_state
 from asched.framework.interface import FilterRunner, PreFilterExtensionRunner, PreFilterOutcome
 from asched.framework.status import Status
@@ -101,19 +104,22 @@ class FreshTrial:
         self._framework = framework
         self._pod = pod
         self._table = table
+        self._what_if: WhatIf | None = None
 
     def start(self, row: int) -> None:
         pass
 
     def remove(self, victim: PodInfo, row: int) -> None:
-        # TODO(issue 29): the exact trial writes the live table (restored by `add`, in
-        # the same synchronous decision), a second writer as the nominated-pods check
-        # is (engine/nominated.py says why it is not an overlay yet); the vectorised
-        # search (preemption_resources) writes nothing.
-        self._table.remove_pod(victim.key)
+        self._scratch().remove_pod(victim.key)
 
     def add(self, victim: PodInfo, row: int) -> None:
-        self._table.add_pod(victim, self._table.name_of(row))
+        self._scratch().add_pod(victim, self._table.name_of(row))
+
+    def _scratch(self) -> WhatIf:
+        """The row's what-if, opened at its first change and closed by :meth:`restore`."""
+        if self._what_if is None or not self._what_if.open:
+            self._what_if = self._table.what_if().__enter__()
+        return self._what_if
 
     def fits(self, row: int) -> Status:
         return two_passes(self._pod, self._table, row, self.add, self.remove, self._pass)
@@ -127,10 +133,11 @@ class FreshTrial:
         allowed = self._framework.allowed_mask(self._table, outcome)
         return _filters(self._framework, state, self._pod, self._table, row, outcome, allowed)
 
-    def restore(self, victims: Sequence[PodInfo], row: int) -> None:
-        node = self._table.name_of(row)
-        for victim in victims:
-            self._table.add_pod(victim, node)
+    def restore(self, row: int) -> None:
+        """Close the row's what-if: every pod taken off or added is back as it was."""
+        if self._what_if is not None:
+            self._what_if.close()
+            self._what_if = None
 
 
 class IncrementalTrial(FreshTrial):
@@ -193,8 +200,8 @@ class IncrementalTrial(FreshTrial):
             self._framework, state, self._pod, self._table, row, self._outcome, self._allowed
         )
 
-    def restore(self, victims: Sequence[PodInfo], row: int) -> None:
-        super().restore(victims, row)
+    def restore(self, row: int) -> None:
+        super().restore(row)
         self._state = None  # the row is over: the next one starts from ``base`` again
 
 

@@ -4,7 +4,7 @@ A pod nominated to a node by preemption counts there against pods of at most its
 priority, not against higher ones; the nominated pod itself goes to its node when it
 fits. The vectorised check (resources held back from the free columns) runs when only
 NodeResourcesFit depends on a node's pods; with host ports or a cross-row filter the
-nominated pods are added to the table for the check instead. Both must agree.
+nominated pods are counted in a what-if of the table instead. Both must agree.
 
 Nodes: n1 and n2, 1 CPU each; n2 already runs 600m. A pod nominated to n1 asks 600m.
 """
