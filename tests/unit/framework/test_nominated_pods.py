@@ -62,7 +62,10 @@ def test_nominated_pods_hold_room(
     extra = {"pod_anti_affinity": ANTI_NOTHING} if path == "table" else {}
     pod = decode_pod(make_pod("incoming", cpu=cpu, priority=priority, **extra))
     algorithm = Algorithm(Framework(default_profile()), table, percentage=100, seed=1)
+    marks = (table.generation, table.shared_generation, table.change_mark, table.epoch)
     decision = algorithm.schedule(pod)
+    # the check left no trace: the table's generations and change log never moved
+    assert (table.generation, table.shared_generation, table.change_mark, table.epoch) == marks
     if expected is None:
         assert decision.node is None, case
         # n1 fails only with the nominee counted (pass 1), n2 outright

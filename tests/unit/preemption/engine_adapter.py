@@ -34,6 +34,17 @@ def _candidates(table: NodeTable, found: Search) -> preemption.DryRun:
     )
 
 
+def _marks(table: NodeTable) -> tuple[int, int, int, int, int]:
+    """What the table's caches key on, and how many pods it counts."""
+    return (
+        table.generation,
+        table.shared_generation,
+        table.change_mark,
+        table.epoch,
+        len(table.pods),
+    )
+
+
 def dry_run(
     pod: PodInfo,
     nodes: Sequence[NodeInfo],
@@ -49,7 +60,9 @@ def dry_run(
     rows = [table.row_of(n.name) for n in nodes]
     visit = [r for r in rows if r is not None]
     visit = visit[offset:] + visit[:offset]
+    marks = _marks(table)
     found = plugin.search(CycleState(), pod, table, Framework(profile), visit, num_candidates)
+    assert _marks(table) == marks, "the search's what-ifs left a trace in the table"
     return _candidates(table, found), plugin.last_search
 
 
@@ -72,9 +85,11 @@ def preempt(
         row = table.row_of(name)
         if row is not None:
             statuses[row] = status
+    marks = _marks(table)
     result = plugin.post_filter(
         CycleState(), pod, table, statuses, Framework(profile), offset=offset
     )
+    assert _marks(table) == marks, "preemption's what-ifs left a trace in the table"
     return preemption.PreemptionResult(
         result.status.with_plugin(""), result.nominated_node, result.victims, result.cleared
     )

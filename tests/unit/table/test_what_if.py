@@ -71,32 +71,32 @@ def _marks(table: NodeTable) -> tuple[int, int, int, int]:
     return table.generation, table.shared_generation, table.change_mark, table.epoch
 
 
-Change = Callable[[WhatIf], None]
+Change = Callable[[NodeTable, WhatIf], None]
 
 
-def _remove_web(w: WhatIf) -> None:
+def _remove_web(table: NodeTable, w: WhatIf) -> None:
     w.remove_pod("default/web")
 
 
-def _remove_both_and_put_one_back(w: WhatIf) -> None:
+def _remove_both_and_put_one_back(table: NodeTable, w: WhatIf) -> None:
     web = w.remove_pod("default/web")
     w.remove_pod("default/db")
     assert web is not None
     w.add_pod(web, "n1")
 
 
-def _count_new_on_n2(w: WhatIf) -> None:
+def _count_new_on_n2(table: NodeTable, w: WhatIf) -> None:
     w.add_pod(_pod("nominee", "3", port=80), "n2")
 
 
-def _move_db_to_n2(w: WhatIf) -> None:
+def _move_db_to_n2(table: NodeTable, w: WhatIf) -> None:
     # counting a counted pod elsewhere replaces where it is counted
     w.add_pod(_pod("db", "2", anti=True), "n2")
 
 
-def _nested(w: WhatIf) -> None:
+def _nested(table: NodeTable, w: WhatIf) -> None:
     w.remove_pod("default/web")
-    with w._table.what_if() as inner:
+    with table.what_if() as inner:
         inner.add_pod(_pod("nominee", "3"), "n1")
         inner.remove_pod("default/db")
     w.add_pod(_pod("other", "1"), "n2")
@@ -116,7 +116,7 @@ def test_a_what_if_leaves_the_table_as_it_found_it(case: str, change: Change) ->
     table = _table()
     before, marks = _picture(table), _marks(table)
     with table.what_if() as scratch:
-        change(scratch)
+        change(table, scratch)
         assert _marks(table) == marks, case  # no trace while open either
     assert _picture(table) == before, case
     assert _marks(table) == marks, case
